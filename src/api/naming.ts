@@ -1,0 +1,119 @@
+/**
+ * The naming flavors: every identifier that carries the product word comes from this table.
+ * `orch` is the spec's wording (the default); `kubernetes` is the real one, for kind and real clusters.
+ * No other file may spell a product word.
+ */
+
+export type FlavorName = 'orch' | 'kubernetes';
+export const FLAVORS: readonly FlavorName[] = ['orch', 'kubernetes'];
+
+export interface Naming {
+  readonly flavor: FlavorName;
+  /** The product word itself: `orch` or `kubernetes` (metric prefix, component names). */
+  readonly product: string;
+  /** Suffix of API groups: `certificates.<groupSuffix>`. */
+  readonly groupSuffix: string;
+  /** Domain of well-known label, annotation and signer names. */
+  readonly domain: string;
+  /** The word for the node agent in signer names, flags and messages. */
+  readonly nodeAgent: string;
+  /** The API server's component name. */
+  readonly apiServer: string;
+  /** The controller manager's component name (lease name, user agent, statusz). */
+  readonly controllerManager: string;
+  /** Namespace of system components (leases, candidates). */
+  readonly systemNamespace: string;
+  /** Prefix of component metrics such as `<prefix>_healthcheck`. */
+  readonly metricPrefix: string;
+  readonly signers: {
+    readonly apiServerClient: string;
+    readonly apiServerClientNodeAgent: string;
+    readonly nodeAgentServing: string;
+    readonly legacyUnknown: string;
+    readonly apiServerServing: string;
+  };
+  readonly annotations: {
+    readonly initialEventsEnd: string;
+    readonly defaultIngressClass: string;
+    readonly legacyIngressClass: string;
+    readonly limitRanger: string;
+  };
+  readonly labels: {
+    readonly statefulSetPodName: string;
+    readonly podIndex: string;
+    readonly serviceName: string;
+    readonly hostname: string;
+    readonly aggregateToAdmin: string;
+    readonly aggregateToEdit: string;
+    readonly aggregateToView: string;
+    readonly managedBy: string;
+  };
+  /** Group of structured z-page answers and of the component configuration. */
+  readonly configGroup: string;
+  /** Groups that the client protocol itself fixes (kubectl asks for them by these names in both flavors). */
+  readonly protocol: {
+    readonly metaGroup: string;
+    readonly discoveryGroup: string;
+  };
+}
+
+function build(flavor: FlavorName, product: string, groupSuffix: string, domain: string, shortWord: string): Naming {
+  const nodeAgent = flavor === 'orch' ? 'nodeagent' : 'kubelet';
+  const apiServer = `${shortWord}-apiserver`;
+  return {
+    flavor,
+    product,
+    groupSuffix,
+    domain,
+    nodeAgent,
+    apiServer,
+    controllerManager: `${shortWord}-controller-manager`,
+    systemNamespace: `${shortWord}-system`,
+    metricPrefix: product,
+    signers: {
+      apiServerClient: `${domain}/${apiServer}-client`,
+      apiServerClientNodeAgent: `${domain}/${apiServer}-client-${nodeAgent}`,
+      nodeAgentServing: `${domain}/${nodeAgent}-serving`,
+      legacyUnknown: `${domain}/legacy-unknown`,
+      apiServerServing: `${domain}/${apiServer}-serving`,
+    },
+    annotations: {
+      initialEventsEnd: `${groupSuffix}/initial-events-end`,
+      defaultIngressClass: `ingressclass.${domain}/is-default-class`,
+      legacyIngressClass: `${domain}/ingress.class`,
+      limitRanger: `${domain}/limit-ranger`,
+    },
+    labels: {
+      statefulSetPodName: `statefulset.${domain}/pod-name`,
+      podIndex: `apps.${domain}/pod-index`,
+      serviceName: `${domain}/service-name`,
+      hostname: `${domain}/hostname`,
+      aggregateToAdmin: `rbac.authorization.${groupSuffix}/aggregate-to-admin`,
+      aggregateToEdit: `rbac.authorization.${groupSuffix}/aggregate-to-edit`,
+      aggregateToView: `rbac.authorization.${groupSuffix}/aggregate-to-view`,
+      managedBy: `app.${domain}/managed-by`,
+    },
+    configGroup: `config.${groupSuffix}`,
+    protocol: { metaGroup: 'meta.k8s.io', discoveryGroup: 'apidiscovery.k8s.io' },
+  };
+}
+
+const TABLE: Record<FlavorName, Naming> = {
+  orch: build('orch', 'orch', 'orch.io', 'orch.io', 'orch'),
+  kubernetes: build('kubernetes', 'kubernetes', 'k8s.io', 'kubernetes.io', 'kube'),
+};
+
+export function naming(flavor: FlavorName = 'orch'): Naming {
+  const n = TABLE[flavor];
+  if (!n) throw new Error(`unknown API flavor "${flavor}": must be one of ${FLAVORS.join(', ')}`);
+  return n;
+}
+
+export function isFlavorName(value: string): value is FlavorName {
+  return (FLAVORS as readonly string[]).includes(value);
+}
+
+/** A group in the flavor's domain, e.g. `group(n, 'certificates')` → `certificates.orch.io`. */
+export function group(n: Naming, prefix: string): string {
+  return `${prefix}.${n.groupSuffix}`;
+}

@@ -1,0 +1,542 @@
+/**
+ * The resource registry: one description per resource (group, version, kind, plural, scope,
+ * subresources, verbs, short names, field selectors, printer columns), built for a naming flavor.
+ * The control plane serves exactly these; the client and the controllers address resources through them.
+ *
+ * Verbs: the spec's §4.3 lists a documented subset per resource and leaves plain get/list "not shown";
+ * the reference server offers the full storage verb set on every stored resource (controllers need
+ * watch and delete on CSRs, for instance), so stored resources get the full set and review resources
+ * only `create`.
+ */
+import type { KubeObject } from './meta.ts';
+import { type FlavorName, group, type Naming, naming } from './naming.ts';
+
+export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
+export const STORAGE_VERBS: readonly Verb[] = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+];
+
+export type Subresource = 'status' | 'approval' | 'scale' | 'eviction';
+
+/** A printer column for kubectl's server-side tables. */
+export interface Column {
+  name: string;
+  type: 'string' | 'integer' | 'date' | 'number';
+  description?: string;
+  priority?: number;
+  value: (obj: KubeObject) => unknown;
+}
+
+export interface ResourceType {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  verbs: readonly Verb[];
+  subresources: Subresource[];
+  /** Field-selector fields beyond `metadata.name` and `metadata.namespace`. */
+  fieldSelectors: Record<string, (obj: KubeObject) => string | undefined>;
+  columns: Column[];
+  /** Review resources are evaluated on create and never stored. */
+  virtual: boolean;
+  /** Whether writes to the main resource ignore `status` (true when a status subresource exists). */
+  hasStatus: boolean;
+}
+
+/** `apiVersion` as written in objects: `v1` for the core group, `<group>/<version>` otherwise. */
+export function apiVersionOf(rt: Pick<ResourceType, 'group' | 'version'>): string {
+  return rt.group ? `${rt.group}/${rt.version}` : rt.version;
+}
+
+export function groupVersionPath(rt: Pick<ResourceType, 'group' | 'version'>): string {
+  return rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
+}
+
+type Def = Partial<Omit<ResourceType, 'group' | 'version' | 'kind' | 'plural'>> & {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+};
+
+const get = (obj: unknown, path: string): unknown =>
+  path.split('.').reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
+const str = (path: string) => (obj: KubeObject) => {
+  const v = get(obj, path);
+  return v == null ? undefined : String(v);
+};
+const col = (name: string, path: string, type: Column['type'] = 'string', priority?: number): Column => ({
+  name,
+  type,
+  priority,
+  value: (o) => get(o, path),
+});
+const conditionTrue = (obj: KubeObject, type: string) =>
+  ((get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? []).some(
+    (c) => c.type === type && c.status === 'True',
+  );
+
+function csrCondition(obj: KubeObject): string {
+  const conditions = (get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? [];
+  const shown = conditions.filter((c) => c.status === 'True').map((c) => c.type);
+  if (get(obj, 'status.certificate')) shown.push('Issued');
+  return shown.length ? shown.join(',') : 'Pending';
+}
+
+function definitions(n: Naming): Def[] {
+  const g = (prefix: string) => group(n, prefix);
+  const certificates = g('certificates');
+  const coordination = g('coordination');
+  const review = { verbs: ['create'] as Verb[], virtual: true };
+  return [
+    // core
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Namespace',
+      plural: 'namespaces',
+      namespaced: false,
+      shortNames: ['ns'],
+      subresources: ['status'],
+      fieldSelectors: { 'status.phase': str('status.phase') },
+      columns: [col('Status', 'status.phase')],
+    },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Pod',
+      plural: 'pods',
+      shortNames: ['po'],
+      categories: ['all'],
+      subresources: ['status', 'eviction'],
+      fieldSelectors: {
+        'spec.nodeName': str('spec.nodeName'),
+        'status.phase': str('status.phase'),
+        'spec.restartPolicy': str('spec.restartPolicy'),
+        'spec.schedulerName': str('spec.schedulerName'),
+        'spec.serviceAccountName': str('spec.serviceAccountName'),
+        'status.podIP': str('status.podIP'),
+      },
+      columns: [
+        {
+          name: 'Ready',
+          type: 'string',
+          value: (o) => {
+            const statuses = (get(o, 'status.containerStatuses') as { ready?: boolean }[] | undefined) ?? [];
+            const total = ((get(o, 'spec.containers') as unknown[] | undefined) ?? []).length;
+            return `${statuses.filter((s) => s.ready).length}/${total}`;
+          },
+        },
+        {
+          name: 'Status',
+          type: 'string',
+          value: (o) => (get(o, 'metadata.deletionTimestamp') ? 'Terminating' : get(o, 'status.phase')),
+        },
+        col('Node', 'spec.nodeName', 'string', 1),
+      ],
+    },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'PersistentVolumeClaim',
+      plural: 'persistentvolumeclaims',
+      shortNames: ['pvc'],
+      subresources: ['status'],
+      columns: [col('Status', 'status.phase'), col('Volume', 'spec.volumeName')],
+    },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Service',
+      plural: 'services',
+      shortNames: ['svc'],
+      categories: ['all'],
+      subresources: ['status'],
+      columns: [col('Type', 'spec.type'), col('Cluster-IP', 'spec.clusterIP')],
+    },
+    { group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', shortNames: ['ep'] },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Node',
+      plural: 'nodes',
+      namespaced: false,
+      shortNames: ['no'],
+      subresources: ['status'],
+      fieldSelectors: { 'spec.unschedulable': (o) => String(Boolean(get(o, 'spec.unschedulable'))) },
+      columns: [
+        {
+          name: 'Status',
+          type: 'string',
+          value: (o) =>
+            (conditionTrue(o, 'Ready') ? 'Ready' : 'NotReady') +
+            (get(o, 'spec.unschedulable') ? ',SchedulingDisabled' : ''),
+        },
+      ],
+    },
+    { group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', shortNames: ['limits'] },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'ReplicationController',
+      plural: 'replicationcontrollers',
+      shortNames: ['rc'],
+      categories: ['all'],
+      subresources: ['status', 'scale'],
+      columns: [col('Desired', 'spec.replicas', 'integer'), col('Ready', 'status.readyReplicas', 'integer')],
+    },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Event',
+      plural: 'events',
+      shortNames: ['ev'],
+      fieldSelectors: {
+        'involvedObject.kind': str('involvedObject.kind'),
+        'involvedObject.name': str('involvedObject.name'),
+        'involvedObject.namespace': str('involvedObject.namespace'),
+        'involvedObject.uid': str('involvedObject.uid'),
+        reason: str('reason'),
+        type: str('type'),
+      },
+    },
+    { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', fieldSelectors: { type: str('type') } },
+    { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'] },
+    { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'] },
+    // apps
+    {
+      group: 'apps',
+      version: 'v1',
+      kind: 'StatefulSet',
+      plural: 'statefulsets',
+      shortNames: ['sts'],
+      categories: ['all'],
+      subresources: ['status', 'scale'],
+      columns: [
+        {
+          name: 'Ready',
+          type: 'string',
+          value: (o) => `${get(o, 'status.readyReplicas') ?? 0}/${get(o, 'spec.replicas') ?? 0}`,
+        },
+      ],
+    },
+    {
+      group: 'apps',
+      version: 'v1',
+      kind: 'Deployment',
+      plural: 'deployments',
+      shortNames: ['deploy'],
+      categories: ['all'],
+      subresources: ['status', 'scale'],
+      columns: [
+        {
+          name: 'Ready',
+          type: 'string',
+          value: (o) => `${get(o, 'status.readyReplicas') ?? 0}/${get(o, 'spec.replicas') ?? 0}`,
+        },
+      ],
+    },
+    {
+      group: 'apps',
+      version: 'v1',
+      kind: 'ReplicaSet',
+      plural: 'replicasets',
+      shortNames: ['rs'],
+      categories: ['all'],
+      subresources: ['status', 'scale'],
+      columns: [col('Desired', 'spec.replicas', 'integer'), col('Ready', 'status.readyReplicas', 'integer')],
+    },
+    {
+      group: 'apps',
+      version: 'v1',
+      kind: 'ControllerRevision',
+      plural: 'controllerrevisions',
+      columns: [col('Revision', 'revision', 'integer')],
+    },
+    // policy
+    {
+      group: 'policy',
+      version: 'v1',
+      kind: 'PodDisruptionBudget',
+      plural: 'poddisruptionbudgets',
+      shortNames: ['pdb'],
+      subresources: ['status'],
+      columns: [
+        col('Min Available', 'spec.minAvailable'),
+        col('Max Unavailable', 'spec.maxUnavailable'),
+        col('Allowed Disruptions', 'status.disruptionsAllowed', 'integer'),
+      ],
+    },
+    // certificates
+    {
+      group: certificates,
+      version: 'v1',
+      kind: 'CertificateSigningRequest',
+      plural: 'certificatesigningrequests',
+      namespaced: false,
+      shortNames: ['csr'],
+      subresources: ['status', 'approval'],
+      fieldSelectors: { 'spec.signerName': str('spec.signerName') },
+      columns: [
+        col('SignerName', 'spec.signerName'),
+        col('Requestor', 'spec.username'),
+        {
+          name: 'RequestedDuration',
+          type: 'string',
+          value: (o) => {
+            const s = get(o, 'spec.expirationSeconds');
+            return typeof s === 'number' ? `${s}s` : '<none>';
+          },
+        },
+        { name: 'Condition', type: 'string', value: csrCondition },
+      ],
+    },
+    {
+      group: certificates,
+      version: 'v1',
+      kind: 'ClusterTrustBundle',
+      plural: 'clustertrustbundles',
+      namespaced: false,
+      fieldSelectors: { 'spec.signerName': str('spec.signerName') },
+      columns: [col('SignerName', 'spec.signerName')],
+    },
+    // rbac
+    ...(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'] as const).map(
+      (kind): Def => ({
+        group: g('rbac.authorization'),
+        version: 'v1',
+        kind,
+        plural: `${kind.toLowerCase()}s`,
+        namespaced: !kind.startsWith('Cluster'),
+      }),
+    ),
+    // networking
+    {
+      group: g('networking'),
+      version: 'v1',
+      kind: 'IngressClass',
+      plural: 'ingressclasses',
+      namespaced: false,
+      columns: [col('Controller', 'spec.controller')],
+    },
+    {
+      group: g('networking'),
+      version: 'v1',
+      kind: 'Ingress',
+      plural: 'ingresses',
+      shortNames: ['ing'],
+      subresources: ['status'],
+      columns: [col('Class', 'spec.ingressClassName')],
+    },
+    {
+      group: g('node'),
+      version: 'v1',
+      kind: 'RuntimeClass',
+      plural: 'runtimeclasses',
+      namespaced: false,
+      columns: [col('Handler', 'handler')],
+    },
+    {
+      group: g('apiregistration'),
+      version: 'v1',
+      kind: 'APIService',
+      plural: 'apiservices',
+      namespaced: false,
+      subresources: ['status'],
+      columns: [
+        {
+          name: 'Service',
+          type: 'string',
+          value: (o) => {
+            const s = get(o, 'spec.service') as { namespace?: string; name?: string } | undefined;
+            return s ? `${s.namespace}/${s.name}` : 'Local';
+          },
+        },
+        {
+          name: 'Available',
+          type: 'string',
+          value: (o) => {
+            const c = ((get(o, 'status.conditions') as any[] | undefined) ?? []).find((x) => x.type === 'Available');
+            return c ? (c.status === 'True' ? 'True' : `${c.status} (${c.reason})`) : 'Unknown';
+          },
+        },
+      ],
+    },
+    {
+      group: coordination,
+      version: 'v1',
+      kind: 'Lease',
+      plural: 'leases',
+      columns: [col('Holder', 'spec.holderIdentity')],
+    },
+    {
+      group: coordination,
+      version: 'v1beta1',
+      kind: 'LeaseCandidate',
+      plural: 'leasecandidates',
+      columns: [col('Lease', 'spec.leaseName'), col('BinaryVersion', 'spec.binaryVersion')],
+    },
+    {
+      group: g('admissionregistration'),
+      version: 'v1',
+      kind: 'ValidatingAdmissionPolicy',
+      plural: 'validatingadmissionpolicies',
+      namespaced: false,
+      subresources: ['status'],
+    },
+    {
+      group: g('admissionregistration'),
+      version: 'v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      plural: 'validatingadmissionpolicybindings',
+      namespaced: false,
+      columns: [col('PolicyName', 'spec.policyName')],
+    },
+    {
+      group: g('discovery'),
+      version: 'v1',
+      kind: 'EndpointSlice',
+      plural: 'endpointslices',
+      columns: [col('AddressType', 'addressType')],
+    },
+    {
+      group: g('events'),
+      version: 'v1',
+      kind: 'Event',
+      plural: 'events',
+      shortNames: ['ev'],
+      fieldSelectors: {
+        'regarding.kind': str('regarding.kind'),
+        'regarding.name': str('regarding.name'),
+        'regarding.namespace': str('regarding.namespace'),
+        reason: str('reason'),
+        type: str('type'),
+      },
+      columns: [col('Type', 'type'), col('Reason', 'reason'), col('Note', 'note')],
+    },
+    // reviews: evaluated on create, never stored
+    {
+      group: g('authorization'),
+      version: 'v1',
+      kind: 'SubjectAccessReview',
+      plural: 'subjectaccessreviews',
+      namespaced: false,
+      ...review,
+    },
+    {
+      group: g('authorization'),
+      version: 'v1',
+      kind: 'SelfSubjectAccessReview',
+      plural: 'selfsubjectaccessreviews',
+      namespaced: false,
+      ...review,
+    },
+    {
+      group: g('authorization'),
+      version: 'v1',
+      kind: 'SelfSubjectRulesReview',
+      plural: 'selfsubjectrulesreviews',
+      namespaced: false,
+      ...review,
+    },
+    {
+      group: g('authorization'),
+      version: 'v1',
+      kind: 'LocalSubjectAccessReview',
+      plural: 'localsubjectaccessreviews',
+      ...review,
+    },
+    {
+      group: g('authentication'),
+      version: 'v1',
+      kind: 'TokenReview',
+      plural: 'tokenreviews',
+      namespaced: false,
+      ...review,
+    },
+    {
+      group: g('authentication'),
+      version: 'v1',
+      kind: 'SelfSubjectReview',
+      plural: 'selfsubjectreviews',
+      namespaced: false,
+      ...review,
+    },
+  ];
+}
+
+export class ResourceRegistry {
+  readonly naming: Naming;
+  readonly all: readonly ResourceType[];
+  private readonly byGvr = new Map<string, ResourceType>();
+  private readonly byGvk = new Map<string, ResourceType>();
+
+  constructor(flavor: FlavorName | Naming = 'orch') {
+    this.naming = typeof flavor === 'string' ? naming(flavor) : flavor;
+    this.all = definitions(this.naming).map(complete);
+    for (const rt of this.all) {
+      this.byGvr.set(`${rt.group}/${rt.version}/${rt.plural}`, rt);
+      this.byGvk.set(`${apiVersionOf(rt)}/${rt.kind}`, rt);
+    }
+  }
+
+  /** By group, version and plural (how URLs name a resource). */
+  resource(groupName: string, version: string, plural: string): ResourceType | undefined {
+    return this.byGvr.get(`${groupName}/${version}/${plural}`);
+  }
+
+  /** By apiVersion and kind (how objects name their type). */
+  kind(apiVersion: string, kind: string): ResourceType | undefined {
+    return this.byGvk.get(`${apiVersion}/${kind}`);
+  }
+
+  /** By kind alone, picking the first registered group (for `Pod`, `StatefulSet`, ...). */
+  byKind(kind: string): ResourceType | undefined {
+    return this.all.find((rt) => rt.kind === kind);
+  }
+
+  /** Every resource of one group and version, in registry order. */
+  groupVersion(groupName: string, version: string): ResourceType[] {
+    return this.all.filter((rt) => rt.group === groupName && rt.version === version);
+  }
+
+  /** The API groups (without the core group), each with its versions, preferred first. */
+  groups(): { name: string; versions: string[] }[] {
+    const out = new Map<string, string[]>();
+    for (const rt of this.all) {
+      if (!rt.group) continue;
+      const versions = out.get(rt.group) ?? [];
+      if (!versions.includes(rt.version)) versions.push(rt.version);
+      out.set(rt.group, versions);
+    }
+    return [...out].map(([name, versions]) => ({ name, versions }));
+  }
+}
+
+function complete(d: Def): ResourceType {
+  const subresources = d.subresources ?? [];
+  return {
+    namespaced: true,
+    shortNames: [],
+    categories: [],
+    verbs: STORAGE_VERBS,
+    fieldSelectors: {},
+    columns: [],
+    virtual: false,
+    singular: d.kind.toLowerCase(),
+    ...d,
+    subresources,
+    hasStatus: subresources.includes('status'),
+  };
+}
