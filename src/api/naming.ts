@@ -23,6 +23,10 @@ export interface Naming {
   readonly controllerManager: string;
   /** Namespace of system components (leases, candidates). */
   readonly systemNamespace: string;
+  /** Namespaces every cluster starts with, the default one first. */
+  readonly initialNamespaces: readonly string[];
+  /** The finalizer a namespace carries in `spec.finalizers` until it is emptied. */
+  readonly namespaceFinalizer: string;
   /** Prefix of component metrics such as `<prefix>_healthcheck`. */
   readonly metricPrefix: string;
   readonly signers: {
@@ -69,6 +73,8 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
     apiServer,
     controllerManager: `${shortWord}-controller-manager`,
     systemNamespace: `${shortWord}-system`,
+    initialNamespaces: ['default', `${shortWord}-system`, `${shortWord}-public`, `${shortWord}-node-lease`],
+    namespaceFinalizer: product,
     metricPrefix: product,
     signers: {
       apiServerClient: `${domain}/${apiServer}-client`,

@@ -1,0 +1,26 @@
+/** `orch-control-plane`: the embedded control plane alone. */
+import { FlagError, Flags, parseFlags, usage } from './flags.ts';
+import { EMBEDDED_FLAGS, printWelcome, startEmbedded } from './embedded.ts';
+import { runUntilSignal } from './signals.ts';
+
+const SPECS = [
+  ...EMBEDDED_FLAGS,
+  { name: 'feature-gates', type: 'mapStringBool' as const, section: 'Feature gate', usage: 'Gates of alpha/experimental features, as Name=true,... (e.g. ShardedListAndWatch=true).' },
+  { name: 'help', type: 'bool' as const, section: 'Generic', usage: 'Show this help.' },
+];
+
+async function main(): Promise<void> {
+  const flags = new Flags(SPECS, parseFlags(SPECS, process.argv.slice(2)));
+  if (flags.bool('help')) {
+    console.log(usage('orch-control-plane', 'An in-process API server with the REST semantics of the cluster control API.', SPECS));
+    return;
+  }
+  const cp = await startEmbedded(flags, flags.mapStringBool('feature-gates'));
+  printWelcome(cp);
+  await runUntilSignal(() => cp.stop());
+}
+
+main().catch((err) => {
+  console.error(err instanceof FlagError ? `Error: ${err.message}` : err);
+  process.exit(1);
+});

@@ -1,0 +1,261 @@
+/**
+ * The REST client: configuration, authentication and TLS from @kubernetes/client-node's KubeConfig,
+ * raw JSON in and out over undici, client-side rate limiting (QPS and burst), Retry-After handling,
+ * request timeouts, a user agent naming the component, and streaming watches.
+ */
+import { STATUS_CODES } from 'node:http';
+import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { type Dispatcher, request } from 'undici';
+import type { KubeObject, WatchEvent } from '../api/meta.ts';
+import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
+import { type Clock, realClock } from '../util/clock.ts';
+import { StatusError } from './errors.ts';
+import { ResourceClient } from './resource.ts';
+
+export interface ClientOptions {
+  qps: number;
+  burst: number;
+  /** Per-request deadline (not applied to watches, which have their own server-side timeout). */
+  timeoutMs: number;
+  userAgent: string;
+  /** How many times a 429 or a 5xx with Retry-After is retried, as client-go's 10. */
+  maxRetries: number;
+  clock: Clock;
+  /** Called once per completed HTTP exchange (metrics). */
+  observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
+}
+
+export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
+  qps: 20,
+  burst: 30,
+  timeoutMs: 30_000,
+  userAgent: 'orch-controller-manager',
+  maxRetries: 10,
+  clock: realClock,
+};
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  /** The controller on whose behalf the call is made, appended to the user agent. */
+  caller?: string;
+}
+
+export interface Response<T> {
+  status: number;
+  body: T;
+  warnings: string[];
+}
+
+/** Token bucket that hands out reservations, so waiting callers are served in order. */
+class Throttle {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+    private readonly clock: Clock,
+  ) {
+    this.tokens = burst;
+    this.last = clock.now();
+  }
+
+  async acquire(signal?: AbortSignal): Promise<void> {
+    if (this.qps <= 0) return;
+    const now = this.clock.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.qps) / 1000);
+    this.last = now;
+    this.tokens -= 1;
+    if (this.tokens >= 0) return;
+    const waitMs = (-this.tokens * 1000) / this.qps;
+    await sleep(waitMs, this.clock, signal);
+  }
+}
+
+export function sleep(ms: number, clock: Clock = realClock, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clock.clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** How long security settings (headers, TLS agent) are reused before asking the KubeConfig again. */
+const AUTH_REFRESH_MS = 30_000;
+
+export class KubeClient {
+  readonly options: ClientOptions;
+  readonly server: string;
+  private readonly throttle: Throttle;
+  private auth?: { headers: Record<string, string>; dispatcher?: Dispatcher; at: number };
+
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    readonly registry: ResourceRegistry,
+    options: Partial<ClientOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options };
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig names no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.throttle = new Throttle(this.options.qps, this.options.burst, this.options.clock);
+  }
+
+  /** A client for one resource type, e.g. `client.resource(registry.byKind('Pod')!)`. */
+  resource<T extends KubeObject = KubeObject>(rt: ResourceType): ResourceClient<T> {
+    return new ResourceClient<T>(this, rt);
+  }
+
+  /** A client for the resource of a kind, looked up in the registry. */
+  kind<T extends KubeObject = KubeObject>(kind: string): ResourceClient<T> {
+    const rt = this.registry.byKind(kind);
+    if (!rt) throw new Error(`unknown kind ${kind}`);
+    return this.resource<T>(rt);
+  }
+
+  /** One JSON request, retried on 429 and on 5xx with Retry-After; failures throw StatusError. */
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> {
+    for (let attempt = 0; ; attempt++) {
+      await this.throttle.acquire(opts.signal);
+      try {
+        return await this.once<T>(method, path, opts);
+      } catch (err) {
+        const retriable =
+          err instanceof StatusError &&
+          err.retryAfter !== undefined &&
+          (err.code === 429 || err.code >= 500) &&
+          attempt < this.options.maxRetries;
+        if (!retriable) throw err;
+        await sleep(Math.max(1, (err as StatusError).retryAfter!) * 1000, this.options.clock, opts.signal);
+      }
+    }
+  }
+
+  private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
+    const url = this.url(path, opts.query);
+    const { headers, dispatcher } = await this.security(url);
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers: {
+          ...headers,
+          accept: 'application/json',
+          'user-agent': this.userAgent(opts.caller),
+          ...(body !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+        },
+        body,
+        dispatcher,
+        signal,
+      });
+    } catch (err) {
+      this.observe(method, 0, url, path, started);
+      if (timeout.aborted && !opts.signal?.aborted) {
+        throw new StatusError(504, 'Timeout', `request ${method} ${path} timed out after ${this.options.timeoutMs} ms`);
+      }
+      throw err;
+    }
+    const text = await res.body.text();
+    this.observe(method, res.statusCode, url, path, started);
+    if (res.statusCode >= 300) {
+      const retryAfter = res.headers['retry-after'];
+      throw StatusError.fromResponse(res.statusCode, text || (STATUS_CODES[res.statusCode] ?? ''), first(retryAfter));
+    }
+    const warnings = [res.headers.warning ?? []].flat().map(parseWarning);
+    return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T, warnings };
+  }
+
+  /**
+   * Streams a watch: `onEvent` gets every event in order; resolves when the server ends the stream
+   * (or the signal aborts), rejects with StatusError when the watch cannot start.
+   */
+  async watch<T extends KubeObject = KubeObject>(
+    path: string,
+    query: RequestOptions['query'],
+    onEvent: (e: WatchEvent<T>) => void,
+    signal: AbortSignal,
+    caller?: string,
+  ): Promise<void> {
+    await this.throttle.acquire(signal);
+    const url = this.url(path, { ...query, watch: true });
+    const { headers, dispatcher } = await this.security(url);
+    const started = performance.now();
+    const res = await request(url, {
+      method: 'GET',
+      headers: { ...headers, accept: 'application/json', 'user-agent': this.userAgent(caller) },
+      dispatcher,
+      signal,
+      bodyTimeout: 0,
+    });
+    this.observe('WATCH', res.statusCode, url, path, started);
+    if (res.statusCode !== 200) {
+      throw StatusError.fromResponse(res.statusCode, await res.body.text(), first(res.headers['retry-after']));
+    }
+    let buffered = '';
+    try {
+      for await (const chunk of res.body) {
+        buffered += (chunk as Buffer).toString('utf8');
+        let newline = buffered.indexOf('\n');
+        while (newline >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          if (line.trim()) onEvent(JSON.parse(line) as WatchEvent<T>);
+          newline = buffered.indexOf('\n');
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
+    if (buffered.trim()) onEvent(JSON.parse(buffered) as WatchEvent<T>);
+  }
+
+  private url(path: string, query?: RequestOptions['query']): string {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') params.set(k, String(v));
+    const qs = params.toString();
+    return `${this.server}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  private async security(url: string): Promise<{ headers: Record<string, string>; dispatcher?: Dispatcher }> {
+    const now = Date.now();
+    if (!this.auth || now - this.auth.at > AUTH_REFRESH_MS) {
+      const ctx = new RequestContext(url, HttpMethod.GET);
+      await this.kubeConfig.applySecurityAuthentication(ctx);
+      this.auth = { headers: ctx.getHeaders() as Record<string, string>, dispatcher: ctx.getDispatcher() as Dispatcher, at: now };
+    }
+    return this.auth;
+  }
+
+  private userAgent(caller?: string): string {
+    return caller ? `${this.options.userAgent}/${caller}` : this.options.userAgent;
+  }
+
+  private observe(method: string, code: number, url: string, path: string, started: number): void {
+    this.options.observe?.({ method, code, host: new URL(url).host, seconds: (performance.now() - started) / 1000, path });
+  }
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** `299 - "text"` → `text`. */
+function parseWarning(header: string): string {
+  const m = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(header);
+  return m ? JSON.parse(`"${m[1]}"`) : header;
+}

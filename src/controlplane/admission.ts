@@ -1,0 +1,35 @@
+/** The write pipeline's extension points: who is asking, and admission plugins that mutate or reject writes. */
+import type { KubeObject } from '../api/meta.ts';
+import type { ResourceType } from '../api/registry.ts';
+
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+export interface AdmissionAttributes {
+  operation: Operation;
+  rt: ResourceType;
+  subresource?: string;
+  namespace?: string;
+  name: string;
+  /** The object to be stored; mutating plugins may change it in place (it is the request's own copy). */
+  object?: KubeObject;
+  oldObject?: KubeObject;
+  user: UserInfo;
+  dryRun: boolean;
+}
+
+/**
+ * An admission plugin. `admit` runs first (mutating, in registration order), then validation of the
+ * object, then every `validate`. Either rejects a request by throwing an ApiError.
+ */
+export interface AdmissionPlugin {
+  name: string;
+  admit?(a: AdmissionAttributes): void | Promise<void>;
+  validate?(a: AdmissionAttributes): void | Promise<void>;
+}

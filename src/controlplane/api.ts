@@ -1,0 +1,778 @@
+/**
+ * The REST semantics of the embedded control plane, independent of HTTP: the verbs of spec §4 over
+ * the storage, with metadata handling, optimistic concurrency, subresources, defaulting, validation,
+ * admission, dry runs, paging, exact-version reads and watches.
+ */
+import { randomUUID } from 'node:crypto';
+import { labelSelectorAsString } from '../api/labels.ts';
+import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts';
+import { objectKey } from '../api/meta.ts';
+import type { Naming } from '../api/naming.ts';
+import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+import { jsonEqual } from '../util/equal.ts';
+import { rfc3339 } from '../util/time.ts';
+import type { AdmissionAttributes, AdmissionPlugin, Operation, UserInfo } from './admission.ts';
+import { decodeBody, fieldValidationWarnings, strictDecodingError } from './decode.ts';
+import {
+  ApiError,
+  badRequest,
+  CONTINUE_EXPIRED_MESSAGE,
+  conflict,
+  type FieldProblem,
+  forbidden,
+  internalError,
+  invalid,
+  invalidOptions,
+  notFound,
+  STALE_OBJECT,
+  unsupportedMediaType,
+} from './errors.ts';
+import { type ListOptions, parseDryRun, parseListOptions, parseWriteOptions, type WriteOptions } from './options.ts';
+import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
+import type { ResourceRequest } from './request-info.ts';
+import { buildSelection, type Selection } from './selection.ts';
+import type { Snapshot, Storage, StoredEvent } from './storage.ts';
+import { schemaFor } from '../api/schema.ts';
+
+/** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
+export interface ObjectValidation {
+  defaults(rt: ResourceType, obj: KubeObject): void;
+  validate(
+    op: Operation,
+    rt: ResourceType,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    subresource: string | undefined,
+  ): Promise<FieldProblem[]>;
+}
+
+export interface ApiOptions {
+  now: () => Date;
+  /** How long a list's continue token stays valid. */
+  continueTtlMs: number;
+  features: (gate: string) => boolean;
+  validation?: ObjectValidation;
+  admission: AdmissionPlugin[];
+}
+
+/** A successful answer: the HTTP status, its body, and `Warning` header texts. */
+export interface Reply {
+  status: number;
+  body: unknown;
+  warnings: string[];
+}
+
+export interface RequestBody {
+  text: string;
+  contentType: string;
+}
+
+/** Handlers of subresources the generic code does not serve (e.g. pod eviction). */
+export type SubresourceHandler = (
+  api: ApiServer,
+  req: ResourceRequest,
+  query: URLSearchParams,
+  body: RequestBody | undefined,
+  user: UserInfo,
+) => Promise<Reply>;
+
+interface ContinueToken {
+  rv: number;
+  start: string;
+  snap: number;
+  created: number;
+}
+
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const PATCH_RETRIES = 5;
+
+export class ApiServer {
+  readonly naming: Naming;
+  readonly subresourceHandlers = new Map<string, SubresourceHandler>();
+
+  constructor(
+    readonly registry: ResourceRegistry,
+    readonly storage: Storage,
+    readonly options: ApiOptions,
+  ) {
+    this.naming = registry.naming;
+  }
+
+  private get metaGroup(): string {
+    return this.naming.protocol.metaGroup;
+  }
+
+  // ---- reads ----
+
+  get(req: ResourceRequest): KubeObject {
+    const obj = this.read(req.rt, keyOf(req));
+    return req.subresource === 'scale' ? this.toScale(req.rt, obj) : obj;
+  }
+
+  list(req: ResourceRequest, query: URLSearchParams): KubeList {
+    const opts = parseListOptions(query, false, this.metaGroup);
+    const sel = this.selection(req, query);
+    const rt = req.rt;
+    this.failOnCorrupt(rt, sel);
+    let source: readonly KubeObject[];
+    let listRv: number;
+    let startAfter = '';
+    let snapshot: Snapshot | undefined;
+    if (opts.continueToken) {
+      const token = this.decodeContinue(opts.continueToken);
+      snapshot = token.snap ? this.storage.takeSnapshot(token.snap) : undefined;
+      const expired = this.options.now().getTime() - token.created > this.options.continueTtlMs;
+      if (token.snap && (!snapshot || expired)) {
+        const fresh = this.encodeContinue({ rv: 0, start: token.start, snap: 0, created: this.options.now().getTime() });
+        throw new ApiError(410, 'Expired', CONTINUE_EXPIRED_MESSAGE, undefined, fresh);
+      }
+      snapshot ??= this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
+      source = snapshot.items;
+      listRv = snapshot.rv;
+      startAfter = token.start;
+    } else {
+      ({ source, rv: listRv } = this.readAt(rt, opts, sel.namespace));
+      if (opts.limit > 0 && source.length > opts.limit) {
+        snapshot = this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
+        if (snapshot.rv === listRv) source = snapshot.items;
+      }
+    }
+    const items: KubeObject[] = [];
+    let i = startAfter ? upperBound(source, startAfter) : 0;
+    for (; i < source.length; i++) {
+      const obj = source[i];
+      if (!sel.matches(obj)) continue;
+      if (opts.limit > 0 && items.length === opts.limit) break;
+      items.push(obj);
+    }
+    const metadata: KubeList['metadata'] = { resourceVersion: String(listRv) };
+    if (opts.limit > 0 && i < source.length) {
+      const last = items.length ? objectKey(items[items.length - 1].metadata) : startAfter;
+      const snap = snapshot ?? this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
+      const created = opts.continueToken ? this.decodeContinue(opts.continueToken).created : snap.createdAt;
+      metadata.continue = this.encodeContinue({ rv: listRv, start: last, snap: snap.id, created });
+      if (!sel.filtered) metadata.remainingItemCount = source.length - i;
+    }
+    return { apiVersion: apiVersionOf(rt), kind: `${rt.kind}List`, metadata, items };
+  }
+
+  /** Current objects, or those at an exact resourceVersion, per the list options. */
+  private readAt(rt: ResourceType, opts: ListOptions, namespace?: string): { source: KubeObject[]; rv: number } {
+    const current = this.storage.currentRv();
+    const requested = opts.resourceVersion === '' ? 0 : Number(opts.resourceVersion);
+    if (opts.resourceVersionMatch === 'Exact') {
+      return { source: this.storage.listAt(rt, requested, namespace), rv: requested };
+    }
+    if (requested > current) {
+      throw new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+        retryAfterSeconds: 1,
+      });
+    }
+    return { source: this.storage.list(rt, namespace), rv: current };
+  }
+
+  selection(req: ResourceRequest, query: URLSearchParams): Selection {
+    return buildSelection(req.rt, req.namespace, query, {
+      name: req.name,
+      shardingEnabled: this.options.features('ShardedListAndWatch'),
+      metaGroup: this.metaGroup,
+    });
+  }
+
+  watchOptions(query: URLSearchParams): ListOptions {
+    return parseListOptions(query, true, this.metaGroup);
+  }
+
+  // ---- writes ----
+
+  async create(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+    if (req.subresource) return this.subresource(req, query, body, user);
+    const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
+    const { object, warnings } = this.decode(req.rt, body, opts);
+    const rt = req.rt;
+    this.checkTypeMeta(rt, object);
+    const meta = object.metadata;
+    if (rt.namespaced) {
+      if (meta.namespace && req.namespace && meta.namespace !== req.namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      meta.namespace = req.namespace ?? meta.namespace;
+      if (!meta.namespace) throw badRequest('the server could not find the requested resource: a namespace is required');
+      this.requireLiveNamespace(meta.namespace);
+    } else {
+      delete meta.namespace;
+    }
+    if (rt.virtual) return this.review(rt, object, user, warnings);
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
+    const now = this.options.now();
+    Object.assign(meta, { uid: randomUUID(), creationTimestamp: rfc3339(now), generation: 1 });
+    for (const field of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) {
+      delete (meta as Record<string, unknown>)[field];
+    }
+    this.prepareCreate(rt, object);
+    await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun);
+    if (opts.dryRun) return { status: 201, body: object, warnings };
+    return { status: 201, body: this.storage.create(rt, object), warnings };
+  }
+
+  async update(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+    if (req.subresource && !['status', 'approval', 'scale'].includes(req.subresource)) {
+      return this.subresource(req, query, body, user);
+    }
+    const opts = parseWriteOptions(query, 'UpdateOptions', this.metaGroup);
+    const { object, warnings } = this.decode(req.subresource === 'scale' ? this.scaleType() : req.rt, body, opts);
+    const meta = object.metadata;
+    if (meta.name !== undefined && meta.name !== req.name) {
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${req.name})`);
+    }
+    if (req.rt.namespaced && meta.namespace && meta.namespace !== req.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    const expectedRv = meta.resourceVersion || undefined;
+    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object);
+    return { status: 200, body: this.view(req, result), warnings };
+  }
+
+  async patch(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+    if (req.subresource && !['status', 'approval', 'scale'].includes(req.subresource)) {
+      return this.subresource(req, query, body, user);
+    }
+    const contentType = (body?.contentType ?? '').split(';')[0].trim();
+    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType)) throw unsupportedMediaType(contentType);
+    const isApply = contentType === 'application/apply-patch+yaml';
+    const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
+    const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
+    const { object: patch, warnings } = this.decodePatch(target, body, contentType, opts);
+    const key = keyOf(req);
+    if (isApply && !this.storage.get(req.rt, key) && !req.subresource) {
+      const created = await this.create(
+        req,
+        query,
+        { text: JSON.stringify(applyPatch(contentType, {}, patch, req.rt.kind)), contentType: 'application/json' },
+        user,
+      );
+      return { ...created, warnings: [...warnings, ...created.warnings] };
+    }
+    const result = await this.write(req, user, opts.dryRun, undefined, (current) => {
+      const patched = applyPatchChecked(contentType, current, patch, target.kind) as KubeObject;
+      if (!patched || typeof patched !== 'object' || Array.isArray(patched)) {
+        throw badRequest('the patch produced a value that is not an object');
+      }
+      patched.metadata ??= {};
+      return patched;
+    });
+    return { status: 200, body: this.view(req, result), warnings };
+  }
+
+  /**
+   * Read-modify-write of one object: `build` turns the current object (or Scale view) into the
+   * requested one; the result is merged into the stored object per subresource, validated, admitted
+   * and written with the resourceVersion precondition. Patches retry on conflicts they did not pin.
+   */
+  private async write(
+    req: ResourceRequest,
+    user: UserInfo,
+    dryRun: boolean,
+    expectedRv: string | undefined,
+    build: (current: KubeObject) => KubeObject,
+  ): Promise<KubeObject> {
+    const rt = req.rt;
+    const key = keyOf(req);
+    for (let attempt = 0; ; attempt++) {
+      const old = this.read(rt, key);
+      const view = req.subresource === 'scale' ? this.toScale(rt, old) : old;
+      const requested = build(structuredClone(view));
+      const pinnedRv = expectedRv ?? (requested.metadata.resourceVersion !== view.metadata.resourceVersion
+        ? requested.metadata.resourceVersion
+        : undefined);
+      if (pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion) {
+        throw conflict(rt, req.name ?? '', STALE_OBJECT);
+      }
+      const next = this.merge(rt, req.subresource, old, requested);
+      if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
+      await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun);
+      if (dryRun) return next;
+      const finalize = next.metadata.deletionTimestamp && !next.metadata.finalizers?.length;
+      try {
+        if (finalize) return this.storage.remove(rt, key, old.metadata.resourceVersion);
+        return this.storage.update(rt, next, old.metadata.resourceVersion);
+      } catch (err) {
+        const retriable = err instanceof ApiError && err.reason === 'Conflict' && pinnedRv === undefined;
+        if (!retriable || attempt >= PATCH_RETRIES) throw err;
+      }
+    }
+  }
+
+  /** The stored object that results from a write of `requested` through the main resource or a subresource. */
+  private merge(rt: ResourceType, subresource: string | undefined, old: KubeObject, requested: KubeObject): KubeObject {
+    if (subresource === 'status') return { ...old, status: requested.status };
+    if (subresource === 'approval') {
+      const status = { ...((old.status as object) ?? {}), conditions: (requested.status as any)?.conditions };
+      return { ...old, status };
+    }
+    if (subresource === 'scale') {
+      const replicas = (requested as any).spec?.replicas;
+      return { ...old, spec: { ...(old.spec as object), replicas } };
+    }
+    const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
+    if (rt.hasStatus) next.status = old.status;
+    const m = requested.metadata;
+    next.metadata = {
+      ...m,
+      name: old.metadata.name,
+      namespace: old.metadata.namespace,
+      uid: old.metadata.uid,
+      creationTimestamp: old.metadata.creationTimestamp,
+      deletionTimestamp: old.metadata.deletionTimestamp,
+      deletionGracePeriodSeconds: old.metadata.deletionGracePeriodSeconds,
+      resourceVersion: old.metadata.resourceVersion,
+      generation: old.metadata.generation,
+    };
+    for (const k of Object.keys(next.metadata) as (keyof KubeObject['metadata'])[]) {
+      if (next.metadata[k] === undefined) delete next.metadata[k];
+    }
+    if (specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    return next;
+  }
+
+  // ---- deletes ----
+
+  async delete(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+    if (req.subresource) return this.subresource(req, query, body, user);
+    const rt = req.rt;
+    const key = keyOf(req);
+    const opts = this.deleteOptions(query, body);
+    if (this.storage.isCorrupt(rt, key)) {
+      if (!opts.ignoreStoreReadErrorWithClusterBreakingPotential) throw this.corruptError(rt, key);
+      if (!opts.dryRun) this.storage.remove(rt, key);
+      return { status: 200, body: this.success(rt, req.name ?? ''), warnings: [] };
+    }
+    if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+      throw invalidOptions(this.metaGroup, 'DeleteOptions', [
+        {
+          type: 'FieldValueInvalid',
+          field: 'ignoreStoreReadErrorWithClusterBreakingPotential',
+          message:
+            'ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: is exclusively used to delete corrupt object(s), try again by removing this option',
+        },
+      ]);
+    }
+    const old = this.read(rt, key);
+    const pre = opts.preconditions ?? {};
+    if (pre.uid && pre.uid !== old.metadata.uid) {
+      throw conflict(rt, req.name ?? '', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(
+        rt,
+        req.name ?? '',
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+      );
+    }
+    await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun);
+    const result = this.deleteObject(rt, old, opts);
+    const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
+    const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
+    return { status, body: body2, warnings: [] };
+  }
+
+  /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
+  deleteObject(
+    rt: ResourceType,
+    old: KubeObject,
+    opts: DeleteOptions,
+  ): { deleted: boolean; object: KubeObject } {
+    const meta = old.metadata;
+    const finalizers = [...(meta.finalizers ?? [])];
+    const policy = opts.propagationPolicy ?? (opts.orphanDependents ? 'Orphan' : undefined);
+    const addFinalizer = (f: string) => {
+      if (!finalizers.includes(f)) finalizers.push(f);
+    };
+    if (policy === 'Orphan') addFinalizer('orphan');
+    if (policy === 'Foreground') addFinalizer('foregroundDeletion');
+    const grace = this.gracePeriod(rt, old, opts.gracePeriodSeconds);
+    // A namespace is always emptied first (by the namespace controller), then removed.
+    const namespace = rt.group === '' && rt.kind === 'Namespace';
+    if (finalizers.length === 0 && grace === 0 && !namespace) {
+      if (opts.dryRun) return { deleted: true, object: old };
+      return { deleted: true, object: this.storage.remove(rt, objectKey(meta), meta.resourceVersion) };
+    }
+    const now = this.options.now();
+    const marked: KubeObject = { ...old, metadata: { ...meta, finalizers: finalizers.length ? finalizers : undefined } };
+    const deadline = new Date(now.getTime() + grace * 1000);
+    const current = meta.deletionTimestamp ? Date.parse(meta.deletionTimestamp) : Number.POSITIVE_INFINITY;
+    if (deadline.getTime() < current) {
+      marked.metadata.deletionTimestamp = rfc3339(deadline);
+      marked.metadata.deletionGracePeriodSeconds = grace;
+      if (!meta.deletionTimestamp) marked.metadata.generation = (meta.generation ?? 0) + 1;
+    }
+    if (!marked.metadata.finalizers) delete marked.metadata.finalizers;
+    if (namespace) marked.status = { ...(old.status as object), phase: 'Terminating' };
+    if (jsonEqual(marked, old) || opts.dryRun) return { deleted: false, object: opts.dryRun ? marked : old };
+    return { deleted: false, object: this.storage.update(rt, marked, meta.resourceVersion) };
+  }
+
+  /** Pods bound to a node and still running get their grace period; everything else goes at once. */
+  private gracePeriod(rt: ResourceType, obj: KubeObject, requested: number | undefined): number {
+    if (rt.kind !== 'Pod' || rt.group !== '') return 0;
+    const spec = (obj.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
+    const phase = (obj.status as { phase?: string } | undefined)?.phase;
+    if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
+    return requested ?? spec.terminationGracePeriodSeconds ?? 30;
+  }
+
+  async deleteCollection(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+    const opts = this.deleteOptions(query, body);
+    const listQuery = new URLSearchParams(query);
+    for (const p of ['gracePeriodSeconds', 'propagationPolicy', 'orphanDependents', 'dryRun']) listQuery.delete(p);
+    const listed = this.list(req, listQuery);
+    const deleted: KubeObject[] = [];
+    for (const obj of listed.items) {
+      const current = this.storage.get(req.rt, objectKey(obj.metadata));
+      if (!current) continue;
+      await this.admitAndValidate('DELETE', req.rt, undefined, undefined, current, user, opts.dryRun);
+      deleted.push(this.deleteObject(req.rt, current, opts).object);
+    }
+    return { status: 200, body: { ...listed, items: deleted }, warnings: [] };
+  }
+
+  deleteOptions(query: URLSearchParams, body: RequestBody | undefined): DeleteOptions {
+    let fromBody: Omit<Partial<DeleteOptions>, 'dryRun'> & { dryRun?: string[] } = {};
+    if (body?.text.trim()) {
+      try {
+        fromBody = JSON.parse(body.text);
+      } catch (err) {
+        throw badRequest(`invalid DeleteOptions: ${(err as Error).message}`);
+      }
+    }
+    const problems: FieldProblem[] = [];
+    const dryRun = parseDryRun(query, problems) || (fromBody.dryRun ?? []).includes('All');
+    const num = (name: string) => {
+      const v = query.get(name);
+      return v === null ? undefined : Number(v);
+    };
+    const bool = (name: string) => {
+      const v = query.get(name);
+      return v === null ? undefined : v === 'true';
+    };
+    const opts: DeleteOptions = {
+      dryRun,
+      gracePeriodSeconds: num('gracePeriodSeconds') ?? fromBody.gracePeriodSeconds,
+      propagationPolicy: (query.get('propagationPolicy') ?? fromBody.propagationPolicy) as DeleteOptions['propagationPolicy'],
+      orphanDependents: bool('orphanDependents') ?? fromBody.orphanDependents,
+      preconditions: fromBody.preconditions,
+      ignoreStoreReadErrorWithClusterBreakingPotential:
+        bool('ignoreStoreReadErrorWithClusterBreakingPotential') ?? fromBody.ignoreStoreReadErrorWithClusterBreakingPotential,
+    };
+    if (opts.gracePeriodSeconds !== undefined && !(Number.isInteger(opts.gracePeriodSeconds) && opts.gracePeriodSeconds >= 0)) {
+      problems.push({
+        type: 'FieldValueInvalid',
+        field: 'gracePeriodSeconds',
+        message: `gracePeriodSeconds: Invalid value: ${JSON.stringify(opts.gracePeriodSeconds)}: must be a non-negative integer`,
+      });
+    }
+    if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+      problems.push({
+        type: 'FieldValueNotSupported',
+        field: 'propagationPolicy',
+        message: `propagationPolicy: Unsupported value: ${JSON.stringify(opts.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan"`,
+      });
+    } else if (opts.propagationPolicy !== undefined && opts.orphanDependents !== undefined) {
+      problems.push({
+        type: 'FieldValueInvalid',
+        field: 'propagationPolicy',
+        message: `propagationPolicy: Invalid value: ${JSON.stringify(opts.propagationPolicy)}: orphanDependents and deletionPropagation cannot be both set`,
+      });
+    }
+    if (opts.ignoreStoreReadErrorWithClusterBreakingPotential && opts.dryRun) {
+      problems.push({
+        type: 'FieldValueInvalid',
+        field: 'ignoreStoreReadErrorWithClusterBreakingPotential',
+        message:
+          'ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: cannot be set together with .dryRun',
+      });
+    }
+    if (problems.length) throw invalidOptions(this.metaGroup, 'DeleteOptions', problems);
+    return opts;
+  }
+
+  // ---- helpers ----
+
+  /** What a write through a subresource answers: the Scale view for `/scale`, the object otherwise. */
+  private view(req: ResourceRequest, obj: KubeObject): KubeObject {
+    return req.subresource === 'scale' ? this.toScale(req.rt, obj) : obj;
+  }
+
+  read(rt: ResourceType, key: string): KubeObject {
+    if (this.storage.isCorrupt(rt, key)) throw this.corruptError(rt, key);
+    const obj = this.storage.get(rt, key);
+    if (!obj) throw notFound(rt, key.slice(key.indexOf('/') + 1));
+    return obj;
+  }
+
+  private corruptError(rt: ResourceType, key: string): ApiError {
+    return internalError(
+      `failed to decode the object ${key} of ${rt.plural}: data from the storage is not transformable or decodable; delete it with ignoreStoreReadErrorWithClusterBreakingPotential=true`,
+    );
+  }
+
+  private failOnCorrupt(rt: ResourceType, sel: Selection): void {
+    const keys = this.storage.corruptKeys(rt).filter((k) => !sel.namespace || k.startsWith(`${sel.namespace}/`));
+    if (keys.length) {
+      throw internalError(`failed to list ${rt.plural}: corrupt objects found in storage: ${keys.join(', ')}`);
+    }
+  }
+
+  private success(rt: ResourceType, name: string, uid?: string): Status {
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name, group: rt.group, kind: rt.plural, ...(uid ? { uid } : {}) },
+    } as Status;
+  }
+
+  private requireLiveNamespace(namespace: string): void {
+    const nsType = this.registry.resource('', 'v1', 'namespaces')!;
+    const ns = this.storage.get(nsType, namespace);
+    if (!ns) throw notFound(nsType, namespace);
+    if (ns.metadata.deletionTimestamp) {
+      throw forbidden(
+        nsType,
+        namespace,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+    }
+  }
+
+  private checkTypeMeta(rt: ResourceType, obj: KubeObject): void {
+    const apiVersion = apiVersionOf(rt);
+    obj.apiVersion ??= apiVersion;
+    obj.kind ??= rt.kind;
+    if (obj.apiVersion !== apiVersion || obj.kind !== rt.kind) {
+      throw badRequest(
+        `the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersion})` +
+          (obj.kind !== rt.kind ? `, or the kind (${obj.kind}) does not match ${rt.kind}` : ''),
+      );
+    }
+  }
+
+  /** Status starts empty on create, except the phases the reference sets. */
+  private prepareCreate(rt: ResourceType, obj: KubeObject): void {
+    if (!rt.hasStatus) return;
+    delete obj.status;
+    if (rt.group === '' && rt.kind === 'Namespace') {
+      obj.status = { phase: 'Active' };
+      const spec = (obj.spec ?? {}) as { finalizers?: string[] };
+      obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
+    }
+    if (rt.group === '' && rt.kind === 'Pod') obj.status = { phase: 'Pending' };
+  }
+
+  private async admitAndValidate(
+    operation: Operation,
+    rt: ResourceType,
+    subresource: string | undefined,
+    object: KubeObject | undefined,
+    oldObject: KubeObject | undefined,
+    user: UserInfo,
+    dryRun: boolean,
+  ): Promise<void> {
+    const meta = (object ?? oldObject)!.metadata;
+    const attrs: AdmissionAttributes = {
+      operation,
+      rt,
+      subresource,
+      namespace: meta.namespace,
+      name: meta.name ?? '',
+      object,
+      oldObject,
+      user,
+      dryRun,
+    };
+    for (const plugin of this.options.admission) await plugin.admit?.(attrs);
+    if (object) {
+      const validation = this.options.validation;
+      if (validation && !subresource) validation.defaults(rt, object);
+      if (!object.metadata.name) {
+        const problem: FieldProblem = {
+          type: 'FieldValueRequired',
+          field: 'metadata.name',
+          message: 'metadata.name: Required value: name or generateName is required',
+        };
+        throw invalid(rt, '', [problem]);
+      }
+      const problems = validation ? await validation.validate(operation, rt, object, oldObject, subresource) : [];
+      if (problems.length) throw invalid(rt, object.metadata.name, problems);
+    }
+    for (const plugin of this.options.admission) await plugin.validate?.(attrs);
+  }
+
+  private decode(rt: ResourceType, body: RequestBody | undefined, opts: WriteOptions): { object: KubeObject; warnings: string[] } {
+    const { object, warnings } = this.decodeChecked(rt, body, body?.contentType ?? 'application/json', opts);
+    if (!object || typeof object !== 'object' || Array.isArray(object)) {
+      throw badRequest('the body of the request must be a JSON object');
+    }
+    const obj = object as KubeObject;
+    if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+    if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
+      throw badRequest('metadata: must be an object');
+    }
+    return { object: obj, warnings };
+  }
+
+  private decodePatch(
+    rt: ResourceType,
+    body: RequestBody | undefined,
+    contentType: string,
+    opts: WriteOptions,
+  ): { object: unknown; warnings: string[] } {
+    // JSON patches are operation lists: field validation applies to the patched result's shape
+    // in the reference; here it applies to merge-style patch documents, which name fields directly.
+    const checked = contentType !== 'application/json-patch+json';
+    return this.decodeChecked(rt, body, contentType, checked ? opts : { ...opts, fieldValidation: 'Ignore' });
+  }
+
+  private decodeChecked(
+    rt: ResourceType,
+    body: RequestBody | undefined,
+    contentType: string,
+    opts: WriteOptions,
+  ): { object: unknown; warnings: string[] } {
+    if (!body || !body.text.trim()) throw badRequest('the request body is empty');
+    let decoded: ReturnType<typeof decodeBody>;
+    try {
+      decoded = decodeBody(body.text, contentType, schemaFor(rt.kind, apiVersionOf(rt)));
+    } catch (err) {
+      throw badRequest((err as Error).message);
+    }
+    if (opts.fieldValidation === 'Ignore') return { object: decoded.object, warnings: [] };
+    if (opts.fieldValidation === 'Strict' && (decoded.unknown.length || decoded.duplicate.length)) {
+      throw badRequest(strictDecodingError(decoded.unknown, decoded.duplicate));
+    }
+    return { object: decoded.object, warnings: fieldValidationWarnings(decoded.unknown, decoded.duplicate) };
+  }
+
+  private async subresource(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    user: UserInfo,
+  ): Promise<Reply> {
+    const handler = this.subresourceHandlers.get(`${req.rt.plural}/${req.subresource}`);
+    if (!handler) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    return handler(this, req, query, body, user);
+  }
+
+  /** Review resources (access and token reviews) are answered by an admission-free evaluator. */
+  reviewer?: (rt: ResourceType, obj: KubeObject, user: UserInfo) => Promise<KubeObject>;
+
+  private async review(rt: ResourceType, obj: KubeObject, user: UserInfo, warnings: string[]): Promise<Reply> {
+    if (!this.reviewer) throw new ApiError(405, 'MethodNotAllowed', `${rt.plural} are not served`);
+    return { status: 201, body: await this.reviewer(rt, obj, user), warnings };
+  }
+
+  private scaleType(): ResourceType {
+    // Scale has no storage of its own; a synthetic type lets decoding find its schema.
+    return { ...this.registry.byKind('Deployment')!, kind: 'Scale', group: 'autoscaling', version: 'v1' };
+  }
+
+  toScale(rt: ResourceType, obj: KubeObject): KubeObject {
+    const spec = (obj.spec ?? {}) as { replicas?: number; selector?: LabelSelector | Record<string, string> };
+    const status = (obj.status ?? {}) as { replicas?: number };
+    const sel = spec.selector;
+    const selector =
+      sel && ('matchLabels' in sel || 'matchExpressions' in sel)
+        ? labelSelectorAsString(sel as LabelSelector)
+        : labelSelectorAsString({ matchLabels: sel as Record<string, string> | undefined });
+    const m = obj.metadata;
+    return {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: {
+        name: m.name,
+        namespace: m.namespace,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+        creationTimestamp: m.creationTimestamp,
+      },
+      spec: { replicas: spec.replicas ?? 0 },
+      status: { replicas: status.replicas ?? 0, selector },
+    };
+  }
+
+  private encodeContinue(t: ContinueToken): string {
+    return Buffer.from(JSON.stringify({ v: `${this.metaGroup}/v1`, ...t })).toString('base64');
+  }
+
+  private decodeContinue(token: string): ContinueToken {
+    try {
+      const t = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
+      if (typeof t.start !== 'string' || typeof t.rv !== 'number') throw new Error('missing fields');
+      return { rv: t.rv, start: t.start, snap: Number(t.snap) || 0, created: Number(t.created) || 0 };
+    } catch (err) {
+      throw badRequest(`invalid continue token: ${(err as Error).message}`);
+    }
+  }
+}
+
+export interface DeleteOptions {
+  dryRun: boolean;
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  orphanDependents?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
+}
+
+export function keyOf(req: Pick<ResourceRequest, 'namespace' | 'name'>): string {
+  return objectKey({ namespace: req.namespace, name: req.name });
+}
+
+/** Index of the first object whose key sorts after `key`. */
+function upperBound(items: readonly KubeObject[], key: string): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (objectKey(items[mid].metadata) <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
+  return s;
+}
+
+function withoutRv(obj: KubeObject): KubeObject {
+  return { ...obj, metadata: { ...obj.metadata, resourceVersion: undefined } };
+}
+
+/** Whether anything outside metadata and status changed (what bumps `generation`). */
+function specChanged(old: KubeObject, next: KubeObject): boolean {
+  const { metadata: _m1, status: _s1, ...a } = old;
+  const { metadata: _m2, status: _s2, ...b } = next;
+  return !jsonEqual(a, b);
+}
+
+function applyPatchChecked(contentType: string, current: KubeObject, patch: unknown, kind: string): unknown {
+  try {
+    return applyPatch(contentType, current as never, patch, kind);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const e = err as Error & { reason?: string };
+    if (e.reason === 'UnsupportedMediaType') {
+      throw new ApiError(415, 'UnsupportedMediaType', e.message);
+    }
+    if (e.reason === 'Invalid') throw new ApiError(422, 'Invalid', e.message);
+    if (e.reason === 'Conflict') throw new ApiError(409, 'Conflict', e.message);
+    throw badRequest(e.message);
+  }
+}
+
+export type { StoredEvent };

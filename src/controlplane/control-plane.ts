@@ -1,0 +1,206 @@
+/**
+ * The embedded control plane: storage, REST semantics, the HTTPS server, the garbage collector, and
+ * the credentials (a cluster CA, a serving certificate, an admin kubeconfig) that clients use.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubeObject } from '../api/meta.ts';
+import { type FlavorName, naming } from '../api/naming.ts';
+import { ResourceRegistry } from '../api/registry.ts';
+import { type CertificateWithKey, createSelfSignedCa, issueKeyAndCertificate, loadCa } from '../pki/certs.ts';
+import type { AdmissionPlugin, UserInfo } from './admission.ts';
+import { ApiServer, type ObjectValidation } from './api.ts';
+import { TokenAuthenticator } from './authn.ts';
+import { GarbageCollector } from './gc.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
+import { Storage } from './storage.ts';
+import type { WatchSettings } from './watch.ts';
+
+export interface ControlPlaneOptions {
+  flavor: FlavorName;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Where credentials and kubeconfigs are written. */
+  dataDir: string;
+  /** Where the admin kubeconfig goes (default `<dataDir>/kubeconfig`). */
+  kubeconfigOut?: string;
+  /** An existing CA to use instead of generating one. */
+  caCertFile?: string;
+  caKeyFile?: string;
+  tokenAuthFile?: string;
+  featureGates: Record<string, boolean>;
+  continueTtlMs: number;
+  historySize: number;
+  watch: WatchSettings;
+  now: () => Date;
+  validation?: ObjectValidation;
+  admission: AdmissionPlugin[];
+  authorize?: RequestAuthorizer;
+}
+
+export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
+  flavor: 'orch',
+  host: '127.0.0.1',
+  port: 6443,
+  dataDir: '.orch',
+  featureGates: {},
+  continueTtlMs: 5 * 60_000,
+  historySize: 5000,
+  watch: { bookmarkIntervalMs: 60_000, defaultTimeoutSeconds: 1800, maxBacklogBytes: 64 * 1024 * 1024 },
+  now: () => new Date(),
+  admission: [],
+};
+
+export const CONTROL_PLANE_VERSION = { major: '1', minor: '34', gitVersion: 'v1.34.0-orch.0' };
+
+export class ControlPlane {
+  readonly registry: ResourceRegistry;
+  readonly storage: Storage;
+  readonly api: ApiServer;
+  readonly tokens = new TokenAuthenticator();
+  readonly options: ControlPlaneOptions;
+  private server?: ControlPlaneServer;
+  private gc?: GarbageCollector;
+  private ca?: CertificateWithKey;
+  port = 0;
+  kubeconfigPath = '';
+
+  constructor(options: Partial<ControlPlaneOptions> = {}) {
+    this.options = { ...DEFAULT_CONTROL_PLANE_OPTIONS, ...options };
+    this.registry = new ResourceRegistry(naming(this.options.flavor));
+    this.storage = new Storage({ historySize: this.options.historySize });
+    const gates = this.options.featureGates;
+    this.api = new ApiServer(this.registry, this.storage, {
+      now: this.options.now,
+      continueTtlMs: this.options.continueTtlMs,
+      features: (g) => gates[g] ?? false,
+      validation: this.options.validation,
+      admission: this.options.admission,
+    });
+  }
+
+  get url(): string {
+    return `https://${this.options.host}:${this.port}`;
+  }
+
+  get faults() {
+    if (!this.server) throw new Error('control plane not started');
+    return this.server.faults;
+  }
+
+  get caPem(): string {
+    if (!this.ca) throw new Error('control plane not started');
+    return this.ca.certPem;
+  }
+
+  /** The cluster CA (also the client CA): what signers and kubeconfigs use. */
+  get clusterCa(): CertificateWithKey {
+    if (!this.ca) throw new Error('control plane not started');
+    return this.ca;
+  }
+
+  async start(): Promise<void> {
+    const o = this.options;
+    await mkdir(o.dataDir, { recursive: true });
+    this.ca = await this.loadOrCreateCa();
+    if (o.tokenAuthFile) this.tokens.loadFile(o.tokenAuthFile);
+    const serving = await issueKeyAndCertificate({
+      ca: this.ca,
+      subject: { commonName: this.registry.naming.apiServer },
+      dnsNames: ['localhost', this.registry.naming.apiServer],
+      ipAddresses: ['127.0.0.1', '::1', ...(o.host !== '127.0.0.1' && /^[\d.:]+$/.test(o.host) ? [o.host] : [])],
+      usages: ['server auth'],
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
+    });
+    this.bootstrapNamespaces();
+    this.gc = new GarbageCollector(this.api);
+    this.gc.start();
+    this.server = new ControlPlaneServer(this.api, {
+      key: serving.keyPem,
+      cert: serving.certPem,
+      clientCa: this.ca.certPem,
+      tokens: this.tokens,
+      authorize: o.authorize,
+      watch: o.watch,
+      version: CONTROL_PLANE_VERSION,
+      maxBodyBytes: 3 * 1024 * 1024,
+    });
+    this.port = await this.server.listen(o.port, o.host);
+    this.kubeconfigPath = o.kubeconfigOut ?? join(o.dataDir, 'kubeconfig');
+    await this.writeIdentityKubeconfig(this.kubeconfigPath, { username: 'admin', groups: ['system:masters'] });
+  }
+
+  async stop(): Promise<void> {
+    this.gc?.stop();
+    await this.server?.close();
+  }
+
+  /** Waits until the garbage collector has processed every change so far. */
+  async settled(): Promise<void> {
+    await this.gc?.settled();
+  }
+
+  /** Writes a kubeconfig for any identity, with a client certificate from the cluster CA. */
+  async writeIdentityKubeconfig(path: string, user: UserInfo): Promise<string> {
+    const cert = await issueKeyAndCertificate({
+      ca: this.clusterCa,
+      subject: { commonName: user.username, organizations: user.groups },
+      usages: ['client auth'],
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
+    });
+    const flavorName = this.registry.naming.product;
+    await writeKubeconfig(path, {
+      server: this.url,
+      caPem: this.caPem,
+      user: { name: user.username, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem },
+      clusterName: `${flavorName}-embedded`,
+      contextName: `${user.username}@${flavorName}-embedded`,
+    });
+    return path;
+  }
+
+  /** Stores an object directly (fixtures, defaults at start); bypasses admission and validation. */
+  seed(obj: KubeObject): KubeObject {
+    const [group, version] = obj.apiVersion?.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion ?? 'v1'];
+    const rt = this.registry.groupVersion(group, version).find((r) => r.kind === obj.kind);
+    if (!rt) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
+    return this.storage.create(rt, {
+      ...obj,
+      metadata: {
+        uid: crypto.randomUUID(),
+        creationTimestamp: this.options.now().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        generation: 1,
+        ...obj.metadata,
+      },
+    });
+  }
+
+  private bootstrapNamespaces(): void {
+    const n = this.registry.naming;
+    for (const name of n.initialNamespaces) {
+      this.seed({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name },
+        spec: { finalizers: [n.namespaceFinalizer] },
+        status: { phase: 'Active' },
+      });
+    }
+  }
+
+  private async loadOrCreateCa(): Promise<CertificateWithKey> {
+    const o = this.options;
+    if (o.caCertFile || o.caKeyFile) {
+      if (!o.caCertFile || !o.caKeyFile) throw new Error('--ca-cert-file and --ca-key-file must be given together');
+      return loadCa(await readFile(o.caCertFile, 'utf8'), await readFile(o.caKeyFile, 'utf8'));
+    }
+    const ca = await createSelfSignedCa({ commonName: `${this.registry.naming.product}-embedded-ca` });
+    await writeFile(join(o.dataDir, 'ca.crt'), ca.certPem);
+    await writeFile(join(o.dataDir, 'ca.key'), ca.keyPem, { mode: 0o600 });
+    return ca;
+  }
+}

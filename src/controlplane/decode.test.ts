@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import { schemaFor } from '../api/schema.ts';
+import { DecodeError, decodeBody, fieldValidationWarnings, findDuplicateKeys, strictDecodingError } from './decode.ts';
+
+const JSON_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+];
+const YAML_TYPES = ['application/yaml', 'application/apply-patch+yaml'];
+
+const statefulSet = {
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  metadata: { name: 'web', labels: { app: 'web' } },
+  spec: {
+    serviceName: 'web',
+    selector: { matchLabels: { app: 'web' } },
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: {
+        containers: [
+          { name: 'a', image: 'nginx', imagePullPolicyy: 'Always' },
+          { name: 'b', image: 'busybox', env: [{ name: 'X', valueFrom: { fieldRef: { fieldPath: 'x', extra: 1 } } }] },
+        ],
+        affinity: { nodeAffinity: { anything: { goes: true } } },
+      },
+    },
+    foo: 1,
+  },
+};
+
+describe('decodeBody: JSON', () => {
+  it.each(JSON_TYPES)('decodes %s and reports nothing for a clean object', (type) => {
+    const text = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: 'b' } });
+    expect(decodeBody(text, type, schemaFor('ConfigMap'))).toEqual({
+      object: JSON.parse(text),
+      unknown: [],
+      duplicate: [],
+    });
+  });
+
+  it.each(JSON_TYPES)('reports unknown fields in a StatefulSet pod template (%s)', (type) => {
+    const { unknown, duplicate } = decodeBody(JSON.stringify(statefulSet), type, schemaFor('StatefulSet'));
+    expect(unknown).toEqual([
+      'spec.template.spec.containers[0].imagePullPolicyy',
+      'spec.template.spec.containers[1].env[0].valueFrom.fieldRef.extra',
+      'spec.foo',
+    ]);
+    expect(duplicate).toEqual([]);
+  });
+
+  it('reports duplicates at several depths, last value winning', () => {
+    const text = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","name":"b","labels":{"x":"1","x":"2"}},
+      "spec":{"containers":[{"name":"c","image":"i"},{"name":"d","image":"i","image":"j"}]},"kind":"Pod"}`;
+    const { object, duplicate, unknown } = decodeBody(text, 'application/json', schemaFor('Pod'));
+    expect(duplicate).toEqual(['metadata.name', 'metadata.labels.x', 'spec.containers[1].image', 'kind']);
+    expect(unknown).toEqual([]);
+    expect((object as any).metadata).toEqual({ name: 'b', labels: { x: '2' } });
+  });
+
+  it('checks nothing below an `any` node', () => {
+    const text = JSON.stringify({ kind: 'ControllerRevision', data: { whatever: { deep: [1] } }, revision: 2, x: 1 });
+    expect(decodeBody(text, 'application/json', schemaFor('ControllerRevision')).unknown).toEqual(['x']);
+  });
+
+  it('leaves unknown fields alone without a schema and for JSON patches', () => {
+    expect(decodeBody('{"a":1,"a":2}', 'application/json', undefined)).toEqual({
+      object: { a: 2 },
+      unknown: [],
+      duplicate: ['a'],
+    });
+    const patch = '[{"op":"add","path":"/spec/foo","value":1}]';
+    expect(decodeBody(patch, 'application/json-patch+json', schemaFor('Pod'))).toEqual({
+      object: JSON.parse(patch),
+      unknown: [],
+      duplicate: [],
+    });
+  });
+
+  it.each([
+    ['{"metadata":', "couldn't get version/kind; json parse error: "],
+    ['{"a" 1}', "couldn't get version/kind; json parse error: "],
+    ['', "couldn't get version/kind; json parse error: "],
+  ])('throws DecodeError on malformed JSON %j', (text, prefix) => {
+    expect(() => decodeBody(text, 'application/json', undefined)).toThrow(DecodeError);
+    expect(() => decodeBody(text, 'application/json', undefined)).toThrow(prefix);
+  });
+
+  it('rejects content types it cannot decode', () => {
+    expect(() => decodeBody('{}', 'text/plain', undefined)).toThrow(DecodeError);
+  });
+});
+
+/** An object with `count` keys `k0`, `k1`, ... and `tail` appended. */
+const wide = (count: number, tail: string) =>
+  `{${Array.from({ length: count }, (_, i) => `"k${i}":${i}`).join(',')}${tail}}`;
+
+describe('findDuplicateKeys', () => {
+  it.each([
+    ['flat', '{"a":1,"b":2,"a":3}', ['a']],
+    ['reported once per path', '{"a":1,"a":2,"a":3}', ['a']],
+    ['same key in sibling objects is fine', '{"a":{"x":1},"b":{"x":2}}', []],
+    ['same key at different depths is fine', '{"x":{"x":{"x":1}}}', []],
+    ['nested lists', '{"a":[[{"k":1}],[{"k":1},{"k":1,"k":2}]]}', ['a[1][1].k']],
+    ['top-level list', '[{"a":1},{"a":1,"a":2}]', ['[1].a']],
+    ['after empty containers', '[{},"x",[],{"x":1,"x":2}]', ['[3].x']],
+    ['strings with braces, brackets, commas and quotes', '{"a":"}{,][\\"","b":"\\\\","a":"\\"}"}', ['a']],
+    ['keys with escaped quotes', '{"a\\"b":1,"a\\"b":2}', ['a"b']],
+    ['unicode escapes in keys', '{"name":1,"n\\u0061me":2}', ['name']],
+    ['an escaped key first', '{"n\\u0061me":1,"x":{},"name":2}', ['name']],
+    ['many keys, no duplicate', wide(40, ''), []],
+    ['many keys, duplicate past the pairwise limit', wide(40, ',"k5":0'), ['k5']],
+    ['many keys, escaped duplicate', wide(40, ',"k\\u0035":0'), ['k5']],
+    ['a closed object keeps no keys', '{"a":{"b":1,"c":2},"b":{"c":1},"c":{"a":{"b":1}}}', []],
+    ['escaped slash in keys', '{"a/b":1,"a\\/b":2}', ['a/b']],
+    ['whitespace everywhere', ' {\n "a" : [ 1 , 2 ] ,\t"b" : { "c" : 1 , "c" : 2 } , "a" : 0 } ', ['b.c', 'a']],
+    ['values that look like keys', '{"a":"b","c":["b","b"],"d":{"b":"a"}}', []],
+    [
+      'dotted map keys',
+      '{"metadata":{"labels":{"app.example/name":"x","app.example/name":"y"}}}',
+      ['metadata.labels.app.example/name'],
+    ],
+    ['deep', '{"a":{"b":[0,{"c":{"d":1,"d":2}}],"b":1}}', ['a.b[1].c.d', 'a.b']],
+  ])('%s', (_name, text, expected) => {
+    JSON.parse(text);
+    expect(findDuplicateKeys(text)).toEqual(expected);
+  });
+
+  it('finds nothing in serialized objects full of tricky strings', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pieces = ['{', '}', '[', ']', ',', ':', '"', '\\', 'é', '\u2028', ' ', 'a', '\n'];
+    const str = () => Array.from({ length: random(6) }, () => pieces[random(pieces.length)]).join('');
+    const value = (depth: number): unknown => {
+      const pick = depth > 4 ? random(3) : random(5);
+      if (pick === 0) return str();
+      if (pick === 1) return random(100);
+      if (pick === 2) return [true, null][random(2)];
+      if (pick === 3) return Array.from({ length: random(4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: random(5) }, () => [str(), value(depth + 1)]));
+    };
+    for (let n = 0; n < 300; n++) {
+      const text = JSON.stringify({ [str()]: value(0), x: value(0) }, null, n % 2 ? 1 : undefined);
+      expect(findDuplicateKeys(text), text).toEqual([]);
+    }
+  });
+});
+
+describe('decodeBody: YAML', () => {
+  it.each(YAML_TYPES)('decodes %s like JSON and reports unknown fields', (type) => {
+    const text = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    spec:
+      containers:
+      - name: a
+        image: nginx
+        imagePullPolicyy: Always
+  foo: 1
+`;
+    const { object, unknown, duplicate } = decodeBody(text, type, schemaFor('StatefulSet'));
+    expect((object as any).spec.template.spec.containers[0].image).toBe('nginx');
+    expect(unknown).toEqual(['spec.template.spec.containers[0].imagePullPolicyy', 'spec.foo']);
+    expect(duplicate).toEqual([]);
+  });
+
+  it.each(YAML_TYPES)('reports duplicates at several depths (%s), last value winning', (type) => {
+    const text = `kind: Pod
+metadata:
+  name: a
+  name: b
+  labels: {x: "1", x: "2"}
+spec:
+  containers:
+  - name: c
+  - name: d
+    image: i
+    image: j
+kind: Pod
+`;
+    const { object, duplicate } = decodeBody(text, type, schemaFor('Pod'));
+    expect(duplicate).toEqual(['metadata.name', 'metadata.labels.x', 'spec.containers[1].image', 'kind']);
+    expect((object as any).metadata).toEqual({ name: 'b', labels: { x: '2' } });
+    expect((object as any).spec.containers[1].image).toBe('j');
+  });
+
+  it('accepts JSON text as YAML', () => {
+    const { object, duplicate } = decodeBody('{"a": {"b": 1, "b": 2}}', 'application/yaml', undefined);
+    expect(object).toEqual({ a: { b: 2 } });
+    expect(duplicate).toEqual(['a.b']);
+  });
+
+  it('throws DecodeError on malformed YAML', () => {
+    expect(() => decodeBody('a: b: c\n', 'application/yaml', undefined)).toThrow(
+      'error converting YAML to JSON: yaml: line 1: Nested mappings are not allowed in compact mappings',
+    );
+    expect(() => decodeBody('a: [1\n', 'application/apply-patch+yaml', undefined)).toThrow(DecodeError);
+  });
+});
+
+describe('messages', () => {
+  it('formats warnings and the strict error like the reference server', () => {
+    expect(fieldValidationWarnings(['spec.foo', 'spec.bar'], ['metadata.name'])).toEqual([
+      'unknown field "spec.foo"',
+      'unknown field "spec.bar"',
+      'duplicate field "metadata.name"',
+    ]);
+    expect(strictDecodingError(['spec.foo'], ['x'])).toBe(
+      'strict decoding error: unknown field "spec.foo", duplicate field "x"',
+    );
+  });
+});

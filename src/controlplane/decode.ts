@@ -1,0 +1,250 @@
+/**
+ * Request body decoding for `fieldValidation`: parses JSON or YAML and reports the fields the reference
+ * server would drop (unknown to the kind's schema) or keep only once (duplicate keys, last one wins),
+ * each by its field path such as `spec.template.spec.containers[0].image`.
+ */
+import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import type { MapNode, Node } from '../api/schema.ts';
+
+export interface Decoded {
+  object: unknown;
+  /** Paths of fields the schema does not know. */
+  unknown: string[];
+  /** Paths of keys that appear more than once in the same object. */
+  duplicate: string[];
+}
+
+/** A body that is not well-formed JSON or YAML. */
+export class DecodeError extends Error {
+  override name = 'DecodeError';
+}
+
+const JSON_TYPES = new Set([
+  'application/json',
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+]);
+const YAML_TYPES = new Set(['application/yaml', 'application/apply-patch+yaml']);
+
+/** Decodes a request body by its content type, reporting unknown fields (against `schema`) and duplicate keys. */
+export function decodeBody(text: string, contentType: string, schema: Node | undefined): Decoded {
+  const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
+  let object: unknown;
+  let duplicate: string[];
+  if (JSON_TYPES.has(mediaType)) {
+    try {
+      object = JSON.parse(text);
+    } catch (e) {
+      throw new DecodeError(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    }
+    duplicate = findDuplicateKeys(text);
+  } else if (YAML_TYPES.has(mediaType)) {
+    ({ object, duplicate } = decodeYaml(text));
+  } else {
+    throw new DecodeError(`unsupported media type "${mediaType}"`);
+  }
+  const unknown: string[] = [];
+  if (schema) findUnknownFields(object, schema, [], unknown);
+  return { object, unknown, duplicate };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Duplicate keys in JSON text
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+/** Objects with more keys than this (or any escaped key) compare keys through a Set instead of pairwise. */
+const PAIRWISE_LIMIT = 32;
+
+/**
+ * Paths of the keys that occur more than once in one object of well-formed JSON text (check it with
+ * JSON.parse first); each path is reported once. A single pass that allocates nothing per character or per
+ * key: strings are skipped with indexOf, keys are remembered as start and end offsets in the text (a stack
+ * over the open objects) and compared in place. Key strings are only made for large objects, escaped keys
+ * and the paths of duplicates.
+ */
+export function findDuplicateKeys(text: string): string[] {
+  const keyStart: number[] = [];
+  const keyEnd: number[] = [];
+  let keyCount = 0;
+  // Per nesting level: where its keys begin on the key stack, the key being read (objects) or the element
+  // index (arrays, -1 for objects), and the Set of key strings once pairwise comparison is given up.
+  const firstKey: number[] = [];
+  const currentKey: number[] = [];
+  const index: number[] = [];
+  const sets: (Set<string> | undefined)[] = [];
+  let depth = -1;
+  let expectKey = false;
+  let duplicates: string[] | undefined;
+
+  const keyText = (k: number): string => decodeKey(text, keyStart[k], keyEnd[k]);
+  const isDuplicate = (start: number, end: number): boolean => {
+    let set = sets[depth];
+    if (set === undefined && (keyCount - firstKey[depth] >= PAIRWISE_LIMIT || hasBackslash(text, start, end))) {
+      set = new Set();
+      for (let k = firstKey[depth]; k < keyCount; k++) set.add(keyText(k));
+      sets[depth] = set;
+    }
+    if (set !== undefined) {
+      const key = decodeKey(text, start, end);
+      if (set.has(key)) return true;
+      set.add(key);
+      return false;
+    }
+    for (let k = firstKey[depth]; k < keyCount; k++) {
+      if (keyEnd[k] - keyStart[k] === end - start && sameText(text, keyStart[k], start, end - start)) return true;
+    }
+    return false;
+  };
+
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i + 1;
+      let end = text.indexOf('"', start);
+      while (isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (expectKey) {
+        const duplicate = isDuplicate(start, end);
+        keyStart[keyCount] = start;
+        keyEnd[keyCount] = end;
+        currentKey[depth] = keyCount++;
+        if (duplicate) {
+          let path = '';
+          for (let d = 0; d <= depth; d++)
+            path = index[d] >= 0 ? `${path}[${index[d]}]` : join(path, keyText(currentKey[d]));
+          duplicates ??= [];
+          if (!duplicates.includes(path)) duplicates.push(path);
+        }
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth++;
+      firstKey[depth] = keyCount;
+      index[depth] = c === OPEN_BRACE ? -1 : 0;
+      sets[depth] = undefined;
+      expectKey = c === OPEN_BRACE;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      keyCount = firstKey[depth];
+      depth--;
+      expectKey = false;
+    } else if (c === COMMA) {
+      if (index[depth] >= 0) index[depth]++;
+      else expectKey = true;
+    }
+  }
+  return duplicates ?? [];
+}
+
+/** Whether the quote at `at` is preceded by an odd number of backslashes. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  for (let j = at - 1; text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
+  return backslashes % 2 === 1;
+}
+
+function hasBackslash(text: string, start: number, end: number): boolean {
+  for (let j = start; j < end; j++) if (text.charCodeAt(j) === BACKSLASH) return true;
+  return false;
+}
+
+function sameText(text: string, a: number, b: number, length: number): boolean {
+  for (let j = 0; j < length; j++) if (text.charCodeAt(a + j) !== text.charCodeAt(b + j)) return false;
+  return true;
+}
+
+/** The key between two offsets, its escapes resolved. */
+function decodeKey(text: string, start: number, end: number): string {
+  const raw = text.slice(start, end);
+  return hasBackslash(raw, 0, raw.length) ? (JSON.parse(`"${raw}"`) as string) : raw;
+}
+
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+// ---------------------------------------------------------------------------------------------
+// YAML
+
+function decodeYaml(text: string): { object: unknown; duplicate: string[] } {
+  const doc = parseDocument(text, { uniqueKeys: false });
+  const error = doc.errors[0];
+  if (error) {
+    const line = error.linePos?.[0].line;
+    const detail = error.message.split('\n', 1)[0].replace(/ at line \d+, column \d+:?$/, '');
+    throw new DecodeError(`error converting YAML to JSON: yaml: ${line ? `line ${line}: ` : ''}${detail}`);
+  }
+  const duplicate: string[] = [];
+  findYamlDuplicates(doc.contents, '', duplicate);
+  return { object: doc.toJS(), duplicate };
+}
+
+function findYamlDuplicates(node: unknown, path: string, out: string[]): void {
+  if (isMap(node)) {
+    const seen = new Set<string>();
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      const child = join(path, key);
+      if (!seen.has(key)) seen.add(key);
+      else if (!out.includes(child)) out.push(child);
+      findYamlDuplicates(pair.value, child, out);
+    }
+  } else if (isSeq(node)) {
+    for (let i = 0; i < node.items.length; i++) findYamlDuplicates(node.items[i], `${path}[${i}]`, out);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown fields
+
+/**
+ * Walks a decoded value against its schema, collecting the paths of fields the schema does not know.
+ * `at` is the path so far (keys and list indexes), made into a string only for an unknown field; values of
+ * the wrong shape are left to validation.
+ */
+function findUnknownFields(value: unknown, node: Node, at: (string | number)[], out: string[]): void {
+  if (typeof node === 'string' || typeof value !== 'object' || value === null) return;
+  if ('list' in node) {
+    if (!Array.isArray(value)) return;
+    for (let i = 0; i < value.length; i++) {
+      at.push(i);
+      findUnknownFields(value[i], node.list, at, out);
+      at.pop();
+    }
+    return;
+  }
+  if (Array.isArray(value)) return;
+  const fields = 'object' in node ? node.object : undefined;
+  for (const key of Object.keys(value)) {
+    const child = fields === undefined ? (node as MapNode).map : Object.hasOwn(fields, key) ? fields[key] : undefined;
+    if (typeof child === 'string') continue;
+    at.push(key);
+    if (child === undefined) out.push(pathString(at));
+    else findUnknownFields((value as Record<string, unknown>)[key], child, at, out);
+    at.pop();
+  }
+}
+
+function pathString(at: readonly (string | number)[]): string {
+  let path = '';
+  for (const segment of at) path = typeof segment === 'number' ? `${path}[${segment}]` : join(path, segment);
+  return path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+/** One warning per dropped field, as the reference server sends them in `Warning` headers (Warn). */
+export function fieldValidationWarnings(unknown: readonly string[], duplicate: readonly string[]): string[] {
+  return [...unknown.map((p) => `unknown field "${p}"`), ...duplicate.map((p) => `duplicate field "${p}"`)];
+}
+
+/** The message of the bad-request error under Strict (call it when something was dropped). */
+export function strictDecodingError(unknown: readonly string[], duplicate: readonly string[]): string {
+  return `strict decoding error: ${fieldValidationWarnings(unknown, duplicate).join(', ')}`;
+}

@@ -1,0 +1,197 @@
+/**
+ * Discovery documents built from the registry: the legacy forms (`/api`, `/api/v1`, `/apis`,
+ * `/apis/<group>[/<version>]`) and the aggregated form (`APIGroupDiscoveryList`) kubectl prefers.
+ */
+import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+
+export const AGGREGATED_MEDIA = (discoveryGroup: string) =>
+  `application/json;g=${discoveryGroup};v=v2;as=APIGroupDiscoveryList`;
+
+/** Subresource verbs: status and scale are read and written; approval written; eviction created. */
+const SUBRESOURCE_VERBS: Record<string, string[]> = {
+  status: ['get', 'patch', 'update'],
+  scale: ['get', 'patch', 'update'],
+  approval: ['get', 'patch', 'update'],
+  eviction: ['create'],
+};
+
+function subresourceKind(rt: ResourceType, sub: string): { group: string; version: string; kind: string } {
+  if (sub === 'scale') return { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+  if (sub === 'eviction') return { group: 'policy', version: 'v1', kind: 'Eviction' };
+  return { group: rt.group, version: rt.version, kind: rt.kind };
+}
+
+export function apiVersions(): object {
+  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+}
+
+export function resourceList(registry: ResourceRegistry, group: string, version: string): object | undefined {
+  const rts = registry.groupVersion(group, version);
+  if (rts.length === 0) return undefined;
+  const resources: object[] = [];
+  for (const rt of rts) {
+    resources.push({
+      name: rt.plural,
+      singularName: rt.singular,
+      namespaced: rt.namespaced,
+      kind: rt.kind,
+      verbs: rt.verbs,
+      ...(rt.shortNames.length ? { shortNames: rt.shortNames } : {}),
+      ...(rt.categories.length ? { categories: rt.categories } : {}),
+    });
+    for (const sub of rt.subresources) {
+      const k = subresourceKind(rt, sub);
+      resources.push({
+        name: `${rt.plural}/${sub}`,
+        singularName: '',
+        namespaced: rt.namespaced,
+        ...(k.group !== rt.group ? { group: k.group, version: k.version } : {}),
+        kind: k.kind,
+        verbs: SUBRESOURCE_VERBS[sub],
+      });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(rts[0]), resources };
+}
+
+function groupDoc(name: string, versions: string[]): object {
+  const gvs = versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+  return { name, versions: gvs, preferredVersion: gvs[0] };
+}
+
+export function groupList(registry: ResourceRegistry): object {
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: registry.groups().map((g) => groupDoc(g.name, g.versions)),
+  };
+}
+
+export function groupOne(registry: ResourceRegistry, name: string): object | undefined {
+  const g = registry.groups().find((x) => x.name === name);
+  return g ? { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(g.name, g.versions) } : undefined;
+}
+
+/** The aggregated document for `/api` (core only) or `/apis` (every named group). */
+export function aggregated(registry: ResourceRegistry, legacy: boolean): object {
+  const groups = legacy ? [{ name: '', versions: ['v1'] }] : registry.groups();
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: `${registry.naming.protocol.discoveryGroup}/v2`,
+    metadata: {},
+    items: groups.map((g) => ({
+      metadata: { name: g.name },
+      versions: g.versions.map((version) => ({
+        version,
+        freshness: 'Current',
+        resources: registry.groupVersion(g.name, version).map((rt) => ({
+          resource: rt.plural,
+          responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
+          scope: rt.namespaced ? 'Namespaced' : 'Cluster',
+          singularResource: rt.singular,
+          verbs: rt.verbs,
+          ...(rt.shortNames.length ? { shortNames: rt.shortNames } : {}),
+          ...(rt.categories.length ? { categories: rt.categories } : {}),
+          ...(rt.subresources.length
+            ? {
+                subresources: rt.subresources.map((sub) => ({
+                  subresource: sub,
+                  responseKind: subresourceKind(rt, sub),
+                  verbs: SUBRESOURCE_VERBS[sub],
+                })),
+              }
+            : {}),
+        })),
+      })),
+    })),
+  };
+}
+
+/** A server-side table (what `kubectl get` prints) for a list of objects. */
+export function table(
+  registry: ResourceRegistry,
+  rt: ResourceType,
+  objects: { metadata: Record<string, any> }[],
+  listMeta: object,
+  includeObject: string,
+  now: Date,
+): object {
+  const metaGroup = registry.naming.protocol.metaGroup;
+  const columnDefinitions = [
+    { name: 'Name', type: 'string', format: 'name', description: 'Name of the object', priority: 0 },
+    ...rt.columns.map((c) => ({
+      name: c.name,
+      type: c.type === 'date' ? 'string' : c.type,
+      format: c.type === 'date' ? 'date' : '',
+      description: c.description ?? c.name,
+      priority: c.priority ?? 0,
+    })),
+    { name: 'Age', type: 'string', format: '', description: 'Time since creation', priority: 0 },
+  ];
+  const rows = objects.map((obj) => ({
+    cells: [
+      obj.metadata.name,
+      ...rt.columns.map((c) => cell(c.value(obj as never))),
+      age(obj.metadata.creationTimestamp, now),
+    ],
+    object:
+      includeObject === 'None'
+        ? undefined
+        : includeObject === 'Object'
+          ? obj
+          : { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata },
+  }));
+  return { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions, rows };
+}
+
+function cell(v: unknown): unknown {
+  if (v === undefined || v === null || v === '') return '<none>';
+  return typeof v === 'object' ? JSON.stringify(v) : v;
+}
+
+/** A human age like kubectl's: 45s, 12m, 3h, 5d. */
+export function age(timestamp: string | undefined, now: Date): string {
+  if (!timestamp) return '<unknown>';
+  const s = Math.max(0, Math.floor((now.getTime() - Date.parse(timestamp)) / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 120) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation', 'force', 'pretty'].map((name) => ({
+  name,
+  in: 'query',
+  schema: { type: name === 'force' ? 'boolean' : 'string' },
+}));
+
+/**
+ * OpenAPI v3 documents, enough for clients to learn which query parameters each write accepts
+ * (kubectl checks the PATCH operations for `fieldValidation` and `dryRun` before relying on them).
+ */
+export function openApiV3GroupVersion(registry: ResourceRegistry, group: string, version: string): object | undefined {
+  const rts = registry.groupVersion(group, version);
+  if (rts.length === 0) return undefined;
+  const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+  const paths: Record<string, object> = {};
+  for (const rt of rts) {
+    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+    const item = `${base}${rt.namespaced ? '/namespaces/{namespace}' : ''}/${rt.plural}/{name}`;
+    const op = { 'x-kubernetes-group-version-kind': gvk, parameters: WRITE_PARAMETERS, responses: {} };
+    paths[item] = rt.virtual ? {} : { get: op, put: op, patch: op, delete: op };
+    for (const sub of rt.subresources) {
+      paths[`${item}/${sub}`] = sub === 'eviction' ? { post: op } : { get: op, put: op, patch: op };
+    }
+  }
+  return { openapi: '3.0.0', info: { title: registry.naming.apiServer, version: 'v1' }, paths, components: { schemas: {} } };
+}
+
+export function openApiV3Root(registry: ResourceRegistry): object {
+  const paths: Record<string, { serverRelativeURL: string }> = { 'api/v1': { serverRelativeURL: '/openapi/v3/api/v1' } };
+  for (const g of registry.groups()) {
+    for (const v of g.versions) paths[`apis/${g.name}/${v}`] = { serverRelativeURL: `/openapi/v3/apis/${g.name}/${v}` };
+  }
+  return { paths };
+}

@@ -1,0 +1,165 @@
+/** API errors as the reference server writes them: a `Status` body with code, reason, message and details. */
+import type { Status, StatusCause, StatusDetails } from '../api/meta.ts';
+
+export type StatusReason =
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Invalid'
+  | 'BadRequest'
+  | 'Expired'
+  | 'Gone'
+  | 'MethodNotAllowed'
+  | 'UnsupportedMediaType'
+  | 'NotAcceptable'
+  | 'Forbidden'
+  | 'Unauthorized'
+  | 'TooManyRequests'
+  | 'InternalError'
+  | 'Timeout'
+  | 'RequestEntityTooLarge';
+
+/** Identifies the resource an error is about: `pods`, `statefulsets.apps`, `Pod` kind for Invalid. */
+export interface ResourceRef {
+  group: string;
+  plural: string;
+  kind: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: StatusReason,
+    message: string,
+    readonly details?: StatusDetails,
+    /** List metadata to carry, e.g. the fresh continue token of an expired list. */
+    readonly listContinue?: string,
+  ) {
+    super(message);
+  }
+
+  toStatus(): Status {
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: this.listContinue ? { continue: this.listContinue } : {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      code: this.code,
+    };
+    if (this.details) status.details = this.details;
+    return status;
+  }
+}
+
+/** `pods`, `statefulsets.apps`, `certificatesigningrequests.certificates.orch.io`. */
+export function qualifiedResource(r: Pick<ResourceRef, 'group' | 'plural'>): string {
+  return r.group ? `${r.plural}.${r.group}` : r.plural;
+}
+
+function qualifiedKind(r: ResourceRef): string {
+  return r.group ? `${r.kind}.${r.group}` : r.kind;
+}
+
+export function notFound(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${qualifiedResource(r)} "${name}" not found`, {
+    name,
+    group: r.group,
+    kind: r.plural,
+  });
+}
+
+export function alreadyExists(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(r)} "${name}" already exists`, {
+    name,
+    group: r.group,
+    kind: r.plural,
+  });
+}
+
+export function conflict(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, detail: string): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${detail}`, {
+    name,
+    group: r.group,
+    kind: r.plural,
+  });
+}
+
+export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** A field-level validation problem; `message` is the full rendered `field: Type: detail` text. */
+export interface FieldProblem {
+  type: string;
+  field: string;
+  message: string;
+}
+
+/** 422 Invalid listing every cause, as `<Kind>.<group> "<name>" is invalid: [a, b]`. */
+export function invalid(r: ResourceRef, name: string, problems: FieldProblem[]): ApiError {
+  const texts = problems.map((p) => p.message);
+  const summary = texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
+  const causes: StatusCause[] = problems.map((p) => ({
+    reason: p.type,
+    message: p.message.startsWith(`${p.field}: `) ? p.message.slice(p.field.length + 2) : p.message,
+    field: p.field,
+  }));
+  return new ApiError(422, 'Invalid', `${qualifiedKind(r)} "${name}" is invalid: ${summary}`, {
+    name,
+    group: r.group,
+    kind: r.kind,
+    causes,
+  });
+}
+
+export function badRequest(message: string, causes?: StatusCause[]): ApiError {
+  return new ApiError(400, 'BadRequest', message, causes ? { causes } : undefined);
+}
+
+export function forbidden(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, why: string): ApiError {
+  const subject = name ? `${qualifiedResource(r)} "${name}"` : qualifiedResource(r);
+  return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${why}`, { name, group: r.group, kind: r.plural });
+}
+
+/** 410 Expired: a watch or list from a resourceVersion older than the retained history. */
+export function tooOldResourceVersion(requested: number, oldest: number): ApiError {
+  return new ApiError(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
+}
+
+export const CONTINUE_EXPIRED_MESSAGE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+export function methodNotAllowed(method: string): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
+    causes: [{ message: `method ${method} is not allowed` }],
+  });
+}
+
+export function unsupportedMediaType(contentType: string): ApiError {
+  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`, {
+    causes: [{ message: `unsupported content type "${contentType}"` }],
+  });
+}
+
+export function notAcceptable(accept: string): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, application/yaml`, {
+    causes: [{ message: `cannot produce "${accept}"` }],
+  });
+}
+
+export function internalError(message: string): ApiError {
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, 'TooManyRequests', message, { retryAfterSeconds });
+}
+
+export function unauthorized(): ApiError {
+  return new ApiError(401, 'Unauthorized', 'Unauthorized');
+}
+
+/** The reference validates list and watch options as an `Invalid` ListOptions of the meta group. */
+export function invalidOptions(metaGroup: string, kind: string, problems: FieldProblem[]): ApiError {
+  return invalid({ group: metaGroup, plural: '', kind }, '', problems);
+}

@@ -1,0 +1,172 @@
+/** Validation of the query parameters shared by list, watch and write calls, with the reference's messages. */
+import { type ApiError, badRequest, type FieldProblem, invalidOptions } from './errors.ts';
+
+export type RvMatch = '' | 'NotOlderThan' | 'Exact';
+
+export interface ListOptions {
+  resourceVersion: string;
+  resourceVersionMatch: RvMatch;
+  limit: number;
+  continueToken: string;
+  watch: boolean;
+  allowWatchBookmarks: boolean;
+  sendInitialEvents?: boolean;
+  timeoutSeconds?: number;
+}
+
+const forbiddenProblem = (field: string, detail: string): FieldProblem => ({
+  type: 'FieldValueForbidden',
+  field,
+  message: `${field}: Forbidden: ${detail}`,
+});
+
+function parseBool(query: URLSearchParams, name: string): boolean | undefined {
+  const v = query.get(name);
+  if (v === null) return undefined;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0' || v === '') return false;
+  throw badRequest(`invalid boolean value for ${name}: "${v}"`);
+}
+
+function parseInt64(query: URLSearchParams, name: string): number | undefined {
+  const v = query.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${name}: "${v}": must be an integer`);
+  return Number(v);
+}
+
+export function parseListOptions(query: URLSearchParams, watchVerb: boolean, metaGroup: string): ListOptions {
+  const opts: ListOptions = {
+    resourceVersion: query.get('resourceVersion') ?? '',
+    resourceVersionMatch: (query.get('resourceVersionMatch') ?? '') as RvMatch,
+    limit: parseInt64(query, 'limit') ?? 0,
+    continueToken: query.get('continue') ?? '',
+    watch: watchVerb,
+    allowWatchBookmarks: parseBool(query, 'allowWatchBookmarks') ?? false,
+    sendInitialEvents: parseBool(query, 'sendInitialEvents'),
+    timeoutSeconds: parseInt64(query, 'timeoutSeconds'),
+  };
+  const problems: FieldProblem[] = [];
+  const { resourceVersion: rv, resourceVersionMatch: match } = opts;
+  if (rv !== '' && !/^\d+$/.test(rv)) {
+    problems.push({
+      type: 'FieldValueInvalid',
+      field: 'resourceVersion',
+      message: `resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`,
+    });
+  }
+  const watchList = opts.watch && opts.sendInitialEvents !== undefined;
+  if (match !== '') {
+    if (!['NotOlderThan', 'Exact'].includes(match)) {
+      problems.push({
+        type: 'FieldValueNotSupported',
+        field: 'resourceVersionMatch',
+        message: `resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`,
+      });
+    } else if (opts.watch && !watchList) {
+      problems.push(
+        forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+      );
+    } else if (rv === '' && !watchList) {
+      problems.push(forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    } else if (opts.continueToken) {
+      problems.push(forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    } else if (match === 'Exact' && rv === '0') {
+      problems.push(forbiddenProblem('resourceVersionMatch', `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`));
+    }
+  }
+  if (opts.sendInitialEvents !== undefined) {
+    if (!opts.watch) {
+      problems.push(forbiddenProblem('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+    } else if (match !== 'NotOlderThan') {
+      problems.push(forbiddenProblem('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    }
+  }
+  if (opts.limit < 0) {
+    problems.push({ type: 'FieldValueInvalid', field: 'limit', message: `limit: Invalid value: ${opts.limit}: must be non-negative` });
+  }
+  if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
+    problems.push({
+      type: 'FieldValueInvalid',
+      field: 'timeoutSeconds',
+      message: `timeoutSeconds: Invalid value: ${opts.timeoutSeconds}: must be non-negative`,
+    });
+  }
+  if (problems.length) throw invalidOptions(metaGroup, 'ListOptions', problems);
+  return opts;
+}
+
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldManager?: string;
+  fieldValidation: 'Ignore' | 'Warn' | 'Strict';
+  force?: boolean;
+}
+
+/** Write options; `kind` names the options object in errors (CreateOptions, UpdateOptions, PatchOptions). */
+export function parseWriteOptions(query: URLSearchParams, kind: string, metaGroup: string, isApply = false): WriteOptions {
+  const problems: FieldProblem[] = [];
+  const dryRun = parseDryRun(query, problems);
+  const fieldManager = query.get('fieldManager') ?? undefined;
+  if (fieldManager !== undefined) {
+    if (fieldManager.length > 128) {
+      problems.push({
+        type: 'FieldValueTooLong',
+        field: 'fieldManager',
+        message: `fieldManager: Too long: may not be more than 128 bytes`,
+      });
+    }
+    if (/[^\x20-\x7e]/u.test(fieldManager)) {
+      problems.push({
+        type: 'FieldValueInvalid',
+        field: 'fieldManager',
+        message: `fieldManager: Invalid value: ${JSON.stringify(fieldManager)}: must be made of printable characters`,
+      });
+    }
+  }
+  const force = parseBool(query, 'force');
+  if (kind === 'PatchOptions') {
+    if (isApply && !fieldManager) {
+      problems.push({
+        type: 'FieldValueRequired',
+        field: 'fieldManager',
+        message: 'fieldManager: Required value: is required for apply patch',
+      });
+    }
+    if (!isApply && force !== undefined) {
+      problems.push({
+        type: 'FieldValueForbidden',
+        field: 'force',
+        message: 'force: Forbidden: may not be specified for non-apply patch',
+      });
+    }
+  }
+  const validation = query.get('fieldValidation') ?? 'Warn';
+  if (!['Ignore', 'Warn', 'Strict'].includes(validation)) {
+    problems.push({
+      type: 'FieldValueNotSupported',
+      field: 'fieldValidation',
+      message: `fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "Ignore", "Strict", "Warn"`,
+    });
+  }
+  if (problems.length) throw invalidOptions(metaGroup, kind, problems);
+  return { dryRun, fieldManager, fieldValidation: validation as WriteOptions['fieldValidation'], force };
+}
+
+export function parseDryRun(query: URLSearchParams, problems: FieldProblem[]): boolean {
+  const values = query.getAll('dryRun');
+  for (const v of values) {
+    if (v !== 'All') {
+      problems.push({
+        type: 'FieldValueNotSupported',
+        field: 'dryRun',
+        message: `dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
+      });
+    }
+  }
+  return values.length > 0;
+}
+
+export function throwIfProblems(metaGroup: string, kind: string, problems: FieldProblem[]): void {
+  if (problems.length) throw invalidOptions(metaGroup, kind, problems) as ApiError;
+}

@@ -1,0 +1,313 @@
+/** The HTTPS front of the embedded control plane: routing, authentication, content negotiation, watch streams. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { ResourceType } from '../api/registry.ts';
+import type { UserInfo } from './admission.ts';
+import type { ApiServer, Reply, RequestBody } from './api.ts';
+import { authenticate, type TokenAuthenticator } from './authn.ts';
+import {
+  AGGREGATED_MEDIA,
+  aggregated,
+  apiVersions,
+  groupList,
+  groupOne,
+  openApiV3GroupVersion,
+  openApiV3Root,
+  resourceList,
+  table,
+} from './discovery.ts';
+import { ApiError, internalError, methodNotAllowed, tooManyRequests, unauthorized } from './errors.ts';
+import { Faults } from './faults.ts';
+import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
+import { toJson, type WatchSettings, WatchStream } from './watch.ts';
+
+/** Decides whether a user may make a request; throws a 403 ApiError when not. */
+export type RequestAuthorizer = (user: UserInfo, info: RequestInfo, method: string) => Promise<void>;
+
+export interface ServerOptions {
+  key: string;
+  cert: string;
+  /** CA bundle that client certificates are verified against. */
+  clientCa: string;
+  tokens: TokenAuthenticator;
+  authorize?: RequestAuthorizer;
+  watch: WatchSettings;
+  version: { major: string; minor: string; gitVersion: string };
+  /** Largest accepted request body, as the reference's 3 MiB. */
+  maxBodyBytes: number;
+}
+
+const JSON_TYPE = 'application/json';
+const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class ControlPlaneServer {
+  readonly http: Server;
+  readonly faults: Faults;
+  private readonly watches = new Set<{ rt: ResourceType; stream: WatchStream }>();
+
+  constructor(
+    private readonly api: ApiServer,
+    private readonly opts: ServerOptions,
+  ) {
+    this.faults = new Faults({
+      dropWatches: (rt) => {
+        let n = 0;
+        for (const w of [...this.watches]) {
+          if (!rt || w.rt === rt) {
+            w.stream.stop();
+            n++;
+          }
+        }
+        return n;
+      },
+      compact: (rt) => api.storage.compact(rt),
+      corrupt: (rt, namespace, name) => api.storage.corrupt(rt, namespace ? `${namespace}/${name}` : name),
+    });
+    this.http = createServer(
+      { key: opts.key, cert: opts.cert, ca: opts.clientCa, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        this.handle(req, res).catch((err) => this.fail(res, err, req));
+      },
+    );
+    this.http.keepAliveTimeout = 60_000;
+  }
+
+  listen(port: number, host = '127.0.0.1'): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(port, host, () => {
+        this.http.off('error', reject);
+        const addr = this.http.address();
+        resolve(typeof addr === 'object' && addr ? addr.port : port);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.faults.dropWatches();
+    await new Promise<void>((resolve) => {
+      this.http.close(() => resolve());
+      this.http.closeAllConnections();
+    });
+  }
+
+  activeWatches(): number {
+    return this.watches.size;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const method = req.method ?? 'GET';
+    const failure = this.faults.takeFailure(method, url.pathname);
+    if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs));
+    if (failure) {
+      const err =
+        failure.code === 429
+          ? tooManyRequests('Too many requests, please try again later.', failure.retryAfterSeconds ?? 1)
+          : new ApiError(failure.code, 'InternalError', 'injected failure', { retryAfterSeconds: failure.retryAfterSeconds });
+      return this.fail(res, err, req);
+    }
+    if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
+    const user = authenticate(req, this.opts.tokens);
+    if (!user) throw unauthorized();
+    const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
+    if (!info) throw notFoundPath(url.pathname);
+    await this.opts.authorize?.(user, info, method);
+    if (info.kind === 'nonresource') return this.nonResource(req, res, url);
+    return this.resource(req, res, info, url.searchParams, user);
+  }
+
+  private nonResource(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const registry = this.api.registry;
+    const accept = req.headers.accept ?? '';
+    const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
+    const discoveryGroup = registry.naming.protocol.discoveryGroup;
+    if (['/healthz', '/livez', '/readyz'].includes(path)) {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+      return;
+    }
+    let body: object | undefined;
+    let contentType = JSON_TYPE;
+    if (path === '/version') body = this.opts.version;
+    else if ((path === '/api' || path === '/apis') && wantsAggregated) {
+      body = aggregated(registry, path === '/api');
+      contentType = AGGREGATED_MEDIA(discoveryGroup);
+    } else if (path === '/api') body = apiVersions();
+    else if (path === '/apis') body = groupList(registry);
+    else if (path === '/openapi/v3') body = openApiV3Root(registry);
+    else if (path.startsWith('/openapi/v3/')) {
+      const parts = path.slice('/openapi/v3/'.length).split('/');
+      body = parts[0] === 'api' ? openApiV3GroupVersion(registry, '', parts[1]) : openApiV3GroupVersion(registry, parts[1], parts[2]);
+    } else {
+      const parts = path.split('/').filter(Boolean);
+      if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
+      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1]);
+      if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
+    }
+    if (!body) throw notFoundPath(path);
+    this.send(res, 200, JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined), [], contentType);
+  }
+
+  private async resource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    user: UserInfo,
+  ): Promise<void> {
+    const api = this.api;
+    const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
+    if (info.verb === 'watch') return this.watch(req, res, info, query, tableAccept);
+    if (info.verb === 'get' || info.verb === 'list') {
+      if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
+      const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
+      if (tableAccept && !info.subresource) {
+        const items = 'items' in body ? (body.items as never[]) : [body];
+        const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
+        const t = table(api.registry, info.rt, items, listMeta, query.get('includeObject') ?? 'Metadata', api.options.now());
+        return this.send(res, 200, JSON.stringify(t), [], tableAccept);
+      }
+      return this.reply(res, { status: 200, body, warnings: [] }, query);
+    }
+    const body = await readBody(req, this.opts.maxBodyBytes);
+    const handlers: Record<string, (r: ResourceRequest, q: URLSearchParams, b: RequestBody | undefined, u: UserInfo) => Promise<Reply>> = {
+      create: (...a) => api.create(...a),
+      update: (...a) => api.update(...a),
+      patch: (...a) => api.patch(...a),
+      delete: (...a) => api.delete(...a),
+      deletecollection: (...a) => api.deleteCollection(...a),
+    };
+    if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed(req.method ?? '');
+    this.reply(res, await handlers[info.verb](info, query, body, user), query);
+  }
+
+  private watch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    tableAccept: string | undefined,
+  ): void {
+    const api = this.api;
+    let headersSent = false;
+    const ensureHeaders = () => {
+      if (headersSent) return;
+      headersSent = true;
+      res.writeHead(200, {
+        'Content-Type': tableAccept ?? JSON_TYPE,
+        'Transfer-Encoding': 'chunked',
+        'Cache-Control': 'no-cache, private',
+      });
+      res.flushHeaders();
+    };
+    const entry = { rt: info.rt, stream: undefined as unknown as WatchStream };
+    const render = tableAccept
+      ? (obj: Parameters<typeof toJson>[0]) =>
+          JSON.stringify(table(api.registry, info.rt, [obj], {}, query.get('includeObject') ?? 'Object', api.options.now()))
+      : toJson;
+    entry.stream = new WatchStream(
+      api,
+      info,
+      query,
+      {
+        write: (line) => {
+          ensureHeaders();
+          return res.write(line);
+        },
+        close: () => {
+          ensureHeaders();
+          res.end();
+        },
+        backlog: () => res.writableLength,
+      },
+      this.opts.watch,
+      () => this.watches.delete(entry),
+      render,
+    );
+    this.watches.add(entry);
+    req.on('close', () => entry.stream.stop());
+    try {
+      entry.stream.start();
+    } catch (err) {
+      this.watches.delete(entry);
+      throw err;
+    }
+    ensureHeaders();
+  }
+
+  private reply(res: ServerResponse, reply: Reply, query: URLSearchParams): void {
+    const pretty = query.get('pretty') === 'true';
+    const text =
+      !pretty && isStoredObject(reply.body)
+        ? toJson(reply.body as never)
+        : JSON.stringify(reply.body, null, pretty ? 2 : undefined);
+    this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
+  }
+
+  private send(res: ServerResponse, status: number, text: string, warnings: string[], contentType: string): void {
+    const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
+    if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+    res.writeHead(status, headers);
+    res.end(text);
+  }
+
+  private fail(res: ServerResponse, err: unknown, req: IncomingMessage): void {
+    const apiErr = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
+    if (!(err instanceof ApiError)) console.error('control plane: unexpected error', req.method, req.url, err);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
+    const retry = apiErr.details?.retryAfterSeconds;
+    if (retry !== undefined && (apiErr.code === 429 || apiErr.code >= 500)) headers['Retry-After'] = String(retry);
+    res.writeHead(apiErr.code, headers);
+    res.end(JSON.stringify(apiErr.toStatus()));
+  }
+}
+
+function notFoundPath(path: string): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {
+    causes: [{ reason: 'UnexpectedServerResponse', message: `404 page not found: ${path}` }],
+  });
+}
+
+/** The Table media type when the client asks for server-side tables (kubectl get). */
+function tableRequested(accept: string | undefined, metaGroup: string): string | undefined {
+  if (!accept) return undefined;
+  for (const part of accept.split(',')) {
+    const params = part.split(';').map((p) => p.trim());
+    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) {
+      const version = params.find((p) => p.startsWith('v='));
+      return `${JSON_TYPE};as=Table;${version ?? 'v=v1'};g=${metaGroup}`;
+    }
+  }
+  return undefined;
+}
+
+function isStoredObject(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && 'metadata' in body && !('items' in body);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (size === 0) return resolve(undefined);
+      resolve({ text: Buffer.concat(chunks).toString('utf8'), contentType: req.headers['content-type'] ?? JSON_TYPE });
+    });
+    req.on('error', reject);
+  });
+}
+

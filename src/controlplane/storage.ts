@@ -1,0 +1,333 @@
+/**
+ * In-memory object storage: one monotonic resourceVersion counter, per-resource object maps kept
+ * in key order, a bounded event history per resource (for watch resume and exact-version lists),
+ * and list snapshots for consistent paging.
+ *
+ * Stored objects are never mutated: every write stores a new object, so snapshots, history entries
+ * and watch events can share references. Everything here is synchronous, which makes each write
+ * atomic with its precondition check and its event fan-out. A persistent backend can subscribe to
+ * `onCommit` (a journal of every committed change) and replay it through `restore` at start.
+ */
+import type { KubeObject } from '../api/meta.ts';
+import { objectKey } from '../api/meta.ts';
+import type { ResourceType } from '../api/registry.ts';
+import { alreadyExists, conflict, notFound, STALE_OBJECT, tooOldResourceVersion } from './errors.ts';
+
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoredEvent {
+  type: ChangeType;
+  rv: number;
+  /** The object after the change (for DELETED: the last state, with the deletion's resourceVersion). */
+  object: KubeObject;
+  /** The object before the change (MODIFIED and DELETED). */
+  previous?: KubeObject;
+}
+
+export interface WatchSubscriber {
+  deliver(event: StoredEvent): void;
+}
+
+export interface StorageOptions {
+  /** Events retained per resource for watch resume; older ones answer 410. */
+  historySize: number;
+  /** How many list snapshots (for `continue`) are kept at once, least recently used evicted first. */
+  maxSnapshots: number;
+}
+
+export const DEFAULT_STORAGE_OPTIONS: StorageOptions = { historySize: 5000, maxSnapshots: 256 };
+
+/** A consistent view of one resource at a resourceVersion, sorted by key. */
+export interface Snapshot {
+  id: number;
+  rv: number;
+  createdAt: number;
+  items: readonly KubeObject[];
+}
+
+class ResourceStore {
+  readonly items = new Map<string, KubeObject>();
+  readonly watchers = new Set<WatchSubscriber>();
+  /** Ring buffer of the latest events, oldest at `head`. */
+  private readonly history: StoredEvent[] = [];
+  private head = 0;
+  /** Events with rv at or below this were dropped from history. */
+  compactedRv = 0;
+  private sortedKeys: string[] | undefined;
+  /** Keys flagged unreadable by fault injection, as if the stored bytes could not be decoded. */
+  readonly corrupt = new Set<string>();
+
+  constructor(private readonly historySize: number) {}
+
+  record(event: StoredEvent): void {
+    if (this.history.length < this.historySize) {
+      this.history.push(event);
+    } else {
+      this.compactedRv = this.history[this.head].rv;
+      this.history[this.head] = event;
+      this.head = (this.head + 1) % this.historySize;
+    }
+    for (const w of this.watchers) w.deliver(event);
+  }
+
+  /** Events with rv greater than `from`, oldest first; throws 410 when some were dropped. */
+  eventsSince(from: number): StoredEvent[] {
+    if (from < this.compactedRv) throw tooOldResourceVersion(from, this.compactedRv);
+    const ordered = this.ordered();
+    let lo = 0;
+    let hi = ordered.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ordered[mid].rv <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    return ordered.slice(lo);
+  }
+
+  compact(upTo: number): void {
+    const kept = this.ordered().filter((e) => e.rv > upTo);
+    this.history.length = 0;
+    this.history.push(...kept);
+    this.head = 0;
+    this.compactedRv = Math.max(this.compactedRv, upTo);
+  }
+
+  private ordered(): StoredEvent[] {
+    return this.head === 0 ? this.history : [...this.history.slice(this.head), ...this.history.slice(0, this.head)];
+  }
+
+  keysInOrder(): string[] {
+    this.sortedKeys ??= [...this.items.keys()].sort();
+    return this.sortedKeys;
+  }
+
+  keysChanged(): void {
+    this.sortedKeys = undefined;
+  }
+}
+
+export interface Commit {
+  rt: ResourceType;
+  event: StoredEvent;
+}
+
+export class Storage {
+  private rv = 0;
+  private readonly stores = new Map<ResourceType, ResourceStore>();
+  private readonly byUid = new Map<string, { rt: ResourceType; key: string }>();
+  private readonly snapshots = new Map<number, Snapshot>();
+  private nextSnapshotId = 1;
+  private readonly commitListeners = new Set<(c: Commit) => void>();
+  readonly options: StorageOptions;
+
+  constructor(options: Partial<StorageOptions> = {}) {
+    this.options = { ...DEFAULT_STORAGE_OPTIONS, ...options };
+  }
+
+  /** The latest resourceVersion handed out. */
+  currentRv(): number {
+    return this.rv;
+  }
+
+  private store(rt: ResourceType): ResourceStore {
+    let s = this.stores.get(rt);
+    if (!s) {
+      s = new ResourceStore(this.options.historySize);
+      this.stores.set(rt, s);
+    }
+    return s;
+  }
+
+  get(rt: ResourceType, key: string): KubeObject | undefined {
+    return this.store(rt).items.get(key);
+  }
+
+  isCorrupt(rt: ResourceType, key: string): boolean {
+    return this.store(rt).corrupt.has(key);
+  }
+
+  corruptKeys(rt: ResourceType): string[] {
+    return [...this.store(rt).corrupt];
+  }
+
+  /** Where an object with this uid lives, if it exists. */
+  locate(uid: string): { rt: ResourceType; key: string } | undefined {
+    return this.byUid.get(uid);
+  }
+
+  size(rt: ResourceType): number {
+    return this.store(rt).items.size;
+  }
+
+  /** Current objects in key order, optionally only one namespace's. */
+  list(rt: ResourceType, namespace?: string): KubeObject[] {
+    const s = this.store(rt);
+    const keys = s.keysInOrder();
+    const [from, to] = namespace ? namespaceRange(keys, namespace) : [0, keys.length];
+    const out = new Array<KubeObject>(to - from);
+    for (let i = from; i < to; i++) out[i - from] = s.items.get(keys[i])!;
+    return out;
+  }
+
+  /** Objects as they were at resourceVersion `at`, rebuilt from the event history (410 if too old). */
+  listAt(rt: ResourceType, at: number, namespace?: string): KubeObject[] {
+    const s = this.store(rt);
+    const later = s.eventsSince(at);
+    if (later.length === 0) return this.list(rt, namespace);
+    const overlay = new Map<string, KubeObject | null>();
+    for (let i = later.length - 1; i >= 0; i--) {
+      const e = later[i];
+      overlay.set(objectKey(e.object.metadata), e.type === 'ADDED' ? null : (e.previous ?? null));
+    }
+    const merged = new Map<string, KubeObject>();
+    for (const obj of this.list(rt, namespace)) merged.set(objectKey(obj.metadata), obj);
+    for (const [key, obj] of overlay) {
+      if (namespace && !key.startsWith(`${namespace}/`)) continue;
+      if (obj) merged.set(key, obj);
+      else merged.delete(key);
+    }
+    return [...merged.keys()].sort().map((k) => merged.get(k)!);
+  }
+
+  /** Events after resourceVersion `from` (410 when history no longer reaches back that far). */
+  eventsSince(rt: ResourceType, from: number): StoredEvent[] {
+    return this.store(rt).eventsSince(from);
+  }
+
+  watch(rt: ResourceType, subscriber: WatchSubscriber): () => void {
+    const s = this.store(rt);
+    s.watchers.add(subscriber);
+    return () => s.watchers.delete(subscriber);
+  }
+
+  watcherCount(rt?: ResourceType): number {
+    if (rt) return this.store(rt).watchers.size;
+    let n = 0;
+    for (const s of this.stores.values()) n += s.watchers.size;
+    return n;
+  }
+
+  create(rt: ResourceType, obj: KubeObject): KubeObject {
+    const s = this.store(rt);
+    const key = objectKey(obj.metadata);
+    if (s.items.has(key) || s.corrupt.has(key)) throw alreadyExists(rt, obj.metadata.name ?? '');
+    const stored = this.stamp(obj);
+    s.items.set(key, stored);
+    s.keysChanged();
+    if (stored.metadata.uid) this.byUid.set(stored.metadata.uid, { rt, key });
+    this.commit(rt, s, { type: 'ADDED', rv: this.rv, object: stored });
+    return stored;
+  }
+
+  /**
+   * Replaces an object. `expectedRv` (when given) must equal the stored resourceVersion, else 409.
+   */
+  update(rt: ResourceType, obj: KubeObject, expectedRv?: string): KubeObject {
+    const s = this.store(rt);
+    const key = objectKey(obj.metadata);
+    const previous = s.items.get(key);
+    if (!previous) throw notFound(rt, obj.metadata.name ?? '');
+    if (expectedRv !== undefined && expectedRv !== previous.metadata.resourceVersion) {
+      throw conflict(rt, obj.metadata.name ?? '', STALE_OBJECT);
+    }
+    const stored = this.stamp(obj);
+    s.items.set(key, stored);
+    this.commit(rt, s, { type: 'MODIFIED', rv: this.rv, object: stored, previous });
+    return stored;
+  }
+
+  remove(rt: ResourceType, key: string, expectedRv?: string): KubeObject {
+    const s = this.store(rt);
+    const previous = s.items.get(key);
+    if (!previous) {
+      if (s.corrupt.delete(key)) return { metadata: keyToMeta(key) };
+      throw notFound(rt, keyToMeta(key).name);
+    }
+    if (expectedRv !== undefined && expectedRv !== previous.metadata.resourceVersion) {
+      throw conflict(rt, previous.metadata.name ?? '', STALE_OBJECT);
+    }
+    s.items.delete(key);
+    s.keysChanged();
+    if (previous.metadata.uid) this.byUid.delete(previous.metadata.uid);
+    const last = this.stamp(previous);
+    this.commit(rt, s, { type: 'DELETED', rv: this.rv, object: last, previous });
+    return last;
+  }
+
+  /** Takes a consistent, key-ordered snapshot of a resource for paging. */
+  snapshot(rt: ResourceType, now: number, namespace?: string): Snapshot {
+    const snap: Snapshot = { id: this.nextSnapshotId++, rv: this.rv, createdAt: now, items: this.list(rt, namespace) };
+    this.snapshots.set(snap.id, snap);
+    if (this.snapshots.size > this.options.maxSnapshots) {
+      this.snapshots.delete(this.snapshots.keys().next().value!);
+    }
+    return snap;
+  }
+
+  /** A snapshot still held, refreshed as most recently used. */
+  takeSnapshot(id: number): Snapshot | undefined {
+    const snap = this.snapshots.get(id);
+    if (snap) {
+      this.snapshots.delete(id);
+      this.snapshots.set(id, snap);
+    }
+    return snap;
+  }
+
+  dropSnapshots(): void {
+    this.snapshots.clear();
+  }
+
+  /** Drops watch history up to the current resourceVersion (fault injection: a compaction). */
+  compact(rt?: ResourceType): void {
+    for (const [type, s] of this.stores) if (!rt || rt === type) s.compact(this.rv);
+  }
+
+  /** Marks an object unreadable (fault injection: undecodable bytes in storage). */
+  corrupt(rt: ResourceType, key: string): void {
+    const s = this.store(rt);
+    const obj = s.items.get(key);
+    if (!obj) throw notFound(rt, keyToMeta(key).name);
+    s.items.delete(key);
+    s.keysChanged();
+    if (obj.metadata.uid) this.byUid.delete(obj.metadata.uid);
+    s.corrupt.add(key);
+  }
+
+  onCommit(listener: (c: Commit) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  private stamp(obj: KubeObject): KubeObject {
+    this.rv += 1;
+    return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.rv) } };
+  }
+
+  private commit(rt: ResourceType, s: ResourceStore, event: StoredEvent): void {
+    s.record(event);
+    for (const l of this.commitListeners) l({ rt, event });
+  }
+}
+
+function keyToMeta(key: string): { namespace?: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** The [from, to) index range of one namespace's keys in a sorted key array. */
+function namespaceRange(keys: string[], namespace: string): [number, number] {
+  const prefix = `${namespace}/`;
+  const lowerBound = (target: string) => {
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid] < target) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  // '0' is the character after '/', so it bounds every key with this prefix.
+  return [lowerBound(prefix), lowerBound(`${namespace}0`)];
+}

@@ -1,0 +1,31 @@
+/**
+ * ControllerRevision (`apps/v1`, namespaced): data is required; revision is non-negative; after creation
+ * neither data nor revision may change.
+ */
+import { type FieldError, required, validateImmutableField } from './field-errors.ts';
+import { nameIsDNSSubdomain, validateNonnegativeField, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
+import type { ValidationContext } from './context.ts';
+import { absent, checkShape, int, isObj, type Obj, obj, rootProblem, topLevel } from './raw.ts';
+
+const SHAPE = topLevel({ data: 'any', revision: 'int64' });
+
+export function validateControllerRevisionCreate(o: unknown, _ctx?: ValidationContext): FieldError[] {
+  const root = rootProblem(o);
+  if (root.length) return root;
+  const rev = o as Obj;
+  const errs = checkShape(o, SHAPE, '');
+  errs.push(...validateObjectMeta(rev.metadata, true, nameIsDNSSubdomain));
+  if (absent(rev.data)) errs.push(required('data', 'data is mandatory'));
+  errs.push(...validateNonnegativeField(int(rev.revision), 'revision'));
+  return errs;
+}
+
+export function validateControllerRevisionUpdate(o: unknown, old: unknown, ctx?: ValidationContext): FieldError[] {
+  if (!isObj(o)) return rootProblem(o);
+  const prev = obj(old) ?? {};
+  const errs = validateObjectMetaUpdate(o.metadata, prev.metadata);
+  errs.push(...validateControllerRevisionCreate(o, ctx));
+  errs.push(...validateImmutableField(o.data ?? null, prev.data ?? null, 'data'));
+  errs.push(...validateImmutableField(o.revision ?? 0, prev.revision ?? 0, 'revision'));
+  return errs;
+}

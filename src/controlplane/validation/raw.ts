@@ -1,0 +1,243 @@
+/**
+ * Safe access to untrusted JSON, and a small shape checker.
+ *
+ * Validators never trust the input: every read goes through an accessor that answers `undefined` for a
+ * value of the wrong type, and `checkShape` reports those wrong types once, as
+ * `Invalid value: <v>: must be of type <t>` (where the reference would have refused to decode the body).
+ */
+import { child, type FieldError, index, invalid, key } from './field-errors.ts';
+import { parseQuantityValue } from './quantity.ts';
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function obj(v: unknown): Obj | undefined {
+  return isObj(v) ? v : undefined;
+}
+
+export function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function int(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
+}
+
+export function bool(v: unknown): boolean | undefined {
+  return typeof v === 'boolean' ? v : undefined;
+}
+
+export function arr(v: unknown): unknown[] | undefined {
+  return Array.isArray(v) ? v : undefined;
+}
+
+/** A map of string values; entries whose value is not a string are skipped. */
+export function strMap(v: unknown): Record<string, string> | undefined {
+  if (!isObj(v)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v)) if (typeof val === 'string') out[k] = val;
+  return out;
+}
+
+/** Absent in the reference's sense: missing, `null` (decodes to the zero value). */
+export function absent(v: unknown): boolean {
+  return v === undefined || v === null;
+}
+
+/** Reads a nested member by dotted path, `undefined` as soon as a step is not an object. */
+export function at(v: unknown, path: string): unknown {
+  let cur: unknown = v;
+  for (const part of path.split('.')) {
+    if (!isObj(cur)) return undefined;
+    cur = cur[part];
+  }
+  return cur;
+}
+
+/** A JSON deep copy (inputs are plain JSON). */
+export function clone<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+export type Scalar =
+  | 'string'
+  | 'int32'
+  | 'int64'
+  | 'boolean'
+  | 'intOrString'
+  | 'quantity'
+  /** A byte array: a base64 string in JSON. */
+  | 'bytes'
+  /** An RFC 3339 timestamp string. */
+  | 'time'
+  | 'any';
+
+export type Shape = Scalar | { fields: Record<string, Shape> } | { items: Shape } | { values: Shape };
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Reports members whose JSON type does not fit the shape; `null` is accepted everywhere (zero value). */
+export function checkShape(value: unknown, shape: Shape, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  walk(value, shape, path, errs);
+  return errs;
+}
+
+function walk(value: unknown, shape: Shape, path: string, errs: FieldError[]): void {
+  if (value === null || value === undefined) return;
+  if (typeof shape === 'string') {
+    const problem = scalarProblem(value, shape);
+    if (problem) errs.push(invalid(path, value, problem));
+    return;
+  }
+  if ('fields' in shape) {
+    if (!isObj(value)) {
+      errs.push(invalid(path, value, 'must be of type object'));
+      return;
+    }
+    for (const [name, sub] of Object.entries(shape.fields)) walk(value[name], sub, child(path, name), errs);
+    return;
+  }
+  if ('items' in shape) {
+    if (!Array.isArray(value)) {
+      errs.push(invalid(path, value, 'must be of type array'));
+      return;
+    }
+    value.forEach((item, i) => {
+      walk(item, shape.items, index(path, i), errs);
+    });
+    return;
+  }
+  if (!isObj(value)) {
+    errs.push(invalid(path, value, 'must be of type object'));
+    return;
+  }
+  for (const [k, v] of Object.entries(value)) walk(v, shape.values, key(path, k), errs);
+}
+
+function scalarProblem(value: unknown, shape: Scalar): string | undefined {
+  switch (shape) {
+    case 'any':
+      return undefined;
+    case 'string':
+      return typeof value === 'string' ? undefined : 'must be of type string';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be of type boolean';
+    case 'int64':
+      return int(value) !== undefined && Number.isSafeInteger(value) ? undefined : 'must be of type integer';
+    case 'int32': {
+      const n = int(value);
+      if (n === undefined) return 'must be of type integer';
+      return n < INT32_MIN || n > INT32_MAX ? 'must be a 32-bit integer' : undefined;
+    }
+    case 'intOrString':
+      if (typeof value === 'string') return undefined;
+      return int(value) !== undefined ? undefined : 'must be an integer or percentage (e.g. \'5%\')';
+    case 'quantity': {
+      const q = parseQuantityValue(value);
+      return q.ok ? undefined : q.error;
+    }
+    case 'bytes':
+      if (typeof value !== 'string') return 'must be of type string';
+      return base64Problem(value);
+    case 'time':
+      if (typeof value !== 'string') return 'must be of type string';
+      return RFC3339.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : 'must be an RFC 3339 timestamp';
+  }
+}
+
+/** The reference's decoding error for a malformed base64 string, or `undefined` when it decodes. */
+export function base64Problem(s: string): string | undefined {
+  if (BASE64.test(s) && s.length % 4 === 0) return undefined;
+  const bad = s.search(/[^A-Za-z0-9+/=]/);
+  const at = bad >= 0 ? bad : s.length - (s.length % 4 || 4);
+  return `illegal base64 data at input byte ${Math.max(at, 0)}`;
+}
+
+/** Decodes a `bytes` member; `undefined` when absent, not a string or not base64. */
+export function bytes(v: unknown): Buffer | undefined {
+  if (typeof v !== 'string' || base64Problem(v)) return undefined;
+  return Buffer.from(v, 'base64');
+}
+
+// Shapes shared by several resources.
+
+export const OWNER_REFERENCE: Shape = {
+  fields: {
+    apiVersion: 'string',
+    kind: 'string',
+    name: 'string',
+    uid: 'string',
+    controller: 'boolean',
+    blockOwnerDeletion: 'boolean',
+  },
+};
+
+export const OBJECT_META: Shape = {
+  fields: {
+    name: 'string',
+    generateName: 'string',
+    namespace: 'string',
+    uid: 'string',
+    resourceVersion: 'string',
+    generation: 'int64',
+    creationTimestamp: 'time',
+    deletionTimestamp: 'time',
+    deletionGracePeriodSeconds: 'int64',
+    labels: { values: 'string' },
+    annotations: { values: 'string' },
+    ownerReferences: { items: OWNER_REFERENCE },
+    finalizers: { items: 'string' },
+    managedFields: {
+      items: {
+        fields: {
+          manager: 'string',
+          operation: 'string',
+          apiVersion: 'string',
+          time: 'time',
+          fieldsType: 'string',
+          fieldsV1: 'any',
+          subresource: 'string',
+        },
+      },
+    },
+  },
+};
+
+export const LABEL_SELECTOR: Shape = {
+  fields: {
+    matchLabels: { values: 'string' },
+    matchExpressions: { items: { fields: { key: 'string', operator: 'string', values: { items: 'string' } } } },
+  },
+};
+
+/** A metav1.Condition. */
+export const CONDITION: Shape = {
+  fields: {
+    type: 'string',
+    status: 'string',
+    observedGeneration: 'int64',
+    lastTransitionTime: 'time',
+    reason: 'string',
+    message: 'string',
+  },
+};
+
+/** The top-level object: metadata plus the given members. */
+export function topLevel(fields: Record<string, Shape>): Shape {
+  return { fields: { apiVersion: 'string', kind: 'string', metadata: OBJECT_META, ...fields } };
+}
+
+/** The root of an object: an error when it is not a JSON object at all. */
+export function rootProblem(v: unknown): FieldError[] {
+  return isObj(v) ? [] : [invalid('', v, 'must be of type object')];
+}
