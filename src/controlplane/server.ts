@@ -1,6 +1,7 @@
 /** The HTTPS front of the embedded control plane: routing, authentication, content negotiation, watch streams. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
@@ -237,11 +238,14 @@ export class ControlPlaneServer {
   }
 
   private reply(res: ServerResponse, reply: Reply, query: URLSearchParams): void {
-    const pretty = query.get('pretty') === 'true';
-    const text =
-      !pretty && isStoredObject(reply.body)
-        ? toJson(reply.body as never)
-        : JSON.stringify(reply.body, null, pretty ? 2 : undefined);
+    const body = reply.body as Record<string, unknown>;
+    let text: string;
+    if (query.get('pretty') === 'true') text = JSON.stringify(body, null, 2);
+    else if (isList(body)) {
+      // Items are stored objects whose JSON is cached: splice it rather than serialize again.
+      const { items, ...head } = body;
+      text = `${JSON.stringify(head).slice(0, -1)},"items":[${items.map((i) => toJson(i)).join(',')}]}`;
+    } else text = isStoredObject(body) ? toJson(body as never) : JSON.stringify(body);
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
   }
 
@@ -284,6 +288,10 @@ function tableRequested(accept: string | undefined, metaGroup: string): string |
     }
   }
   return undefined;
+}
+
+function isList(body: Record<string, unknown>): body is Record<string, unknown> & { items: KubeObject[] } {
+  return Array.isArray(body.items);
 }
 
 function isStoredObject(body: unknown): boolean {

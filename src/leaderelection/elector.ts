@@ -57,7 +57,10 @@ export interface LeaderElectionConfig {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
-  /** On stop while leading, write a released record so others need not wait for expiry. */
+  /**
+   * When leadership ends (stop, or a failed renew as in client-go), write a released record if the last
+   * observed one is still ours, so others need not wait for expiry.
+   */
   releaseOnCancel?: boolean;
   callbacks: LeaderCallbacks;
   /** Monotonic clock for waits and observed times. */
@@ -161,9 +164,9 @@ export class LeaderElector {
     const retry = config.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     if (lease <= renew) throw new Error('leaseDuration must be greater than renewDeadline');
     if (renew <= JITTER_FACTOR * retry) throw new Error('renewDeadline must be greater than retryPeriod*JitterFactor');
-    if (lease < 1) throw new Error('leaseDuration must be greater than zero');
-    if (renew < 1) throw new Error('renewDeadline must be greater than zero');
-    if (retry < 1) throw new Error('retryPeriod must be greater than zero');
+    if (lease <= 0) throw new Error('leaseDuration must be greater than zero');
+    if (renew <= 0) throw new Error('renewDeadline must be greater than zero');
+    if (retry <= 0) throw new Error('retryPeriod must be greater than zero');
     if (!config.callbacks?.onStartedLeading) throw new Error('OnStartedLeading callback must not be nil');
     if (!config.callbacks.onStoppedLeading) throw new Error('OnStoppedLeading callback must not be nil');
     if (!config.lock || !config.leases) throw new Error('Lock must not be nil.');
@@ -297,7 +300,9 @@ export class LeaderElector {
 
     let current: Lease;
     try {
-      current = await this.call(signal, (s) => this.config.leases.get(this.config.lock.namespace, this.config.lock.name, { signal: s }));
+      current = await this.call(signal, (s) =>
+        this.config.leases.get(this.config.lock.namespace, this.config.lock.name, { signal: s }),
+      );
     } catch (err) {
       if (!isNotFound(err)) {
         this.log.error(`error retrieving resource lock ${this.lockDesc}: ${errorText(err)}`);
@@ -307,12 +312,7 @@ export class LeaderElector {
     }
     this.lease = current;
     const old = recordFromLease(current);
-    const raw = serialize(old);
-    if (raw !== this.observedRaw) {
-      this.observed = old;
-      this.observedRaw = raw;
-      this.observedTime = this.clock.now();
-    }
+    this.observeRead(old);
     if (old.holderIdentity !== '' && this.isLeaseValid(now) && !this.isLeader()) {
       this.log.info(`lock is held by ${old.holderIdentity} and has not yet expired`);
       return false;
@@ -350,10 +350,19 @@ export class LeaderElector {
       this.log.error(`failed to ${mode === 'create' ? 'create' : 'update'} lock ${this.lockDesc}: ${errorText(err)}`);
       return false;
     }
+    this.setObserved(record);
+    return true;
+  }
+
+  /** A record just read: observedTime moves only when the record differs from the last one seen. */
+  private observeRead(record: LeaderElectionRecord): void {
+    if (serialize(record) !== this.observedRaw) this.setObserved(record);
+  }
+
+  private setObserved(record: LeaderElectionRecord): void {
     this.observed = record;
     this.observedRaw = serialize(record);
     this.observedTime = this.clock.now();
-    return true;
   }
 
   /** One Lease call under the per-request deadline. */
@@ -389,18 +398,14 @@ export class LeaderElector {
     try {
       const body: Lease = { ...(this.lease as Lease), spec: leaseSpecFromRecord(released) };
       this.lease = await this.call(signal, (s) => leases.replace(body, { signal: s }));
-      this.observed = released;
-      this.observedRaw = serialize(released);
-      this.observedTime = this.clock.now();
+      this.setObserved(released);
       this.log.info(`released lease ${this.lockDesc}`);
       return true;
     } catch (err) {
       if (!isConflict(err)) throw err;
     }
     this.lease = await this.call(signal, (s) => leases.get(namespace, name, { signal: s }));
-    this.observed = recordFromLease(this.lease);
-    this.observedRaw = serialize(this.observed);
-    this.observedTime = this.clock.now();
+    this.observeRead(recordFromLease(this.lease));
     return !this.isLeader();
   }
 
@@ -409,6 +414,13 @@ export class LeaderElector {
     if (holder === this.reportedLeader) return;
     this.reportedLeader = holder;
     const onNewLeader = this.config.callbacks.onNewLeader;
-    if (onNewLeader) queueMicrotask(() => onNewLeader(holder));
+    if (!onNewLeader) return;
+    queueMicrotask(() => {
+      try {
+        onNewLeader(holder);
+      } catch (err) {
+        this.log.error(`onNewLeader failed: ${errorText(err)}`);
+      }
+    });
   }
 }

@@ -48,11 +48,14 @@ export async function withDeadline<T>(
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const d = deadline(clock, parent, ms, what);
+  if (d.signal.aborted) {
+    d.dispose();
+    throw d.signal.reason;
+  }
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(d.signal.reason);
-    if (d.signal.aborted) onAbort();
-    else d.signal.addEventListener('abort', onAbort, { once: true });
+    d.signal.addEventListener('abort', onAbort, { once: true });
   });
   const work = fn(d.signal);
   work.catch(() => {}); // settled late after an abort: nobody is listening any more

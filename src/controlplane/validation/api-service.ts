@@ -7,7 +7,7 @@
  * namespace and name, a port in 1..65535 (default 443), and not both insecureSkipTLSVerify and a caBundle.
  * Status conditions have status True, False or Unknown.
  */
-import { child, type FieldError, goQuote, index, invalid, notSupported, required } from './field-errors.ts';
+
 import {
   isDNS1035Label,
   isDNS1123Subdomain,
@@ -17,6 +17,7 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
+import { child, type FieldError, goQuote, index, invalid, notSupported, required } from './field-errors.ts';
 import { absent, arr, bool, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
 export const DEFAULT_SERVICE_PORT = 443;
@@ -37,7 +38,9 @@ const SHAPE = topLevel({
   status: {
     fields: {
       conditions: {
-        items: { fields: { type: 'string', status: 'string', lastTransitionTime: 'time', reason: 'string', message: 'string' } },
+        items: {
+          fields: { type: 'string', status: 'string', lastTransitionTime: 'time', reason: 'string', message: 'string' },
+        },
       },
     },
   },
@@ -80,7 +83,10 @@ export function validateAPIServiceCreate(o: unknown, _ctx?: ValidationContext): 
   const service = obj(spec.service);
   if (!service) {
     if (caLength) errs.push(invalid('spec.caBundle', `${caLength} bytes`, 'local APIServices may not have a caBundle'));
-    if (insecure) errs.push(invalid('spec.insecureSkipTLSVerify', insecure, 'local APIServices may not have insecureSkipTLSVerify'));
+    if (insecure)
+      errs.push(
+        invalid('spec.insecureSkipTLSVerify', insecure, 'local APIServices may not have insecureSkipTLSVerify'),
+      );
     return errs;
   }
   if (!str(service.namespace)) errs.push(required('spec.service.namespace'));
@@ -90,7 +96,8 @@ export function validateAPIServiceCreate(o: unknown, _ctx?: ValidationContext): 
     const problems = isValidPortNum(port);
     if (problems.length) errs.push(invalid('spec.service.port', port, `port is not valid: ${problems.join(', ')}`));
   }
-  if (insecure && caLength > 0) errs.push(invalid('spec.insecureSkipTLSVerify', insecure, 'may not be true if caBundle is present'));
+  if (insecure && caLength > 0)
+    errs.push(invalid('spec.insecureSkipTLSVerify', insecure, 'may not be true if caBundle is present'));
   return errs;
 }
 
@@ -107,7 +114,8 @@ function validateStatus(o: Obj): FieldError[] {
     const c = obj(raw);
     if (!c) return;
     const status = str(c.status) ?? '';
-    if (!STATUSES.includes(status)) errs.push(notSupported(child(index('status.conditions', i), 'status'), status, STATUSES));
+    if (!STATUSES.includes(status))
+      errs.push(notSupported(child(index('status.conditions', i), 'status'), status, STATUSES));
   });
   return errs;
 }

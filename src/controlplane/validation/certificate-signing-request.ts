@@ -10,6 +10,9 @@
  * Approved and Denied change only through `/approval`; the certificate is set only through `/status` and
  * only once. Problems that already exist in the stored object are tolerated, as the reference does.
  */
+
+import { validateObjectMeta, validateObjectMetaUpdate, validateSignerName } from './common.ts';
+import type { ValidationContext } from './context.ts';
 import {
   child,
   deepEqual,
@@ -22,8 +25,6 @@ import {
   notSupported,
   required,
 } from './field-errors.ts';
-import { validateObjectMeta, validateObjectMetaUpdate, validateSignerName } from './common.ts';
-import type { ValidationContext } from './context.ts';
 import { decodePem } from './pem.ts';
 import { absent, arr, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import { checkCertificateRequest, parseCertificate } from './x509.ts';
@@ -129,7 +130,8 @@ function options(next: unknown, old: unknown | undefined, ctx: ValidationContext
     allowEmptyConditionType: oldTypes.some((t) => !t),
     allowArbitraryCertificate:
       old !== undefined &&
-      (certificateOf(next) === certificateOf(old) || certificateProblem(bytes(obj(obj(old)?.status)?.certificate)) !== undefined),
+      (certificateOf(next) === certificateOf(old) ||
+        certificateProblem(bytes(obj(obj(old)?.status)?.certificate)) !== undefined),
     allowUnknownUsages: oldUsages.some((u) => typeof u !== 'string' || !KEY_USAGES.includes(u)),
     allowDuplicateUsages: hasDuplicates(oldUsages),
   };
@@ -158,7 +160,7 @@ function certificateProblem(data: Buffer | undefined): string | undefined {
 /** The reason a `spec.request` value is refused, or `undefined` when it is one verified request. */
 async function requestProblem(data: Buffer): Promise<string | undefined> {
   const first = decodePem(data.toString('latin1'));
-  if (!first || first.block.type !== 'CERTIFICATE REQUEST') return 'PEM block type must be CERTIFICATE REQUEST';
+  if (first?.block.type !== 'CERTIFICATE REQUEST') return 'PEM block type must be CERTIFICATE REQUEST';
   if (decodePem(first.rest)) return 'must contain exactly one PEM block';
   return checkCertificateRequest(first.block.bytes);
 }
@@ -179,7 +181,8 @@ async function validateSpec(spec: Obj, opts: Options, ctx: ValidationContext): P
   if (!usages || usages.length === 0) errs.push(required(child(path, 'usages')));
   if (usages && !opts.allowUnknownUsages) {
     usages.forEach((u, i) => {
-      if (typeof u === 'string' && !KEY_USAGES.includes(u)) errs.push(notSupported(index(child(path, 'usages'), i), u, KEY_USAGES));
+      if (typeof u === 'string' && !KEY_USAGES.includes(u))
+        errs.push(notSupported(index(child(path, 'usages'), i), u, KEY_USAGES));
     });
   }
   if (usages && !opts.allowDuplicateUsages) {
@@ -203,7 +206,11 @@ async function validateSpec(spec: Obj, opts: Options, ctx: ValidationContext): P
   const expiration = int(spec.expirationSeconds);
   if (expiration !== undefined && expiration < MIN_EXPIRATION_SECONDS) {
     errs.push(
-      invalid(child(path, 'expirationSeconds'), expiration, 'may not specify a duration less than 600 seconds (10 minutes)'),
+      invalid(
+        child(path, 'expirationSeconds'),
+        expiration,
+        'may not specify a duration less than 600 seconds (10 minutes)',
+      ),
     );
   }
   return errs;
@@ -228,10 +235,12 @@ function validateConditions(o: Obj, opts: Options): FieldError[] {
     if (!opts.allowBothApprovedAndDenied) {
       if (type === 'Approved') {
         hasApproved = true;
-        if (hasDenied) errs.push(invalid(child(p, 'type'), type, 'Approved and Denied conditions are mutually exclusive'));
+        if (hasDenied)
+          errs.push(invalid(child(p, 'type'), type, 'Approved and Denied conditions are mutually exclusive'));
       } else if (type === 'Denied') {
         hasDenied = true;
-        if (hasApproved) errs.push(invalid(child(p, 'type'), type, 'Approved and Denied conditions are mutually exclusive'));
+        if (hasApproved)
+          errs.push(invalid(child(p, 'type'), type, 'Approved and Denied conditions are mutually exclusive'));
       }
     }
     if (!opts.allowDuplicateConditionTypes) {
@@ -261,7 +270,10 @@ async function validateObject(o: unknown, opts: Options, ctx: ValidationContext)
   return errs;
 }
 
-export async function validateCertificateSigningRequestCreate(o: unknown, ctx: ValidationContext): Promise<FieldError[]> {
+export async function validateCertificateSigningRequestCreate(
+  o: unknown,
+  ctx: ValidationContext,
+): Promise<FieldError[]> {
   return validateObject(o, options(o, undefined, ctx), ctx);
 }
 

@@ -6,9 +6,17 @@
  * `CERTIFICATE` blocks, no headers, each a parseable X.509 CA certificate; at least one; no duplicates.
  * On update the bundle is re-checked only when it changed.
  */
-import { child, type FieldError, invalid, required, tooLong, validateImmutableField } from './field-errors.ts';
-import { byteLength, type NameFn, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate, validateSignerName } from './common.ts';
+
+import {
+  byteLength,
+  type NameFn,
+  nameIsDNSSubdomain,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  validateSignerName,
+} from './common.ts';
 import type { ValidationContext } from './context.ts';
+import { child, type FieldError, invalid, required, tooLong, validateImmutableField } from './field-errors.ts';
 import { decodePem } from './pem.ts';
 import { absent, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import { basicConstraints, parseCertificate } from './x509.ts';
@@ -76,7 +84,8 @@ export function validateTrustBundle(path: string, bundle: string): FieldError[] 
   if (errs.length) return errs;
   if (seen.size === 0) errs.push(invalid(path, omitted, 'at least one trust anchor must be provided'));
   for (const indices of seen.values()) {
-    if (indices.length > 1) errs.push(invalid(path, omitted, `duplicate trust anchor (indices [${indices.join(' ')}])`));
+    if (indices.length > 1)
+      errs.push(invalid(path, omitted, `duplicate trust anchor (indices [${indices.join(' ')}])`));
   }
   return errs;
 }
@@ -93,7 +102,8 @@ function validate(o: unknown, parseBundle: boolean): FieldError[] {
   if (signerName) errs.push(...validateSignerName(child('spec', 'signerName'), signerName));
   if (spec && parseBundle) {
     const bundle = spec.trustBundle;
-    if (typeof bundle === 'string' || absent(bundle)) errs.push(...validateTrustBundle(child('spec', 'trustBundle'), str(bundle) ?? ''));
+    if (typeof bundle === 'string' || absent(bundle))
+      errs.push(...validateTrustBundle(child('spec', 'trustBundle'), str(bundle) ?? ''));
   }
   return errs;
 }
@@ -108,6 +118,8 @@ export function validateClusterTrustBundleUpdate(o: unknown, old: unknown, _ctx?
   const errs = validate(o, spec?.trustBundle !== oldSpec?.trustBundle);
   if (!isObj(o)) return errs;
   errs.push(...validateObjectMetaUpdate(o.metadata, obj(old)?.metadata));
-  errs.push(...validateImmutableField(str(spec?.signerName) ?? '', str(oldSpec?.signerName) ?? '', child('spec', 'signerName')));
+  errs.push(
+    ...validateImmutableField(str(spec?.signerName) ?? '', str(oldSpec?.signerName) ?? '', child('spec', 'signerName')),
+  );
   return errs;
 }

@@ -48,7 +48,7 @@ export function inclusiveRangeError(lo: number, hi: number): string {
 
 const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DNS1123_LABEL_MSG =
-  'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character';
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 export const DNS1123_LABEL_MAX = 63;
 const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL_FMT}$`);
 
@@ -77,7 +77,8 @@ export function isDNS1123Label(value: string): string[] {
 export function isDNS1123Subdomain(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
+  if (!DNS1123_SUBDOMAIN_RE.test(value))
+    errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
   return errs;
 }
 
@@ -116,7 +117,8 @@ export function isQualifiedName(value: string): string[] {
   }
   if (name.length === 0) errs.push(`name part ${EMPTY_ERROR}`);
   else if (byteLength(name) > QUALIFIED_NAME_MAX) errs.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`);
-  if (!LABEL_KEY_RE.test(name)) errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
+  if (!LABEL_KEY_RE.test(name))
+    errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
   return errs;
 }
 
@@ -129,7 +131,8 @@ const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
 export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > LABEL_VALUE_MAX) errs.push(maxLenError(LABEL_VALUE_MAX));
-  if (!LABEL_VALUE_RE.test(value)) errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
+  if (!LABEL_VALUE_RE.test(value))
+    errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
   return errs;
 }
 
@@ -273,7 +276,8 @@ export function validateLabelSelector(selector: unknown, path: string, opts: Lab
     const values = arr(expr.values) ?? [];
     const op = expr.operator;
     if (op === 'In' || op === 'NotIn') {
-      if (values.length === 0) errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
+      if (values.length === 0)
+        errs.push(required(child(p, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
     } else if (op === 'Exists' || op === 'DoesNotExist') {
       if (values.length > 0) {
         errs.push(forbidden(child(p, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
@@ -386,7 +390,15 @@ export function validateConditions(conditions: unknown, path: string): FieldErro
           invalid(
             child(p, 'reason'),
             reason,
-            regexError(CONDITION_REASON_MSG, CONDITION_REASON_FMT, 'my_name', 'MY_NAME', 'MyName', 'ReasonA,ReasonB', 'ReasonA:ReasonB'),
+            regexError(
+              CONDITION_REASON_MSG,
+              CONDITION_REASON_FMT,
+              'my_name',
+              'MY_NAME',
+              'MyName',
+              'ReasonA,ReasonB',
+              'ReasonA:ReasonB',
+            ),
           ),
         );
       }
@@ -457,7 +469,8 @@ function validateManagedFields(entries: unknown, path: string): FieldError[] {
       errs.push(invalid(child(p, 'operation'), e.operation ?? '', 'must be `Apply` or `Update`'));
     }
     const fieldsType = str(e.fieldsType) ?? '';
-    if (fieldsType && fieldsType !== 'FieldsV1') errs.push(invalid(child(p, 'fieldsType'), fieldsType, 'must be `FieldsV1`'));
+    if (fieldsType && fieldsType !== 'FieldsV1')
+      errs.push(invalid(child(p, 'fieldsType'), fieldsType, 'must be `FieldsV1`'));
     const manager = str(e.manager) ?? '';
     if (byteLength(manager) > 128) errs.push(tooLong(child(p, 'manager'), 128));
     const sub = str(e.subresource) ?? '';
@@ -471,7 +484,9 @@ function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): Field
   const namespace = str(meta.namespace) ?? '';
   if (namespaced) {
     if (!namespace) errs.push(required(child(path, 'namespace')));
-    else for (const msg of validateNamespaceName(namespace, false)) errs.push(invalid(child(path, 'namespace'), namespace, msg));
+    else
+      for (const msg of validateNamespaceName(namespace, false))
+        errs.push(invalid(child(path, 'namespace'), namespace, msg));
   } else if (namespace) {
     errs.push(forbidden(child(path, 'namespace'), 'not allowed on this type'));
   }
@@ -485,7 +500,12 @@ function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): Field
 }
 
 /** ObjectMeta on create: name (or generateName) by `nameFn`, namespace presence by scope, labels, annotations. */
-export function validateObjectMeta(meta: unknown, namespaced: boolean, nameFn: NameFn, path = 'metadata'): FieldError[] {
+export function validateObjectMeta(
+  meta: unknown,
+  namespaced: boolean,
+  nameFn: NameFn,
+  path = 'metadata',
+): FieldError[] {
   const m = obj(meta);
   if (!m) return [required(child(path, 'name'), 'name or generateName is required')];
   const errs: FieldError[] = [];
@@ -519,7 +539,8 @@ export function validateObjectMetaUpdate(next: unknown, prev: unknown, path = 'm
       );
     }
   }
-  if (!str(n.resourceVersion)) errs.push(invalid(child(path, 'resourceVersion'), n.resourceVersion ?? '', 'must be specified for an update'));
+  if (!str(n.resourceVersion))
+    errs.push(invalid(child(path, 'resourceVersion'), n.resourceVersion ?? '', 'must be specified for an update'));
   const gen = int(n.generation) ?? 0;
   if (gen < (int(o.generation) ?? 0)) errs.push(invalid(child(path, 'generation'), gen, 'must not be decremented'));
   for (const f of ['name', 'namespace', 'uid', 'creationTimestamp']) {
@@ -547,7 +568,9 @@ export function validateSignerName(path: string, signerName: string): FieldError
   if (signerName.length === 0) return [required(path)];
   const segments = signerName.split('/');
   if (segments.length !== 2) {
-    return [invalid(path, signerName, "must be a fully qualified domain and path of the form 'example.com/signer-name'")];
+    return [
+      invalid(path, signerName, "must be a fully qualified domain and path of the form 'example.com/signer-name'"),
+    ];
   }
   const errs: FieldError[] = [];
   const [domain, rest] = segments;
@@ -560,7 +583,8 @@ export function validateSignerName(path: string, signerName: string): FieldError
       break;
     }
   }
-  if (domainLabels.length < 2) errs.push(invalid(path, domain, 'should be a domain with at least two segments separated by dots'));
+  if (domainLabels.length < 2)
+    errs.push(invalid(path, domain, 'should be a domain with at least two segments separated by dots'));
   for (const label of rest.split('.')) {
     const msgs = isDNS1123Subdomain(label);
     if (msgs.length) {

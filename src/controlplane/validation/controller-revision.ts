@@ -2,9 +2,15 @@
  * ControllerRevision (`apps/v1`, namespaced): data is required; revision is non-negative; after creation
  * neither data nor revision may change.
  */
-import { type FieldError, required, validateImmutableField } from './field-errors.ts';
-import { nameIsDNSSubdomain, validateNonnegativeField, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
+
+import {
+  nameIsDNSSubdomain,
+  validateNonnegativeField,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './common.ts';
 import type { ValidationContext } from './context.ts';
+import { type FieldError, required, validateImmutableField } from './field-errors.ts';
 import { absent, checkShape, int, isObj, type Obj, obj, rootProblem, topLevel } from './raw.ts';
 
 const SHAPE = topLevel({ data: 'any', revision: 'int64' });

@@ -72,7 +72,8 @@ export function forbidden(path: string, detail: string): FieldError {
 
 /** `Too long: may not be more than <n> bytes` (a negative maximum gives `value is too long`). */
 export function tooLong(path: string, maxLength: number): FieldError {
-  const detail = maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` : 'value is too long';
+  const detail =
+    maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` : 'value is too long';
   return build('FieldValueTooLong', path, OMIT, detail);
 }
 

@@ -5,16 +5,7 @@
  * required (path-segment names), apiGroup a DNS subdomain when set, scope `Cluster` (the default) or
  * `Namespace`, namespace required with `Namespace` and forbidden with `Cluster`.
  */
-import {
-  child,
-  type FieldError,
-  forbidden,
-  invalid,
-  notSupported,
-  required,
-  tooLong,
-  validateImmutableField,
-} from './field-errors.ts';
+
 import {
   byteLength,
   isDNS1123Subdomain,
@@ -26,6 +17,16 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
+import {
+  child,
+  type FieldError,
+  forbidden,
+  invalid,
+  notSupported,
+  required,
+  tooLong,
+  validateImmutableField,
+} from './field-errors.ts';
 import { absent, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
 export const MAX_CONTROLLER_LENGTH = 250;
@@ -35,7 +36,9 @@ const SHAPE = topLevel({
   spec: {
     fields: {
       controller: 'string',
-      parameters: { fields: { apiGroup: 'string', kind: 'string', name: 'string', scope: 'string', namespace: 'string' } },
+      parameters: {
+        fields: { apiGroup: 'string', kind: 'string', name: 'string', scope: 'string', namespace: 'string' },
+      },
     },
   },
 });
@@ -43,11 +46,13 @@ const SHAPE = topLevel({
 function validateParameters(params: Obj, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const apiGroup = str(params.apiGroup);
-  if (apiGroup !== undefined) for (const msg of isDNS1123Subdomain(apiGroup)) errs.push(invalid(child(path, 'apiGroup'), apiGroup, msg));
+  if (apiGroup !== undefined)
+    for (const msg of isDNS1123Subdomain(apiGroup)) errs.push(invalid(child(path, 'apiGroup'), apiGroup, msg));
   for (const f of ['kind', 'name']) {
     const v = params[f];
     if (absent(v) || v === '') errs.push(required(child(path, f), `${f} is required`));
-    else if (typeof v === 'string') for (const msg of isValidPathSegmentName(v)) errs.push(invalid(child(path, f), v, msg));
+    else if (typeof v === 'string')
+      for (const msg of isValidPathSegmentName(v)) errs.push(invalid(child(path, f), v, msg));
   }
   if (absent(params.scope)) {
     errs.push(required(child(path, 'scope')));
@@ -63,7 +68,8 @@ function validateParameters(params: Obj, path: string): FieldError[] {
   if (scope === 'Namespace') {
     if (absent(namespace)) errs.push(required(child(path, 'namespace'), "`parameters.scope` is set to 'Namespace'"));
     else if (typeof namespace === 'string') {
-      for (const msg of validateNamespaceName(namespace, false)) errs.push(invalid(child(path, 'namespace'), namespace, msg));
+      for (const msg of validateNamespaceName(namespace, false))
+        errs.push(invalid(child(path, 'namespace'), namespace, msg));
     }
   } else if (!absent(namespace)) {
     errs.push(forbidden(child(path, 'namespace'), "`parameters.scope` is set to 'Cluster'"));

@@ -1,11 +1,13 @@
 /** Integer-or-percentage values (`3`, `"25%"`) as the reference checks them. */
-import { type FieldError, invalid } from './field-errors.ts';
+
 import { IS_NEGATIVE_ERROR, isValidPercent } from './common.ts';
+import { type FieldError, invalid } from './field-errors.ts';
 
 /** A non-negative integer or a `N%` string. */
 export function validatePositiveIntOrPercent(value: unknown, path: string): FieldError[] {
   if (typeof value === 'string') return isValidPercent(value).map((msg) => invalid(path, value, msg));
-  if (typeof value === 'number' && Number.isInteger(value)) return value < 0 ? [invalid(path, value, IS_NEGATIVE_ERROR)] : [];
+  if (typeof value === 'number' && Number.isInteger(value))
+    return value < 0 ? [invalid(path, value, IS_NEGATIVE_ERROR)] : [];
   return [invalid(path, value, "must be an integer or percentage (e.g '5%%')")];
 }
 

@@ -5,9 +5,10 @@
  * name, preferredHolder only together with a strategy. Strategy and preferredHolder belong to coordinated
  * leader election: they may only be newly set while the `CoordinatedLeaderElection` gate is on.
  */
-import { child, type FieldError, forbidden, invalid, notSupported } from './field-errors.ts';
+
 import { isQualifiedName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import { gateEnabled, type ValidationContext } from './context.ts';
+import { child, type FieldError, forbidden, invalid, notSupported } from './field-errors.ts';
 import { checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
 export const LEASE_STRATEGIES = ['OldestEmulationVersion'];
@@ -42,7 +43,8 @@ export function validateCoordinatedLeaseStrategy(strategy: string, path: string)
 function validateSpec(spec: Obj): FieldError[] {
   const errs: FieldError[] = [];
   const duration = int(spec.leaseDurationSeconds);
-  if (duration !== undefined && duration <= 0) errs.push(invalid('spec.leaseDurationSeconds', duration, 'must be greater than 0'));
+  if (duration !== undefined && duration <= 0)
+    errs.push(invalid('spec.leaseDurationSeconds', duration, 'must be greater than 0'));
   const transitions = int(spec.leaseTransitions);
   if (transitions !== undefined && transitions < 0) {
     errs.push(invalid('spec.leaseTransitions', transitions, 'must be greater than or equal to 0'));
@@ -60,7 +62,9 @@ function gateErrors(spec: Obj, oldSpec: Obj | undefined, ctx: ValidationContext 
   const errs: FieldError[] = [];
   for (const f of ['strategy', 'preferredHolder']) {
     if (str(spec[f]) && !str(oldSpec?.[f])) {
-      errs.push(forbidden(`spec.${f}`, `may only be set when the ${COORDINATED_LEADER_ELECTION} feature gate is enabled`));
+      errs.push(
+        forbidden(`spec.${f}`, `may only be set when the ${COORDINATED_LEADER_ELECTION} feature gate is enabled`),
+      );
     }
   }
   return errs;

@@ -7,9 +7,10 @@
  * min <= defaultRequest <= default <= max and min <= max; maxLimitRequestRatio >= 1 and <= max/min; for
  * resources that cannot be overcommitted, default = defaultRequest.
  */
-import { child, duplicate, type FieldError, forbidden, index, invalid, key, required } from './field-errors.ts';
+
 import { isQualifiedName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
+import { child, duplicate, type FieldError, forbidden, index, invalid, key, required } from './field-errors.ts';
 import { MAX_MILLI_VALUE, parseQuantityValue, type Quantity } from './quantity.ts';
 import { absent, arr, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import {
@@ -60,7 +61,9 @@ function validateItem(item: Obj, path: string, ctx: ValidationContext): FieldErr
   const errs: FieldError[] = [];
   const type = str(item.type) ?? '';
   const nameCheck = (name: string, p: string) =>
-    type === 'Pod' || type === 'Container' ? validateContainerResourceName(name, p, ctx.naming) : validateResourceName(name, p);
+    type === 'Pod' || type === 'Container'
+      ? validateContainerResourceName(name, p, ctx.naming)
+      : validateResourceName(name, p);
 
   const names = new Set<string>();
   const collect = (member: string): Map<string, Quantity> => {
@@ -76,7 +79,8 @@ function validateItem(item: Obj, path: string, ctx: ValidationContext): FieldErr
   let defaults = new Map<string, Quantity>();
   let defaultRequests = new Map<string, Quantity>();
   if (type === 'Pod') {
-    if (Object.keys(obj(item.default) ?? {}).length) errs.push(forbidden(child(path, 'default'), "may not be specified when `type` is 'Pod'"));
+    if (Object.keys(obj(item.default) ?? {}).length)
+      errs.push(forbidden(child(path, 'default'), "may not be specified when `type` is 'Pod'"));
     if (Object.keys(obj(item.defaultRequest) ?? {}).length) {
       errs.push(forbidden(child(path, 'defaultRequest'), "may not be specified when `type` is 'Pod'"));
     }
@@ -84,9 +88,15 @@ function validateItem(item: Obj, path: string, ctx: ValidationContext): FieldErr
     defaults = collect('default');
     defaultRequests = collect('defaultRequest');
   }
-  if (type === 'PersistentVolumeClaim' && !Object.hasOwn(obj(item.min) ?? {}, 'storage') && !Object.hasOwn(obj(item.max) ?? {}, 'storage')) {
+  if (
+    type === 'PersistentVolumeClaim' &&
+    !Object.hasOwn(obj(item.min) ?? {}, 'storage') &&
+    !Object.hasOwn(obj(item.max) ?? {}, 'storage')
+  ) {
     // The reference reports this at `.limits` under the item.
-    errs.push(required(child(path, 'limits'), 'either minimum or maximum storage value is required, but neither was provided'));
+    errs.push(
+      required(child(path, 'limits'), 'either minimum or maximum storage value is required, but neither was provided'),
+    );
   }
   const ratios = collect('maxLimitRequestRatio');
 
@@ -97,16 +107,26 @@ function validateItem(item: Obj, path: string, ctx: ValidationContext): FieldErr
     const defReq = defaultRequests.get(name);
     const ratio = ratios.get(name);
     if (mn && mx && mn.cmp(mx) > 0) {
-      errs.push(invalid(key(child(path, 'min'), name), mn.toString(), `min value ${mn} is greater than max value ${mx}`));
+      errs.push(
+        invalid(key(child(path, 'min'), name), mn.toString(), `min value ${mn} is greater than max value ${mx}`),
+      );
     }
     if (defReq && mn && mn.cmp(defReq) > 0) {
       errs.push(
-        invalid(key(child(path, 'defaultRequest'), name), defReq.toString(), `min value ${mn} is greater than default request value ${defReq}`),
+        invalid(
+          key(child(path, 'defaultRequest'), name),
+          defReq.toString(),
+          `min value ${mn} is greater than default request value ${defReq}`,
+        ),
       );
     }
     if (defReq && mx && defReq.cmp(mx) > 0) {
       errs.push(
-        invalid(key(child(path, 'defaultRequest'), name), defReq.toString(), `default request value ${defReq} is greater than max value ${mx}`),
+        invalid(
+          key(child(path, 'defaultRequest'), name),
+          defReq.toString(),
+          `default request value ${defReq} is greater than max value ${mx}`,
+        ),
       );
     }
     if (defReq && def && defReq.cmp(def) > 0) {
@@ -120,13 +140,27 @@ function validateItem(item: Obj, path: string, ctx: ValidationContext): FieldErr
     }
     // The reference shows min (resp. max) as the value of the next two errors.
     if (def && mn && mn.cmp(def) > 0) {
-      errs.push(invalid(key(child(path, 'default'), name), mn.toString(), `min value ${mn} is greater than default value ${def}`));
+      errs.push(
+        invalid(
+          key(child(path, 'default'), name),
+          mn.toString(),
+          `min value ${mn} is greater than default value ${def}`,
+        ),
+      );
     }
     if (def && mx && def.cmp(mx) > 0) {
-      errs.push(invalid(key(child(path, 'default'), name), mx.toString(), `default value ${def} is greater than max value ${mx}`));
+      errs.push(
+        invalid(
+          key(child(path, 'default'), name),
+          mx.toString(),
+          `default value ${def} is greater than max value ${mx}`,
+        ),
+      );
     }
     if (ratio && ratio.nanos < 1_000_000_000n) {
-      errs.push(invalid(key(child(path, 'maxLimitRequestRatio'), name), ratio.toString(), `ratio ${ratio} is less than 1`));
+      errs.push(
+        invalid(key(child(path, 'maxLimitRequestRatio'), name), ratio.toString(), `ratio ${ratio} is less than 1`),
+      );
     }
     if (ratio && mn && mx) {
       let ratioValue = Number(ratio.value());
@@ -214,6 +248,7 @@ export function defaultLimitRange(o: unknown): void {
     for (const [name, v] of Object.entries(def)) if (!Object.hasOwn(defReq, name)) defReq[name] = v;
     for (const [name, v] of Object.entries(obj(item.min) ?? {})) if (!Object.hasOwn(defReq, name)) defReq[name] = v;
     if (Object.keys(def).length && (isObj(item.default) || absent(item.default))) item.default = def;
-    if (Object.keys(defReq).length && (isObj(item.defaultRequest) || absent(item.defaultRequest))) item.defaultRequest = defReq;
+    if (Object.keys(defReq).length && (isObj(item.defaultRequest) || absent(item.defaultRequest)))
+      item.defaultRequest = defReq;
   }
 }

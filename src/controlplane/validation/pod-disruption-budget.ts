@@ -6,7 +6,7 @@
  * `AlwaysAllow` (unset means IfHealthyBudget: nothing is defaulted). Status: valid conditions and
  * non-negative counters.
  */
-import { type FieldError, invalid, notSupported } from './field-errors.ts';
+
 import {
   isValidLabelValue,
   nameIsPathSegment,
@@ -17,8 +17,22 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
+import { type FieldError, invalid, notSupported } from './field-errors.ts';
 import { isNotMoreThan100Percent, validatePositiveIntOrPercent } from './int-or-percent.ts';
-import { absent, arr, checkShape, CONDITION, int, isObj, LABEL_SELECTOR, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
+import {
+  absent,
+  arr,
+  CONDITION,
+  checkShape,
+  int,
+  isObj,
+  LABEL_SELECTOR,
+  type Obj,
+  obj,
+  rootProblem,
+  str,
+  topLevel,
+} from './raw.ts';
 
 export const UNHEALTHY_POD_EVICTION_POLICIES = ['AlwaysAllow', 'IfHealthyBudget'];
 
@@ -91,7 +105,11 @@ export function validatePodDisruptionBudgetUpdate(o: unknown, old: unknown, _ctx
   return errs;
 }
 
-export function validatePodDisruptionBudgetStatusUpdate(o: unknown, old: unknown, _ctx?: ValidationContext): FieldError[] {
+export function validatePodDisruptionBudgetStatusUpdate(
+  o: unknown,
+  old: unknown,
+  _ctx?: ValidationContext,
+): FieldError[] {
   if (!isObj(o)) return rootProblem(o);
   const errs = checkShape(o, SHAPE, '');
   errs.push(...validateObjectMetaUpdate(o.metadata, obj(old)?.metadata));

@@ -8,7 +8,8 @@
 
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
 
-export const ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+export const ERR_FORMAT_WRONG =
+  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 export const ERR_NUMERIC = 'unable to parse numeric part of quantity';
 export const ERR_SUFFIX = "unable to parse quantity's suffix";
 
@@ -137,7 +138,8 @@ interface Suffix {
 }
 
 function interpret(suffix: string): Suffix | undefined {
-  if (Object.hasOwn(DECIMAL_SUFFIXES, suffix)) return { base: 10, exponent: DECIMAL_SUFFIXES[suffix], format: 'DecimalSI' };
+  if (Object.hasOwn(DECIMAL_SUFFIXES, suffix))
+    return { base: 10, exponent: DECIMAL_SUFFIXES[suffix], format: 'DecimalSI' };
   if (Object.hasOwn(BINARY_SUFFIXES, suffix)) return { base: 2, exponent: BINARY_SUFFIXES[suffix], format: 'BinarySI' };
   if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E')) {
     const digits = suffix.slice(1);

@@ -3,10 +3,10 @@
  * as the reference checks them. Native resources carry no domain or the flavor's own domain.
  */
 import type { Naming } from '../../api/naming.ts';
-import { type FieldError, forbidden, invalid, key } from './field-errors.ts';
 import { isQualifiedName } from './common.ts';
-import { obj } from './raw.ts';
+import { type FieldError, forbidden, invalid, key } from './field-errors.ts';
 import { parseQuantityValue, type Quantity } from './quantity.ts';
+import { obj } from './raw.ts';
 
 const HUGEPAGES_PREFIX = 'hugepages-';
 const REQUESTS_PREFIX = 'requests.';
@@ -61,7 +61,9 @@ export function isExtendedResourceName(name: string, n: Naming): boolean {
 
 export function isStandardResourceName(name: string): boolean {
   return (
-    STANDARD_RESOURCES.has(name) || name.startsWith(HUGEPAGES_PREFIX) || name.startsWith(`${REQUESTS_PREFIX}${HUGEPAGES_PREFIX}`)
+    STANDARD_RESOURCES.has(name) ||
+    name.startsWith(HUGEPAGES_PREFIX) ||
+    name.startsWith(`${REQUESTS_PREFIX}${HUGEPAGES_PREFIX}`)
   );
 }
 
@@ -90,7 +92,8 @@ export function validateResourceName(value: string, path: string): FieldError[] 
 export function validateContainerResourceName(value: string, path: string, n: Naming): FieldError[] {
   const errs = validateResourceName(value, path);
   if (!value.includes('/')) {
-    if (!isStandardContainerResourceName(value)) errs.push(invalid(path, value, 'must be a standard resource for containers'));
+    if (!isStandardContainerResourceName(value))
+      errs.push(invalid(path, value, 'must be a standard resource for containers'));
   } else if (!isNativeResource(value, n) && !isExtendedResourceName(value, n)) {
     errs.push(invalid(path, value, "doesn't follow extended resource name standard"));
   }
@@ -117,7 +120,8 @@ export function validateContainerResourceLimits(list: unknown, path: string, n: 
     const p = key(limPath, name);
     errs.push(...validateContainerResourceName(name, p, n));
     if (q.nanos < 0n) errs.push(invalid(p, q.toString(), 'must be greater than or equal to 0'));
-    if (isIntegerResourceName(name, n) && q.milliValue() % 1000n !== 0n) errs.push(invalid(p, q.toString(), 'must be an integer'));
+    if (isIntegerResourceName(name, n) && q.milliValue() % 1000n !== 0n)
+      errs.push(invalid(p, q.toString(), 'must be an integer'));
     if (isHugePageResourceName(name)) hugePages = true;
     if (name === 'cpu' || name === 'memory') cpuOrMemory = true;
   }

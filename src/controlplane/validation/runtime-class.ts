@@ -4,15 +4,7 @@
  * handler: a DNS-1123 label, immutable. overhead.podFixed: valid resource names and non-negative quantities.
  * scheduling.nodeSelector: valid labels; scheduling.tolerations: valid and unique.
  */
-import {
-  child,
-  duplicate,
-  type FieldError,
-  index,
-  invalid,
-  notSupported,
-  validateImmutableField,
-} from './field-errors.ts';
+
 import {
   isValidLabelValue,
   nameIsDNSLabel,
@@ -23,6 +15,15 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
+import {
+  child,
+  duplicate,
+  type FieldError,
+  index,
+  invalid,
+  notSupported,
+  validateImmutableField,
+} from './field-errors.ts';
 import { arr, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import { validateContainerResourceLimits } from './resource-names.ts';
 
@@ -52,7 +53,13 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
     const effect = str(t.effect) ?? '';
     if (k) errs.push(...validateLabelName(k, child(p, 'key')));
     if (!k && operator !== 'Exists') {
-      errs.push(invalid(child(p, 'operator'), operator, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'));
+      errs.push(
+        invalid(
+          child(p, 'operator'),
+          operator,
+          'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+        ),
+      );
     }
     if (int(t.tolerationSeconds) !== undefined && effect !== 'NoExecute') {
       errs.push(invalid(child(p, 'effect'), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));

@@ -10,20 +10,21 @@
  * template container. Updates may change only replicas, ordinals, template, updateStrategy,
  * revisionHistoryLimit, persistentVolumeClaimRetentionPolicy and minReadySeconds.
  */
-import { child, deepEqual, type FieldError, forbidden, index, invalid, notSupported, required } from './field-errors.ts';
+
 import {
   labelSelectorConvertible,
   labelSelectorEmpty,
   labelSelectorMatches,
   nameIsDNSLabel,
   validateAnnotations,
-  validateLabels,
   validateLabelSelector,
+  validateLabels,
   validateNonnegativeField,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './common.ts';
 import { gateEnabled, type ValidationContext } from './context.ts';
+import { child, deepEqual, type FieldError, forbidden, invalid, notSupported, required } from './field-errors.ts';
 import { intOrPercentValue, isNotMoreThan100Percent, validatePositiveIntOrPercent } from './int-or-percent.ts';
 import {
   absent,
@@ -32,9 +33,9 @@ import {
   int,
   isObj,
   LABEL_SELECTOR,
+  OBJECT_META,
   type Obj,
   obj,
-  OBJECT_META,
   rootProblem,
   str,
   strMap,
@@ -128,7 +129,9 @@ function validateUpdateStrategy(spec: Obj, oldSpec: Obj | undefined, ctx: Valida
     gateEnabled(ctx, STATEFUL_SET_RECREATE_STRATEGY) || obj(oldSpec?.updateStrategy)?.type === 'Recreate';
   const onlyForRollingUpdate = () => {
     if (rollingUpdate) {
-      errs.push(invalid('spec.updateStrategy.rollingUpdate', rollingUpdate, "only allowed for updateStrategy 'RollingUpdate'"));
+      errs.push(
+        invalid('spec.updateStrategy.rollingUpdate', rollingUpdate, "only allowed for updateStrategy 'RollingUpdate'"),
+      );
     }
   };
   if (type === '') errs.push(required('spec.updateStrategy'));
@@ -180,7 +183,8 @@ function validateSpec(spec: Obj, oldSpec: Obj | undefined, ctx: ValidationContex
     errs.push(required('spec.selector'));
   } else if (isObj(selector)) {
     errs.push(...validateLabelSelector(selector, 'spec.selector'));
-    if (labelSelectorEmpty(selector)) errs.push(invalid('spec.selector', selector, 'empty selector is invalid for statefulset'));
+    if (labelSelectorEmpty(selector))
+      errs.push(invalid('spec.selector', selector, 'empty selector is invalid for statefulset'));
   }
 
   const template = obj(spec.template);
@@ -193,7 +197,9 @@ function validateSpec(spec: Obj, oldSpec: Obj | undefined, ctx: ValidationContex
     const labels = strMap(meta.labels) ?? {};
     const matchesEverything = isObj(selector) && labelSelectorEmpty(selector);
     if (!matchesEverything && !labelSelectorMatches(selector, labels)) {
-      errs.push(invalid('spec.template.metadata.labels', meta.labels ?? null, '`selector` does not match template `labels`'));
+      errs.push(
+        invalid('spec.template.metadata.labels', meta.labels ?? null, '`selector` does not match template `labels`'),
+      );
     }
     errs.push(...validateLabels(meta.labels, 'spec.template.labels'));
     errs.push(...validateAnnotations(meta.annotations, 'spec.template.annotations'));
@@ -205,7 +211,9 @@ function validateSpec(spec: Obj, oldSpec: Obj | undefined, ctx: ValidationContex
     errs.push(notSupported('spec.template.spec.restartPolicy', str(restartPolicy) ?? '', ['Always']));
   }
   if (!absent(podSpec.activeDeadlineSeconds)) {
-    errs.push(forbidden('spec.template.spec.activeDeadlineSeconds', 'activeDeadlineSeconds in StatefulSet is not Supported'));
+    errs.push(
+      forbidden('spec.template.spec.activeDeadlineSeconds', 'activeDeadlineSeconds in StatefulSet is not Supported'),
+    );
   }
 
   const mounted = new Set<string>();
@@ -269,13 +277,16 @@ export function validateStatefulSetStatusUpdate(o: unknown, old: unknown, _ctx?:
   for (const f of ['replicas', 'readyReplicas', 'currentReplicas', 'updatedReplicas', 'availableReplicas']) {
     errs.push(...validateNonnegativeField(n(f), `status.${f}`));
   }
-  for (const f of ['observedGeneration', 'collisionCount']) errs.push(...validateNonnegativeField(int(status[f]), `status.${f}`));
+  for (const f of ['observedGeneration', 'collisionCount'])
+    errs.push(...validateNonnegativeField(int(status[f]), `status.${f}`));
   const msg = 'cannot be greater than status.replicas';
   for (const f of ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'availableReplicas']) {
     if (n(f) > n('replicas')) errs.push(invalid(`status.${f}`, n(f), msg));
   }
   if (n('availableReplicas') > n('readyReplicas')) {
-    errs.push(invalid('status.availableReplicas', n('availableReplicas'), 'cannot be greater than status.readyReplicas'));
+    errs.push(
+      invalid('status.availableReplicas', n('availableReplicas'), 'cannot be greater than status.readyReplicas'),
+    );
   }
   errs.push(...validateObjectMetaUpdate(o.metadata, obj(old)?.metadata));
   const collisions = int(status.collisionCount);
@@ -306,13 +317,15 @@ export function defaultStatefulSet(o: unknown, ctx?: Pick<ValidationContext, 'fe
     const rollingUpdate = obj(strategy.rollingUpdate);
     if (strategy.type === 'RollingUpdate' && rollingUpdate) {
       if (absent(rollingUpdate.partition)) rollingUpdate.partition = 0;
-      if (gateEnabled(ctx, MAX_UNAVAILABLE_STATEFUL_SET) && absent(rollingUpdate.maxUnavailable)) rollingUpdate.maxUnavailable = 1;
+      if (gateEnabled(ctx, MAX_UNAVAILABLE_STATEFUL_SET) && absent(rollingUpdate.maxUnavailable))
+        rollingUpdate.maxUnavailable = 1;
     }
   }
   if (absent(spec.persistentVolumeClaimRetentionPolicy)) spec.persistentVolumeClaimRetentionPolicy = {};
   const retention = obj(spec.persistentVolumeClaimRetentionPolicy);
   if (retention) {
-    for (const f of ['whenDeleted', 'whenScaled']) if (absent(retention[f]) || retention[f] === '') retention[f] = 'Retain';
+    for (const f of ['whenDeleted', 'whenScaled'])
+      if (absent(retention[f]) || retention[f] === '') retention[f] = 'Retain';
   }
   if (absent(spec.replicas)) spec.replicas = 1;
   if (absent(spec.revisionHistoryLimit)) spec.revisionHistoryLimit = DEFAULT_REVISION_HISTORY_LIMIT;

@@ -1,0 +1,162 @@
+/**
+ * The embedded control plane under load through real HTTPS: creates/s and patches/s (against the
+ * limit of a bare HTTPS JSON echo on the same machine with the same client), a 10k-object list,
+ * watch fan-out to 10 watchers, and heap per 10k stored objects.
+ */
+import { createServer } from 'node:https';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ResourceRegistry } from '../src/api/registry.ts';
+import { KubeClient } from '../src/client/client.ts';
+import { ControlPlane } from '../src/controlplane/control-plane.ts';
+import { Storage } from '../src/controlplane/storage.ts';
+import { issueKeyAndCertificate } from '../src/pki/certs.ts';
+import { print } from './run.ts';
+
+const CONCURRENCY = 64;
+
+async function inParallel(n: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+const configMap = (i: number) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: `cm-${String(i).padStart(6, '0')}`, namespace: 'default', labels: { app: 'bench', shard: String(i % 10) } },
+  data: { key: `value-${i}`, payload: 'x'.repeat(200) },
+});
+
+/** The same client against a server that only parses the JSON body and echoes it: the transport limit. */
+async function echoLimit(cp: ControlPlane, kc: KubeConfig, n: number): Promise<number> {
+  const serving = await issueKeyAndCertificate({
+    ca: cp.clusterCa,
+    subject: { commonName: 'echo' },
+    ipAddresses: ['127.0.0.1'],
+    usages: ['server auth'],
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 3600_000),
+  });
+  const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const echo = new KubeConfig();
+  echo.loadFromOptions({
+    clusters: kc.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
+    users: kc.getUsers(),
+    contexts: kc.getContexts(),
+    currentContext: kc.getCurrentContext(),
+  });
+  const client = new KubeClient(echo, cp.registry, { qps: 0 });
+  const seconds = await inParallel(n, (i) => client.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(i) }));
+  server.close();
+  server.closeAllConnections();
+  return n / seconds;
+}
+
+function heapPer10k(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return Number.NaN;
+  const registry = new ResourceRegistry('orch');
+  const rt = registry.byKind('Pod')!;
+  const storage = new Storage({ historySize: 100 });
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < 10_000; i++) {
+    storage.create(rt, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `pod-${i}`, namespace: 'default', uid: crypto.randomUUID(), labels: { app: 'web' } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'registry.example/app:1.0', ports: [{ containerPort: 8080 }] }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+  }
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  if (storage.size(rt) !== 10_000) throw new Error('storage lost objects');
+  return (after - before) / 1024 / 1024;
+}
+
+export async function run(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
+  const cp = new ControlPlane({ port: 0, dataDir: dir, historySize: 20_000 });
+  await cp.start();
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  const client = new KubeClient(kc, cp.registry, { qps: 0 });
+  const cms = client.kind('ConfigMap');
+  try {
+    const n = 5000;
+    await echoLimit(cp, kc, 1000); // warm-up: JIT and TLS sessions
+    const limit = await echoLimit(cp, kc, n);
+    const createSeconds = await inParallel(n, (i) => cms.create(configMap(i)));
+    const patchSeconds = await inParallel(n, (i) =>
+      cms.patch('default', configMap(i).metadata.name, { data: { key: `patched-${i}` } }, 'merge'),
+    );
+    await inParallel(10_000 - n, (i) => cms.create(configMap(n + i)));
+    const listTimes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      const list = await cms.list('default');
+      listTimes.push(performance.now() - t);
+      if (list.items.length !== 10_000) throw new Error(`listed ${list.items.length}`);
+    }
+    listTimes.sort((a, b) => a - b);
+    const pagedStart = performance.now();
+    await cms.listAll('default', { pageSize: 500 });
+    const pagedMs = performance.now() - pagedStart;
+
+    const watchers = 10;
+    const updates = 5000;
+    const abort = new AbortController();
+    let received = 0;
+    let resolveAll: () => void = () => {};
+    const allReceived = new Promise<void>((r) => {
+      resolveAll = r;
+    });
+    const rv = (await cms.list('default', { limit: 1 })).metadata.resourceVersion;
+    for (let w = 0; w < watchers; w++) {
+      void cms.watch('default', { resourceVersion: rv }, (e) => {
+        if (e.type === 'MODIFIED' && ++received === watchers * updates) resolveAll();
+      }, abort.signal).catch(() => undefined);
+    }
+    while (cp.storage.watcherCount() < watchers) await new Promise((r) => setTimeout(r, 10));
+    // Changes are made in-process so the figure is the fan-out itself, not the write path.
+    const rt = cms.rt;
+    const watchStart = performance.now();
+    for (let i = 0; i < updates; i++) {
+      const current = cp.storage.get(rt, `default/${configMap(i).metadata.name}`)!;
+      cp.storage.update(rt, { ...current, data: { key: `w-${i}` } });
+    }
+    await allReceived;
+    const watchSeconds = (performance.now() - watchStart) / 1000;
+    abort.abort();
+
+    print('embedded control plane (HTTPS, 64 concurrent requests)', [
+      { name: 'creates/s', value: n / createSeconds, unit: 'req/s', against: { name: 'bare HTTPS JSON echo', value: limit } },
+      { name: 'merge patches/s', value: n / patchSeconds, unit: 'req/s', against: { name: 'bare HTTPS JSON echo', value: limit } },
+      { name: 'list of 10k ConfigMaps (median of 5)', value: listTimes[2], unit: 'ms' },
+      { name: 'paged list of 10k (limit 500)', value: pagedMs, unit: 'ms', against: { name: 'one-shot list', value: listTimes[2] } },
+      { name: 'watch fan-out to 10 watchers', value: (watchers * updates) / watchSeconds, unit: 'events/s' },
+      { name: 'heap per 10k stored pods (needs --expose-gc)', value: heapPer10k(), unit: 'MiB' },
+    ]);
+  } finally {
+    await cp.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * `npm run bench [-- name ...]`: runs the benchmarks (every `bench/*.bench.ts`, or those named) one
+ * after another and prints their figures, each with the ratio to its peer or limit.
+ */
+import { readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  /** What the value is compared with, e.g. "bare HTTPS echo" or "client-node informer". */
+  against?: { name: string; value: number };
+}
+
+export function print(group: string, figures: Figure[]): void {
+  console.log(`\n## ${group}`);
+  for (const f of figures) {
+    const value = `${format(f.value)} ${f.unit}`;
+    const ratio = f.against ? `  (${format(f.value / f.against.value)}× ${f.against.name}: ${format(f.against.value)} ${f.unit})` : '';
+    console.log(`${f.name.padEnd(48)} ${value.padStart(18)}${ratio}`);
+  }
+}
+
+function format(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  const abs = Math.abs(n);
+  return abs >= 100 ? Math.round(n).toLocaleString('en-US') : abs >= 1 ? n.toFixed(2) : n.toPrecision(3);
+}
+
+async function main(): Promise<void> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const wanted = process.argv.slice(2);
+  const files = readdirSync(here)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .filter((f) => wanted.length === 0 || wanted.includes(basename(f, '.bench.ts')))
+    .sort();
+  if (files.length === 0) throw new Error(`no benchmark matches ${wanted.join(', ')}`);
+  for (const f of files) {
+    const mod = (await import(join(here, f))) as { run: () => Promise<void> };
+    await mod.run();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,165 @@
+/**
+ * A controller: declared once (name, informers and handlers, workers, rate limiter, reconcile), run
+ * by a loop that takes keys from its work queue. Level-triggered: handlers only enqueue keys; the
+ * reconcile re-reads the caches and computes everything from them.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Naming } from '../api/naming.ts';
+import type { ResourceRegistry } from '../api/registry.ts';
+import type { SharedInformerFactory } from '../cache/factory.ts';
+import type { KubeClient } from '../client/client.ts';
+import type { Clock } from '../util/clock.ts';
+import { WorkQueue } from '../workqueue/queue.ts';
+import { defaultControllerRateLimiter, type RateLimiter } from '../workqueue/ratelimit.ts';
+import type { EventRecorder } from './events.ts';
+
+/** What a reconcile asks for: nothing more, or another look after a delay. */
+export type Result = undefined | { requeueAfterMs: number };
+
+export const done: Result = undefined;
+export const requeueAfter = (ms: number): Result => ({ requeueAfterMs: ms });
+
+/** A failure that retrying cannot fix: logged, and the key forgotten instead of retried. */
+export class TerminalError extends Error {}
+
+export interface ControllerContext {
+  client: KubeClient;
+  informers: SharedInformerFactory;
+  registry: ResourceRegistry;
+  naming: Naming;
+  recorder: EventRecorder;
+  logger: Logger;
+  clock: Clock;
+  metrics: Registry;
+  /** Feature gates in force. */
+  features: (gate: string) => boolean;
+  /** The controller-specific part of the component configuration. */
+  config: Record<string, unknown>;
+}
+
+export interface Reconciler {
+  reconcile(key: string, signal: AbortSignal): Promise<Result>;
+  /** Health of the controller beyond its loop (e.g. a CA that failed to load). */
+  healthy?(): { ok: boolean; message?: string };
+  /** Called once when the controller stops (timers, watches). */
+  stop?(): void;
+}
+
+export interface ControllerDefinition {
+  /** The reference's `--controllers` name, e.g. `csrapproving`. */
+  name: string;
+  /** Other names that select it, e.g. `certificatesigningrequest-approving-controller`. */
+  aliases: string[];
+  enabledByDefault: boolean;
+  /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
+  workers: number;
+  /** Per-controller retry strategy; the client-go default otherwise. */
+  rateLimiter?: () => RateLimiter<string>;
+  /** Registers informers and handlers (which call `enqueue`), and returns the reconciler. */
+  setup(ctx: ControllerContext, enqueue: Enqueuer): Reconciler;
+}
+
+export interface Enqueuer {
+  add(key: string): void;
+  addAfter(key: string, ms: number): void;
+}
+
+/** Runs one controller: its queue and workers, from start until stop. */
+export class ControllerLoop {
+  readonly queue: WorkQueue<string>;
+  private reconciler?: Reconciler;
+  private readonly abort = new AbortController();
+  private workers: Promise<void>[] = [];
+  private readonly workerCount: number;
+
+  constructor(
+    readonly definition: ControllerDefinition,
+    private readonly ctx: ControllerContext,
+    workers = definition.workers,
+  ) {
+    this.workerCount = workers;
+    this.queue = new WorkQueue<string>({
+      name: definition.name,
+      rateLimiter: (definition.rateLimiter ?? (() => defaultControllerRateLimiter<string>(ctx.clock)))(),
+      clock: ctx.clock,
+      registry: ctx.metrics,
+    });
+  }
+
+  /** Registers informers and handlers; call before the informers start. */
+  setup(): void {
+    this.reconciler = this.definition.setup(this.ctx, {
+      add: (key) => this.queue.add(key),
+      addAfter: (key, ms) => this.queue.addAfter(key, ms),
+    });
+  }
+
+  start(): void {
+    for (let i = 0; i < this.workerCount; i++) this.workers.push(this.work());
+  }
+
+  healthy(): { ok: boolean; message?: string } {
+    return this.reconciler?.healthy?.() ?? { ok: true };
+  }
+
+  /** Stops taking keys, lets running reconciles finish within `timeoutMs`, then aborts them. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.reconciler?.stop?.();
+    const drained = this.queue.shutDownWithDrain(timeoutMs).catch(() => undefined);
+    await drained;
+    this.abort.abort();
+    await Promise.allSettled(this.workers);
+  }
+
+  private async work(): Promise<void> {
+    const log = this.ctx.logger;
+    for (;;) {
+      const item = await this.queue.get();
+      if (item.shutdown) return;
+      const key = item.key;
+      try {
+        const result = await this.reconciler!.reconcile(key, this.abort.signal);
+        this.queue.forget(key);
+        if (result) this.queue.addAfter(key, result.requeueAfterMs);
+      } catch (err) {
+        if (err instanceof TerminalError) {
+          log.error({ key, err: String(err) }, 'reconcile failed permanently');
+          this.queue.forget(key);
+        } else {
+          log.error({ key, err: errorText(err), requeues: this.queue.numRequeues(key) }, 'reconcile failed, will retry');
+          this.queue.addRateLimited(key);
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The reference's `--controllers` syntax: `*` is every controller on by default, `foo` enables
+ * foo, `-foo` disables it; names and aliases both work. Unknown names are an error.
+ */
+export function selectControllers(all: ControllerDefinition[], spec: string[]): ControllerDefinition[] {
+  const byName = new Map<string, ControllerDefinition>();
+  for (const d of all) for (const n of [d.name, ...d.aliases]) byName.set(n, d);
+  const known = (name: string) => {
+    const d = byName.get(name);
+    if (!d) throw new Error(`--controllers: "${name}" is not a known controller (known: ${all.map((x) => x.name).join(', ')})`);
+    return d;
+  };
+  const enabled = new Set<ControllerDefinition>();
+  const disabled = new Set<ControllerDefinition>();
+  let star = false;
+  for (const raw of spec.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {
+    if (raw === '*') star = true;
+    else if (raw.startsWith('-')) disabled.add(known(raw.slice(1)));
+    else enabled.add(known(raw));
+  }
+  return all.filter((d) => !disabled.has(d) && (enabled.has(d) || (star && d.enabledByDefault)));
+}

@@ -1,0 +1,135 @@
+/**
+ * The event recorder: writes `events.<group>/v1` Events about objects, as client-go's events
+ * library does. Identical events (same object, type, reason, action and note) within six minutes
+ * become one Event with a `series` whose count and lastObservedTime are patched at most every 30 s;
+ * a token bucket per (controller, object) — burst 25, one token per 5 min — stops spam. Writes
+ * happen in the background and never block a reconcile; a failed write is logged and dropped after
+ * a few tries.
+ */
+import type { Logger } from 'pino';
+import type { KubeObject } from '../api/meta.ts';
+import type { ResourceClient } from '../client/resource.ts';
+import type { Clock } from '../util/clock.ts';
+import { rfc3339Micro } from '../util/time.ts';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorder {
+  /** Records an event about `regarding`; `action` is what the controller did or failed to do. */
+  event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string): void;
+  /** Drops pending series updates; nothing is written after it. */
+  stop?(): void;
+}
+
+interface Series {
+  event: KubeObject;
+  count: number;
+  lastObserved: number;
+  flushedCount: number;
+  flushTimer?: ReturnType<Clock['setTimeout']>;
+}
+
+const SERIES_WINDOW_MS = 6 * 60_000;
+const SERIES_FLUSH_MS = 30_000;
+const SPAM_BURST = 25;
+const SPAM_REFILL_MS = 5 * 60_000;
+const MAX_NOTE = 1024;
+
+export class ApiEventRecorder implements EventRecorder {
+  private readonly series = new Map<string, Series>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private stopped = false;
+
+  constructor(
+    private readonly events: ResourceClient,
+    private readonly controller: string,
+    private readonly instance: string,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string): void {
+    if (this.stopped) return;
+    const m = regarding.metadata;
+    const objectKey = `${regarding.kind}/${m.namespace ?? ''}/${m.name}/${m.uid ?? ''}`;
+    if (!this.allow(objectKey)) return;
+    const key = `${objectKey}|${type}|${reason}|${action}|${note}`;
+    const now = this.clock.now();
+    const existing = this.series.get(key);
+    if (existing && now - existing.lastObserved < SERIES_WINDOW_MS) {
+      existing.count++;
+      existing.lastObserved = now;
+      this.scheduleFlush(existing);
+      return;
+    }
+    const event: KubeObject = {
+      metadata: { namespace: m.namespace || 'default', generateName: `${m.name}.` },
+      eventTime: rfc3339Micro(new Date()),
+      reportingController: this.controller,
+      reportingInstance: this.instance,
+      action,
+      reason,
+      type,
+      note: note.length > MAX_NOTE ? `${note.slice(0, MAX_NOTE - 3)}...` : note,
+      regarding: {
+        kind: regarding.kind,
+        apiVersion: regarding.apiVersion,
+        namespace: m.namespace,
+        name: m.name,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+      },
+    };
+    const entry: Series = { event, count: 1, lastObserved: now, flushedCount: 1 };
+    this.series.set(key, entry);
+    this.prune(now);
+    void this.write(() => this.events.create(event)).then((created) => {
+      if (created) entry.event = created;
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const s of this.series.values()) if (s.flushTimer) this.clock.clearTimeout(s.flushTimer);
+    this.series.clear();
+  }
+
+  private scheduleFlush(s: Series): void {
+    if (s.flushTimer) return;
+    s.flushTimer = this.clock.setTimeout(() => {
+      s.flushTimer = undefined;
+      if (this.stopped || s.count === s.flushedCount || !s.event.metadata.name) return;
+      s.flushedCount = s.count;
+      const series = { count: s.count, lastObservedTime: rfc3339Micro(new Date()) };
+      void this.write(() => this.events.patch(s.event.metadata.namespace, s.event.metadata.name!, { series }, 'merge'));
+    }, SERIES_FLUSH_MS);
+  }
+
+  private allow(objectKey: string): boolean {
+    const now = this.clock.now();
+    const b = this.buckets.get(objectKey) ?? { tokens: SPAM_BURST, at: now };
+    b.tokens = Math.min(SPAM_BURST, b.tokens + (now - b.at) / SPAM_REFILL_MS);
+    b.at = now;
+    this.buckets.set(objectKey, b);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  /** Forgets series older than the window so memory stays bounded. */
+  private prune(now: number): void {
+    if (this.series.size < 4096) return;
+    for (const [k, s] of this.series) if (now - s.lastObserved > SERIES_WINDOW_MS) this.series.delete(k);
+  }
+
+  private async write<T>(call: () => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 1; attempt <= 3 && !this.stopped; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (attempt === 3) this.logger.warn({ err: String(err) }, 'dropping event after repeated write failures');
+      }
+    }
+    return undefined;
+  }
+}

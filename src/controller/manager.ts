@@ -1,0 +1,134 @@
+/**
+ * The manager: runs the selected controllers only while this replica leads. On winning the lease
+ * it registers the controllers' informers, starts them, waits for their caches (naming any that do
+ * not sync in time), then starts the workers. On losing the lease or on shutdown it stops workers
+ * and informers within a bounded time. Losing the lease ends `run` with `lostLeadership` so the
+ * process can exit non-zero, as the reference does, and its supervisor restarts it.
+ */
+import type { Lease } from '../api/types/coordination.ts';
+import { SharedInformerFactory } from '../cache/factory.ts';
+import { LeaderElector, type LeaderElectionConfig } from '../leaderelection/elector.ts';
+import type { LeaderElectionHealth } from '../leaderelection/health.ts';
+import { leaderElectionMetrics } from '../leaderelection/metrics.ts';
+import { type ControllerContext, type ControllerDefinition, ControllerLoop } from './controller.ts';
+
+export interface LeaderElectionOptions {
+  enabled: boolean;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  releaseOnCancel: boolean;
+}
+
+export interface ManagerOptions {
+  controllers: ControllerDefinition[];
+  /** Worker counts by controller name, from `--concurrent-*-syncs`. */
+  workers: Record<string, number>;
+  leaderElection: LeaderElectionOptions;
+  /** How long informers may take to sync before start-up fails. */
+  syncTimeoutMs: number;
+  /** How long stopping may take before running reconciles are abandoned. */
+  shutdownTimeoutMs: number;
+  health?: LeaderElectionHealth;
+}
+
+export type RunOutcome = 'stopped' | 'lostLeadership';
+
+export class Manager {
+  private loops: ControllerLoop[] = [];
+  private informers?: SharedInformerFactory;
+  private synced = false;
+  private leading = false;
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly opts: ManagerOptions,
+  ) {}
+
+  /** True once every informer of the running controllers has synced (readiness). */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Each running controller's own health. */
+  controllerHealth(): { name: string; ok: boolean; message?: string }[] {
+    return this.loops.map((l) => ({ name: l.definition.name, ...l.healthy() }));
+  }
+
+  /** Runs until `signal` aborts (→ 'stopped') or leadership is lost (→ 'lostLeadership'). */
+  async run(signal: AbortSignal): Promise<RunOutcome> {
+    const le = this.opts.leaderElection;
+    if (!le.enabled) {
+      this.leading = true;
+      await this.lead(signal);
+      return 'stopped';
+    }
+    const log = this.ctx.logger;
+    let leadership: Promise<void> = Promise.resolve();
+    const config: LeaderElectionConfig = {
+      lock: { namespace: le.namespace, name: le.name },
+      leases: this.ctx.client.kind<Lease>('Lease') as unknown as LeaderElectionConfig['leases'],
+      identity: le.identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      releaseOnCancel: le.releaseOnCancel,
+      metrics: leaderElectionMetrics(le.name, this.ctx.metrics),
+      clock: this.ctx.clock,
+      logger: { info: (m) => log.info(m), error: (m) => log.error(m) },
+      callbacks: {
+        onStartedLeading: (leaderSignal) => {
+          this.leading = true;
+          log.info({ identity: le.identity }, 'became leader; starting controllers');
+          leadership = this.lead(leaderSignal);
+        },
+        onStoppedLeading: () => {
+          this.leading = false;
+        },
+        onNewLeader: (identity) => log.info({ leader: identity }, 'new leader observed'),
+      },
+    };
+    const elector = new LeaderElector(config);
+    this.opts.health?.attach(elector);
+    await elector.run(signal);
+    await leadership;
+    return signal.aborted ? 'stopped' : 'lostLeadership';
+  }
+
+  /** Starts the controllers and keeps them running until `signal` aborts. */
+  private async lead(signal: AbortSignal): Promise<void> {
+    const ctx = { ...this.ctx, informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock) };
+    this.informers = ctx.informers;
+    this.loops = this.opts.controllers.map((d) => new ControllerLoop(d, ctx, this.opts.workers[d.name] ?? d.workers));
+    for (const loop of this.loops) loop.setup();
+    ctx.informers.start();
+    try {
+      await ctx.informers.waitForSync(this.opts.syncTimeoutMs, signal);
+    } catch (err) {
+      await this.stopAll();
+      throw err;
+    }
+    this.synced = true;
+    if (!signal.aborted) {
+      for (const loop of this.loops) loop.start();
+      this.ctx.logger.info({ controllers: this.loops.map((l) => l.definition.name) }, 'controllers started');
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    }
+    await this.stopAll();
+  }
+
+  private async stopAll(): Promise<void> {
+    const deadline = this.opts.shutdownTimeoutMs;
+    await Promise.all(this.loops.map((l) => l.stop(deadline)));
+    this.informers?.stop();
+    this.ctx.recorder.stop?.();
+    this.synced = false;
+  }
+}

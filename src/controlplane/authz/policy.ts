@@ -1,0 +1,72 @@
+/**
+ * The bootstrap RBAC policy this control plane needs, with the reference's role names, rules, labels and
+ * annotations in the flavor's groups: `cluster-admin` for `system:masters`; discovery, health and the self
+ * reviews for every authenticated user; and the node bootstrap roles the certificates feature uses.
+ */
+import type { KubeObject } from '../../api/meta.ts';
+import { group, type Naming } from '../../api/naming.ts';
+import type { PolicyRule } from '../../api/types/index.ts';
+import { AUTHENTICATED_GROUP } from '../authn.ts';
+
+/** Members of this group are allowed every request, whatever the policy says. */
+export const PRIVILEGED_GROUP = 'system:masters';
+export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
+export const NODES_GROUP = 'system:nodes';
+export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
+
+/** Cluster roles (first) and cluster role bindings, ready to store. */
+export function defaultPolicy(n: Naming): KubeObject[] {
+  const rbac = group(n, 'rbac.authorization');
+  const certificates = group(n, 'certificates');
+  const authorization = group(n, 'authorization');
+  const authentication = group(n, 'authentication');
+  const apiVersion = `${rbac}/v1`;
+  const metadata = (name: string) => ({
+    name,
+    labels: { [`${n.domain}/bootstrapping`]: 'rbac-defaults' },
+    annotations: { [`rbac.authorization.${n.domain}/autoupdate`]: 'true' },
+  });
+  const role = (name: string, rules: PolicyRule[]): KubeObject =>
+    ({ apiVersion, kind: 'ClusterRole', metadata: metadata(name), rules }) as KubeObject;
+  const binding = (name: string, groups: string[]): KubeObject =>
+    ({
+      apiVersion,
+      kind: 'ClusterRoleBinding',
+      metadata: metadata(name),
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name },
+      subjects: groups.map((g) => ({ kind: 'Group', apiGroup: rbac, name: g })),
+    }) as KubeObject;
+  const urls = (...nonResourceURLs: string[]): PolicyRule => ({ verbs: ['get'], nonResourceURLs });
+  const csrRole = (sub: string) => `system:${certificates}:certificatesigningrequests:${sub}`;
+
+  return [
+    role('cluster-admin', [
+      { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+      { verbs: ['*'], nonResourceURLs: ['*'] },
+    ]),
+    role('system:discovery', [
+      urls('/livez', '/readyz', '/healthz', '/version', '/version/', '/openapi', '/openapi/*', '/api', '/api/*', '/apis', '/apis/*'),
+    ]),
+    role('system:basic-user', [
+      { verbs: ['create'], apiGroups: [authorization], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
+      { verbs: ['create'], apiGroups: [authentication], resources: ['selfsubjectreviews'] },
+    ]),
+    role('system:public-info-viewer', [urls('/livez', '/readyz', '/healthz', '/version', '/version/')]),
+    role('system:node-bootstrapper', [
+      { verbs: ['create', 'get', 'list', 'watch'], apiGroups: [certificates], resources: ['certificatesigningrequests'] },
+    ]),
+    role(csrRole('nodeclient'), [
+      { verbs: ['create'], apiGroups: [certificates], resources: ['certificatesigningrequests/nodeclient'] },
+    ]),
+    role(csrRole('selfnodeclient'), [
+      { verbs: ['create'], apiGroups: [certificates], resources: ['certificatesigningrequests/selfnodeclient'] },
+    ]),
+    binding('cluster-admin', [PRIVILEGED_GROUP]),
+    binding('system:discovery', [AUTHENTICATED_GROUP]),
+    binding('system:basic-user', [AUTHENTICATED_GROUP]),
+    binding('system:public-info-viewer', [AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP]),
+    binding('system:node-bootstrapper', [BOOTSTRAPPERS_GROUP]),
+    binding(csrRole('nodeclient'), [BOOTSTRAPPERS_GROUP]),
+    binding(csrRole('selfnodeclient'), [NODES_GROUP]),
+  ];
+}

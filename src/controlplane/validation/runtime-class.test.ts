@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import type { FieldError } from './field-errors.ts';
+import { clone, type Obj } from './raw.ts';
+import { validateRuntimeClassCreate, validateRuntimeClassUpdate } from './runtime-class.ts';
+import { ctx } from './test-helpers.ts';
+
+const valid = () => ({
+  metadata: { name: 'gvisor', resourceVersion: '1' },
+  handler: 'runsc',
+  overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
+  scheduling: {
+    nodeSelector: { sandbox: 'gvisor' },
+    tolerations: [{ key: 'sandbox', operator: 'Equal', value: 'gvisor', effect: 'NoSchedule' }],
+  },
+});
+type RC = ReturnType<typeof valid> & Obj;
+const withChange = (change: (o: RC) => void) => {
+  const o = clone(valid()) as RC;
+  change(o);
+  return o;
+};
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const LABEL_REGEX =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+describe('RuntimeClass create', () => {
+  it.each([
+    ['a full class', () => {}],
+    ['no overhead or scheduling', (o: RC) => delete (o as Obj).overhead && delete (o as Obj).scheduling],
+    ['an extended resource in the overhead', (o: RC) => (o.overhead.podFixed = { cpu: '1', 'example.com/gpu': '1' } as never)],
+  ])('accepts %s', (_n, change) => {
+    expect(validateRuntimeClassCreate(withChange(change), ctx)).toEqual([]);
+  });
+
+  it.each([
+    ['an uppercase handler', (o: RC) => (o.handler = 'Runsc'), err('FieldValueInvalid', 'handler', `Invalid value: "Runsc": ${LABEL_REGEX}`)],
+    ['a handler with dots', (o: RC) => (o.handler = 'run.sc'), err('FieldValueInvalid', 'handler', 'Invalid value: "run.sc": must not contain dots')],
+    ['no handler', (o: RC) => delete (o as Obj).handler, err('FieldValueInvalid', 'handler', `Invalid value: "": ${LABEL_REGEX}`)],
+    [
+      'a negative overhead',
+      (o: RC) => (o.overhead.podFixed.cpu = '-1'),
+      err('FieldValueInvalid', 'overhead.limits[cpu]', 'Invalid value: "-1": must be greater than or equal to 0'),
+    ],
+    [
+      'an unparseable overhead',
+      (o: RC) => (o.overhead.podFixed.memory = 'lots'),
+      err(
+        'FieldValueInvalid',
+        'overhead.podFixed[memory]',
+        "Invalid value: \"lots\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+      ),
+    ],
+    [
+      'a non-container resource name',
+      (o: RC) => (o.overhead.podFixed = { pods: '1' } as never),
+      err('FieldValueInvalid', 'overhead.limits[pods]', 'Invalid value: "pods": must be a standard resource for containers'),
+    ],
+    [
+      'a fractional extended resource',
+      (o: RC) => (o.overhead.podFixed = { cpu: '1', 'example.com/gpu': '500m' } as never),
+      err('FieldValueInvalid', 'overhead.limits[example.com/gpu]', 'Invalid value: "500m": must be an integer'),
+    ],
+    [
+      'huge pages without cpu or memory',
+      (o: RC) => (o.overhead.podFixed = { 'hugepages-2Mi': '2Mi' } as never),
+      err('FieldValueForbidden', 'overhead', 'Forbidden: HugePages require cpu or memory'),
+    ],
+    [
+      'an invalid node selector value',
+      (o: RC) => (o.scheduling.nodeSelector.sandbox = '-x'),
+      err(
+        'FieldValueInvalid',
+        'scheduling.nodeSelector',
+        "Invalid value: \"-x\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      ),
+    ],
+    [
+      'a duplicate toleration',
+      (o: RC) => o.scheduling.tolerations.push({ ...o.scheduling.tolerations[0] }),
+      err(
+        'FieldValueDuplicate',
+        'scheduling.tolerations[1]',
+        'Duplicate value: {"effect":"NoSchedule","key":"sandbox","operator":"Equal","value":"gvisor"}',
+      ),
+    ],
+    [
+      'an unknown toleration effect',
+      (o: RC) => (o.scheduling.tolerations[0].effect = 'Never'),
+      err(
+        'FieldValueNotSupported',
+        'scheduling.tolerations[0].effect',
+        'Unsupported value: "Never": supported values: "NoExecute", "NoSchedule", "PreferNoSchedule"',
+      ),
+    ],
+  ])('rejects %s', (_n, change, expected) => {
+    expect(validateRuntimeClassCreate(withChange(change), ctx)).toEqual([expected]);
+  });
+});
+
+describe('RuntimeClass update', () => {
+  it('keeps the handler immutable', () => {
+    expect(validateRuntimeClassUpdate(valid(), valid(), ctx)).toEqual([]);
+    expect(validateRuntimeClassUpdate(withChange((o) => (o.handler = 'kata')), valid(), ctx)).toEqual([
+      err('FieldValueInvalid', 'handler', 'Invalid value: "kata": field is immutable'),
+    ]);
+  });
+});
