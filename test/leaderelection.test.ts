@@ -62,7 +62,12 @@ interface Member {
 
 function member(lease: string, index: number, releaseOnCancel = false): Member {
   const leases = breakableLeases();
-  const m = { identity: `member-${index}_${randomUUID()}`, leases, stop: new AbortController(), leading: false } as Member;
+  const m = {
+    identity: `member-${index}_${randomUUID()}`,
+    leases,
+    stop: new AbortController(),
+    leading: false,
+  } as Member;
   m.elector = new LeaderElector({
     lock: { namespace, name: lease },
     leases,
@@ -108,7 +113,11 @@ describe('leader election on the embedded control plane', () => {
       expect(counts.filter((c) => c !== 1)).toEqual([]);
       const leader = members.find((m) => m.leading)!;
       const stored = await cluster.client.kind<Lease>('Lease').get(namespace, lease);
-      expect(stored.spec).toMatchObject({ holderIdentity: leader.identity, leaseDurationSeconds: 2, leaseTransitions: 0 });
+      expect(stored.spec).toMatchObject({
+        holderIdentity: leader.identity,
+        leaseDurationSeconds: 2,
+        leaseTransitions: 0,
+      });
       expect(stored.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     } finally {
       await stopAll(members);

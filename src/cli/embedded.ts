@@ -1,5 +1,5 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
-import { isFlavorName } from '../api/naming.ts';
+import type { FlavorName } from '../api/naming.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS } from '../controlplane/control-plane.ts';
 import { FlagError, type Flags, type FlagSpec } from './flags.ts';
 
@@ -8,7 +8,6 @@ const SECTION = 'Embedded control plane';
 export const EMBEDDED_FLAGS: FlagSpec[] = [
   { name: 'secure-port', type: 'int', section: SECTION, default: '6443', usage: 'HTTPS port of the API; 0 picks a free port and prints it.' },
   { name: 'bind-address', type: 'string', section: SECTION, default: '127.0.0.1', usage: 'Address the API listens on.' },
-  { name: 'api-flavor', type: 'string', section: SECTION, default: 'orch', usage: 'Naming flavor of groups, signers, labels and metrics: orch or kubernetes.' },
   { name: 'data-dir', type: 'string', section: SECTION, default: '.orch', usage: 'Directory for the generated CA and kubeconfigs.' },
   { name: 'kubeconfig-out', type: 'string', section: SECTION, usage: 'Where the admin kubeconfig is written (default <data-dir>/kubeconfig).' },
   { name: 'ca-cert-file', type: 'string', section: SECTION, usage: 'CA certificate to use instead of generating one (with --ca-key-file).' },
@@ -21,9 +20,7 @@ export const EMBEDDED_FLAGS: FlagSpec[] = [
 ];
 
 /** Starts an embedded control plane from flags and prints how to reach it. */
-export async function startEmbedded(flags: Flags, featureGates: Record<string, boolean>): Promise<ControlPlane> {
-  const flavor = flags.string('api-flavor') ?? 'orch';
-  if (!isFlavorName(flavor)) throw new FlagError(`invalid argument "${flavor}" for "--api-flavor" flag: must be orch or kubernetes`);
+export async function startEmbedded(flags: Flags, featureGates: Record<string, boolean>, flavor: FlavorName): Promise<ControlPlane> {
   const dataDir = flags.string('data-dir')!;
   const cp = new ControlPlane({
     flavor,

@@ -44,7 +44,8 @@ export class Manager {
   private leading = false;
 
   constructor(
-    private readonly ctx: ControllerContext,
+    /** Everything controllers share except the informers, which are made anew for each term as leader. */
+    private readonly ctx: Omit<ControllerContext, 'informers'>,
     private readonly opts: ManagerOptions,
   ) {}
 
@@ -104,7 +105,7 @@ export class Manager {
 
   /** Starts the controllers and keeps them running until `signal` aborts. */
   private async lead(signal: AbortSignal): Promise<void> {
-    const ctx = { ...this.ctx, informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock) };
+    const ctx: ControllerContext = { ...this.ctx, informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock) };
     this.informers = ctx.informers;
     this.loops = this.opts.controllers.map((d) => new ControllerLoop(d, ctx, this.opts.workers[d.name] ?? d.workers));
     for (const loop of this.loops) loop.setup();

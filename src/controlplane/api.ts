@@ -12,7 +12,7 @@ import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/r
 import { jsonEqual } from '../util/equal.ts';
 import { rfc3339 } from '../util/time.ts';
 import type { AdmissionAttributes, AdmissionPlugin, Operation, UserInfo } from './admission.ts';
-import { decodeBody, fieldValidationWarnings, strictDecodingError } from './decode.ts';
+import { decodeBody, fieldValidationWarnings, isDecodable, strictDecodingError } from './decode.ts';
 import {
   ApiError,
   badRequest,
@@ -239,7 +239,7 @@ export class ApiServer {
       return this.subresource(req, query, body, user);
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();
-    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType)) throw unsupportedMediaType(contentType);
+    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType)) throw unsupportedMediaType(contentType, PATCH_CONTENT_TYPES);
     const isApply = contentType === 'application/apply-patch+yaml';
     const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
@@ -642,6 +642,7 @@ export class ApiServer {
     opts: WriteOptions,
   ): { object: unknown; warnings: string[] } {
     if (!body || !body.text.trim()) throw badRequest('the request body is empty');
+    if (!isDecodable(contentType)) throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
     let decoded: ReturnType<typeof decodeBody>;
     try {
       decoded = decodeBody(body.text, contentType, schemaFor(rt.kind, apiVersionOf(rt)));

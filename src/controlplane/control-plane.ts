@@ -7,12 +7,16 @@ import { join } from 'node:path';
 import type { KubeObject } from '../api/meta.ts';
 import { type FlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
-import { type CertificateWithKey, createSelfSignedCa, issueKeyAndCertificate, loadCa } from '../pki/certs.ts';
+import { type CertificateWithKey, createSelfSignedCa, csrOrganizations, issueKeyAndCertificate, loadCa } from '../pki/certs.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { TokenAuthenticator } from './authn.ts';
 import { GarbageCollector } from './gc.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
+import { objectValidation } from './object-validation.ts';
+import type { AccessChecker } from './plugins/authorize.ts';
+import { standardAdmission } from './plugins/index.ts';
+import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
 import { Storage } from './storage.ts';
 import type { WatchSettings } from './watch.ts';
@@ -35,9 +39,13 @@ export interface ControlPlaneOptions {
   historySize: number;
   watch: WatchSettings;
   now: () => Date;
+  /** Validation and defaulting; the standard per-kind rules when unset. */
   validation?: ObjectValidation;
-  admission: AdmissionPlugin[];
+  /** The admission chain; the standard plugins when unset. */
+  admission?: AdmissionPlugin[];
   authorize?: RequestAuthorizer;
+  /** What admission asks the authorizer (approve, sign, attest); everything allowed when unset. */
+  accessCheck?: AccessChecker;
 }
 
 export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
@@ -50,7 +58,6 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   historySize: 5000,
   watch: { bookmarkIntervalMs: 60_000, defaultTimeoutSeconds: 1800, maxBacklogBytes: 64 * 1024 * 1024 },
   now: () => new Date(),
-  admission: [],
 };
 
 export const CONTROL_PLANE_VERSION = { major: '1', minor: '34', gitVersion: 'v1.34.0-orch.0' };
@@ -71,13 +78,15 @@ export class ControlPlane {
     this.options = { ...DEFAULT_CONTROL_PLANE_OPTIONS, ...options };
     this.registry = new ResourceRegistry(naming(this.options.flavor));
     this.storage = new Storage({ historySize: this.options.historySize });
-    const gates = this.options.featureGates;
+    const o = this.options;
+    const features = (g: string) => o.featureGates[g] ?? DEFAULT_FEATURE_GATES[g] ?? false;
+    const can: AccessChecker = (user, check) => (o.accessCheck ? o.accessCheck(user, check) : Promise.resolve(true));
     this.api = new ApiServer(this.registry, this.storage, {
-      now: this.options.now,
-      continueTtlMs: this.options.continueTtlMs,
-      features: (g) => gates[g] ?? false,
-      validation: this.options.validation,
-      admission: this.options.admission,
+      now: o.now,
+      continueTtlMs: o.continueTtlMs,
+      features,
+      validation: o.validation ?? objectValidation(this.registry.naming, features, o.now),
+      admission: o.admission ?? standardAdmission(this.registry, this.storage, can, csrOrganizations),
     });
   }
 

@@ -128,6 +128,11 @@ describe('findDuplicateKeys', () => {
     expect(findDuplicateKeys(text)).toEqual(expected);
   });
 
+  it('stops at an unterminated string instead of looping', () => {
+    expect(findDuplicateKeys('{"a":1,"a":"x')).toEqual(['a']);
+    expect(findDuplicateKeys('{"a":1,"b')).toEqual([]);
+  });
+
   it('finds nothing in serialized objects full of tricky strings', () => {
     let seed = 7;
     const random = (n: number) => {

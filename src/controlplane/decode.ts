@@ -4,7 +4,7 @@
  * each by its field path such as `spec.template.spec.containers[0].image`.
  */
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import type { MapNode, Node } from '../api/schema.ts';
+import type { Node } from '../api/schema.ts';
 
 export interface Decoded {
   object: unknown;
@@ -26,6 +26,12 @@ const JSON_TYPES = new Set([
   'application/strategic-merge-patch+json',
 ]);
 const YAML_TYPES = new Set(['application/yaml', 'application/apply-patch+yaml']);
+
+/** Whether `decodeBody` understands a content type (JSON, YAML, or a patch type). */
+export function isDecodable(contentType: string): boolean {
+  const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
+  return JSON_TYPES.has(mediaType) || YAML_TYPES.has(mediaType);
+}
 
 /** Decodes a request body by its content type, reporting unknown fields (against `schema`) and duplicate keys. */
 export function decodeBody(text: string, contentType: string, schema: Node | undefined): Decoded {
@@ -65,10 +71,10 @@ const PAIRWISE_LIMIT = 32;
 
 /**
  * Paths of the keys that occur more than once in one object of well-formed JSON text (check it with
- * JSON.parse first); each path is reported once. A single pass that allocates nothing per character or per
- * key: strings are skipped with indexOf, keys are remembered as start and end offsets in the text (a stack
- * over the open objects) and compared in place. Key strings are only made for large objects, escaped keys
- * and the paths of duplicates.
+ * JSON.parse first); each path is reported once. A single pass with no allocation per character: strings
+ * are skipped with indexOf, keys are remembered as start and end offsets in the text (a stack over the open
+ * objects) and compared in place. Key strings are only made for large objects, escaped keys and the paths of
+ * duplicates.
  */
 export function findDuplicateKeys(text: string): string[] {
   const keyStart: number[] = [];
@@ -109,7 +115,8 @@ export function findDuplicateKeys(text: string): string[] {
     if (c === QUOTE) {
       const start = i + 1;
       let end = text.indexOf('"', start);
-      while (isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end < 0) break; // unterminated string: not JSON, nothing more to find
       if (expectKey) {
         const duplicate = isDuplicate(start, end);
         keyStart[keyCount] = start;
@@ -117,8 +124,9 @@ export function findDuplicateKeys(text: string): string[] {
         currentKey[depth] = keyCount++;
         if (duplicate) {
           let path = '';
-          for (let d = 0; d <= depth; d++)
+          for (let d = 0; d <= depth; d++) {
             path = index[d] >= 0 ? `${path}[${index[d]}]` : join(path, keyText(currentKey[d]));
+          }
           duplicates ??= [];
           if (!duplicates.includes(path)) duplicates.push(path);
         }
@@ -219,9 +227,8 @@ function findUnknownFields(value: unknown, node: Node, at: (string | number)[], 
     return;
   }
   if (Array.isArray(value)) return;
-  const fields = 'object' in node ? node.object : undefined;
   for (const key of Object.keys(value)) {
-    const child = fields === undefined ? (node as MapNode).map : Object.hasOwn(fields, key) ? fields[key] : undefined;
+    const child = 'map' in node ? node.map : Object.hasOwn(node.object, key) ? node.object[key] : undefined;
     if (typeof child === 'string') continue;
     at.push(key);
     if (child === undefined) out.push(pathString(at));

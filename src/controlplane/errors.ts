@@ -135,10 +135,13 @@ export function methodNotAllowed(method: string): ApiError {
   });
 }
 
-export function unsupportedMediaType(contentType: string): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`, {
-    causes: [{ message: `unsupported content type "${contentType}"` }],
-  });
+export function unsupportedMediaType(contentType: string, accepted: readonly string[]): ApiError {
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+    { causes: [{ message: `unsupported content type "${contentType}"` }] },
+  );
 }
 
 export function notAcceptable(accept: string): ApiError {

@@ -127,7 +127,13 @@ function setup() {
 
 describe('LeaseCandidateClient', () => {
   it('checks its inputs', () => {
-    const base = { candidates: new FakeCandidates(), namespace: NS, name: NAME, leaseName: 'l', binaryVersion: '1.33.0' };
+    const base = {
+      candidates: new FakeCandidates(),
+      namespace: NS,
+      name: NAME,
+      leaseName: 'l',
+      binaryVersion: '1.33.0',
+    };
     expect(() => new LeaseCandidateClient({ ...base, strategy: '' })).toThrow('strategy may not be empty');
     expect(() => new LeaseCandidateClient({ ...base, strategy: 'OldestEmulationVersion' })).toThrow(
       'emulationVersion may not be empty when strategy is OldestEmulationVersion',
@@ -171,6 +177,19 @@ describe('LeaseCandidateClient', () => {
     api.modify({ leaseName: 'orch-controller-manager' });
     await advance(clock, 1_000);
     expect(api.writes).toEqual(['create', 'replace', 'replace']);
+    await candidate.stop();
+  });
+
+  it('compares ping and renew times to the microsecond', async () => {
+    const { clock, api, candidate } = setup();
+    candidate.start();
+    await advance(clock, 10);
+    api.modify({ renewTime: '2026-01-02T03:04:06.123000Z', pingTime: '2026-01-02T03:04:06.122999Z' });
+    await tick(clock);
+    expect(api.writes).toEqual(['create']);
+    api.modify({ renewTime: '2026-01-02T03:04:06.123000Z', pingTime: '2026-01-02T03:04:06.123001Z' });
+    await tick(clock);
+    expect(api.writes).toEqual(['create', 'replace']);
     await candidate.stop();
   });
 

@@ -56,8 +56,11 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function microTimeMs(t: string | undefined): number {
-  return t === undefined ? Number.NEGATIVE_INFINITY : Date.parse(t);
+/** A MicroTime in microseconds since the epoch (Date.parse alone stops at milliseconds); absent is -Infinity. */
+function microTime(t: string | undefined): number {
+  if (t === undefined) return Number.NEGATIVE_INFINITY;
+  const fraction = /\.(\d+)(?:Z|[+-]\d\d:\d\d)$/i.exec(t)?.[1] ?? '';
+  return Math.floor(Date.parse(t) / 1000) * 1e6 + Number(fraction.padEnd(6, '0').slice(0, 6));
 }
 
 export class LeaseCandidateClient {
@@ -149,13 +152,13 @@ export class LeaseCandidateClient {
     this.cached = obj;
     const ping = obj?.spec?.pingTime;
     if (ping === undefined || ping === this.answeredPing) return;
-    if (microTimeMs(ping) > microTimeMs(obj?.spec?.renewTime)) {
+    if (microTime(ping) > microTime(obj?.spec?.renewTime)) {
       this.answeredPing = ping;
       this.schedule(0);
     }
   }
 
-  /** Arms the single timer for an ensure in `ms`, replacing a later one. */
+  /** Arms the single timer for an ensure in `ms`; while an ensure runs, asks for another right after it. */
   private schedule(ms: number): void {
     if (this.stopper.signal.aborted) return;
     if (this.ensuring) {

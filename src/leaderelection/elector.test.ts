@@ -147,18 +147,28 @@ describe('LeaderElector constructor', () => {
 
   it('accepts the defaults and derives the request timeout', () => {
     const le = new LeaderElector(base);
-    expect([le.leaseDurationMs, le.renewDeadlineMs, le.retryPeriodMs, le.requestTimeoutMs]).toEqual([15_000, 10_000, 2_000, 5_000]);
-    expect(new LeaderElector({ ...base, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 }).requestTimeoutMs).toBe(1000);
+    expect([le.leaseDurationMs, le.renewDeadlineMs, le.retryPeriodMs, le.requestTimeoutMs]).toEqual([
+      15_000, 10_000, 2_000, 5_000,
+    ]);
+    expect(
+      new LeaderElector({ ...base, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 }).requestTimeoutMs,
+    ).toBe(1000);
   });
 
   it('rejects inconsistent or missing settings with client-go messages', () => {
     expect(make({ leaseDurationMs: 10_000 })).toThrow('leaseDuration must be greater than renewDeadline');
     expect(make({ renewDeadlineMs: 2_400 })).toThrow('renewDeadline must be greater than retryPeriod*JitterFactor');
-    expect(make({ leaseDurationMs: -1, renewDeadlineMs: -2, retryPeriodMs: -3 })).toThrow('leaseDuration must be greater than zero');
+    expect(make({ leaseDurationMs: -1, renewDeadlineMs: -2, retryPeriodMs: -3 })).toThrow(
+      'leaseDuration must be greater than zero',
+    );
     expect(make({ retryPeriodMs: 0 })).toThrow('retryPeriod must be greater than zero');
     expect(make({ identity: '' })).toThrow('Lock identity is empty');
-    expect(make({ callbacks: { onStoppedLeading() {} } as never })).toThrow('OnStartedLeading callback must not be nil');
-    expect(make({ callbacks: { onStartedLeading() {} } as never })).toThrow('OnStoppedLeading callback must not be nil');
+    expect(make({ callbacks: { onStoppedLeading() {} } as never })).toThrow(
+      'OnStartedLeading callback must not be nil',
+    );
+    expect(make({ callbacks: { onStartedLeading() {} } as never })).toThrow(
+      'OnStoppedLeading callback must not be nil',
+    );
   });
 });
 
@@ -180,7 +190,12 @@ describe('LeaderElector acquire', () => {
 
   it('takes a released Lease at once and counts the transition', async () => {
     const h = start({}, (l) =>
-      l.put({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 4, renewTime: '2026-01-02T03:04:00.000000Z' }),
+      l.put({
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        leaseTransitions: 4,
+        renewTime: '2026-01-02T03:04:00.000000Z',
+      }),
     );
     await advance(h.clock, 10);
     expect(isLeading(h)).toBe(true);
@@ -206,7 +221,12 @@ describe('LeaderElector acquire', () => {
 
   it('judges expiry from when the record was observed, not from its renewTime (clock skew)', async () => {
     // Written "long ago" by another member's clock, but new to this process: still valid for 15 s.
-    const stale = { holderIdentity: OTHER, leaseDurationSeconds: 15, leaseTransitions: 7, renewTime: '2001-01-01T00:00:00.000000Z' };
+    const stale = {
+      holderIdentity: OTHER,
+      leaseDurationSeconds: 15,
+      leaseTransitions: 7,
+      renewTime: '2001-01-01T00:00:00.000000Z',
+    };
     const h = start({}, (l) => l.put({ ...stale, acquireTime: stale.renewTime }));
     await advance(h.clock, 14_900, 50);
     expect(isLeading(h)).toBe(false);
@@ -307,12 +327,20 @@ describe('LeaderElector renew', () => {
   });
 
   it('writes the release record on stop with releaseOnCancel, before onStoppedLeading', async () => {
-    const h = start({ releaseOnCancel: true }, (l) => l.put({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 6 }));
+    const h = start({ releaseOnCancel: true }, (l) =>
+      l.put({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 6 }),
+    );
     await advance(h.clock, 3_000);
     h.stop.abort();
     await h.done;
     const stamp = '2026-01-02T03:04:08.000000Z';
-    expect(h.specAtStop).toEqual({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 7, acquireTime: stamp, renewTime: stamp });
+    expect(h.specAtStop).toEqual({
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      leaseTransitions: 7,
+      acquireTime: stamp,
+      renewTime: stamp,
+    });
     expect(h.elector.isLeader()).toBe(false);
   });
 

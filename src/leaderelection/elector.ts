@@ -221,11 +221,19 @@ export class LeaderElector {
       } finally {
         leading.abort();
         this.config.metrics?.leaderOff();
-        this.config.onEvent?.(LEADER_ELECTION_REASON, `${this.identity} stopped leading`);
+        this.event('stopped leading');
       }
       if (this.config.releaseOnCancel) await this.release();
     } finally {
       this.config.callbacks.onStoppedLeading();
+    }
+  }
+
+  private event(what: string): void {
+    try {
+      this.config.onEvent?.(LEADER_ELECTION_REASON, `${this.identity} ${what}`);
+    } catch (err) {
+      this.log.error(`recording the ${what} event failed: ${errorText(err)}`);
     }
   }
 
@@ -243,7 +251,7 @@ export class LeaderElector {
       this.maybeReportTransition();
       if (ok) {
         this.log.info(`successfully acquired lease ${this.lockDesc}`);
-        this.config.onEvent?.(LEADER_ELECTION_REASON, `${this.identity} became leader`);
+        this.event('became leader');
         this.config.metrics?.leaderOn();
         return true;
       }

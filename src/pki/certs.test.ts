@@ -213,9 +213,13 @@ describe('issueCertificate', () => {
 
 describe('loadCa', () => {
   /** Makes a CA with the openssl CLI, leaving ca.pem and key.pem (PKCS#8) in the temp dir. */
-  function opensslCa(newkey: string, keyUsage: string): { certPem: string; keyPem: string } {
-    const subject = '-subj /O=ext/CN=ext-ca -days 1 -keyout key.pem -out ca.pem';
-    openssl(`req -x509 -newkey ${newkey} -nodes ${subject} -addext keyUsage=${keyUsage}`.split(' '));
+  function opensslCa(newkey: string, ...extensions: string[]): { certPem: string; keyPem: string } {
+    const addext = extensions.map((extension) => `-addext ${extension}`).join(' ');
+    openssl(
+      `req -x509 -newkey ${newkey} -nodes -subj /O=ext/CN=ext-ca -days 1 ${addext} -keyout key.pem -out ca.pem`.split(
+        ' ',
+      ),
+    );
     return { certPem: openssl(['x509', '-in', 'ca.pem']), keyPem: openssl(['pkey', '-in', 'key.pem']) };
   }
 
@@ -230,7 +234,7 @@ describe('loadCa', () => {
     ['ec -pkeyopt ec_paramgen_curve:P-384', 'EC PRIVATE KEY'],
     ['rsa:2048', 'RSA PRIVATE KEY'],
   ])('loads an openssl-made CA (%s) with a %s PEM, and issues certificates that chain to it', async (newkey, type) => {
-    const { certPem } = opensslCa(newkey, 'critical,keyCertSign,cRLSign');
+    const { certPem } = opensslCa(newkey, 'keyUsage=critical,keyCertSign,cRLSign');
     const legacyKeyPem = openssl(['pkey', '-in', 'key.pem', '-traditional']);
     expect(legacyKeyPem).toMatch(new RegExp(`^-----BEGIN ${type}-----\n`));
 
@@ -239,6 +243,22 @@ describe('loadCa', () => {
     expect(new X509Certificate(leaf.certPem).issuer).toBe('O=ext\nCN=ext-ca');
     const files = { 'leaf.pem': leaf.certPem };
     expect(openssl(['verify', '-x509_strict', '-CAfile', 'ca.pem', 'leaf.pem'], files)).toBe('leaf.pem: OK\n');
+  });
+
+  it('identifies a CA without a subject key identifier by the SHA-1 of its key, as openssl does', async () => {
+    const { certPem, keyPem } = opensslCa(
+      'ec -pkeyopt ec_paramgen_curve:P-256',
+      'keyUsage=critical,keyCertSign',
+      'subjectKeyIdentifier=none',
+      'authorityKeyIdentifier=none',
+    );
+    expect(extension(opensslText(certPem), 'Subject Key Identifier')).toBeUndefined();
+    const leaf = await issueKeyAndCertificate(leafOptions(await loadCa(certPem, keyPem)));
+
+    openssl('req -x509 -key key.pem -subj /CN=same-key -days 1 -out same-key.pem'.split(' '));
+    const opensslKeyId = extension(opensslText(openssl(['x509', '-in', 'same-key.pem'])), 'Subject Key Identifier');
+    expect(extension(opensslText(leaf.certPem), 'Authority Key Identifier')).toBe(opensslKeyId);
+    expect(openssl(['verify', '-CAfile', 'ca.pem', 'leaf.pem'], { 'leaf.pem': leaf.certPem })).toBe('leaf.pem: OK\n');
   });
 
   it('explains what is wrong', async () => {
@@ -253,7 +273,7 @@ describe('loadCa', () => {
       'expected exactly one CERTIFICATE block, found 2',
     );
     await expect(loadCa(ca.certPem, ca.certPem)).rejects.toThrow('PEM block, found 0');
-    const noSigning = opensslCa('ec -pkeyopt ec_paramgen_curve:P-256', 'critical,digitalSignature');
+    const noSigning = opensslCa('ec -pkeyopt ec_paramgen_curve:P-256', 'keyUsage=critical,digitalSignature');
     await expect(loadCa(noSigning.certPem, noSigning.keyPem)).rejects.toThrow('keyUsage lacks keyCertSign');
   });
 });

@@ -206,3 +206,12 @@ function serialToHex(serial: bigint): string {
   const hex = serial.toString(16);
   return hex.length % 2 === 0 ? hex : `0${hex}`;
 }
+
+/** The subject organizations (O) of a PEM certificate signing request; empty when it does not parse. */
+export function csrOrganizations(pem: string): string[] {
+  try {
+    return new x509.Pkcs10CertificateRequest(pem).subjectName.getField('O');
+  } catch {
+    return [];
+  }
+}

@@ -45,15 +45,35 @@ export function defaultPolicy(n: Naming): KubeObject[] {
       { verbs: ['*'], nonResourceURLs: ['*'] },
     ]),
     role('system:discovery', [
-      urls('/livez', '/readyz', '/healthz', '/version', '/version/', '/openapi', '/openapi/*', '/api', '/api/*', '/apis', '/apis/*'),
+      urls(
+        '/livez',
+        '/readyz',
+        '/healthz',
+        '/version',
+        '/version/',
+        '/openapi',
+        '/openapi/*',
+        '/api',
+        '/api/*',
+        '/apis',
+        '/apis/*',
+      ),
     ]),
     role('system:basic-user', [
-      { verbs: ['create'], apiGroups: [authorization], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
+      {
+        verbs: ['create'],
+        apiGroups: [authorization],
+        resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+      },
       { verbs: ['create'], apiGroups: [authentication], resources: ['selfsubjectreviews'] },
     ]),
     role('system:public-info-viewer', [urls('/livez', '/readyz', '/healthz', '/version', '/version/')]),
     role('system:node-bootstrapper', [
-      { verbs: ['create', 'get', 'list', 'watch'], apiGroups: [certificates], resources: ['certificatesigningrequests'] },
+      {
+        verbs: ['create', 'get', 'list', 'watch'],
+        apiGroups: [certificates],
+        resources: ['certificatesigningrequests'],
+      },
     ]),
     role(csrRole('nodeclient'), [
       { verbs: ['create'], apiGroups: [certificates], resources: ['certificatesigningrequests/nodeclient'] },

@@ -3,12 +3,13 @@
 import { IS_NEGATIVE_ERROR, isValidPercent } from './common.ts';
 import { type FieldError, invalid } from './field-errors.ts';
 
-/** A non-negative integer or a `N%` string. */
+/** A non-negative integer or a `N%` string (other types are left to the shape check). */
 export function validatePositiveIntOrPercent(value: unknown, path: string): FieldError[] {
   if (typeof value === 'string') return isValidPercent(value).map((msg) => invalid(path, value, msg));
   if (typeof value === 'number' && Number.isInteger(value))
     return value < 0 ? [invalid(path, value, IS_NEGATIVE_ERROR)] : [];
-  return [invalid(path, value, "must be an integer or percentage (e.g '5%%')")];
+  // Any other JSON type is reported by the shape check (with the reference's text).
+  return [];
 }
 
 /** The percentage of a valid `N%` string, `undefined` otherwise. */

@@ -141,7 +141,7 @@ function scalarProblem(value: unknown, shape: Scalar): string | undefined {
     }
     case 'intOrString':
       if (typeof value === 'string') return undefined;
-      return int(value) !== undefined ? undefined : "must be an integer or percentage (e.g. '5%')";
+      return int(value) !== undefined ? undefined : "must be an integer or percentage (e.g '5%%')";
     case 'quantity': {
       const q = parseQuantityValue(value);
       return q.ok ? undefined : q.error;

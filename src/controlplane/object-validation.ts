@@ -1,0 +1,35 @@
+/**
+ * Connects the per-kind validators and defaulters (`validation/`) to the write path: which rules
+ * run for a create, an update of the main resource, and an update through `/status` or `/approval`.
+ * Kinds without rules of their own still get the reference's object-metadata checks.
+ */
+import type { KubeObject } from '../api/meta.ts';
+import type { Naming } from '../api/naming.ts';
+import type { ResourceType } from '../api/registry.ts';
+import type { ObjectValidation } from './api.ts';
+import { defaultCsrConditions } from './validation/certificate-signing-request.ts';
+import { nameIsDNSLabel, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './validation/common.ts';
+import type { ValidationContext } from './validation/context.ts';
+import { validatorsFor } from './validation/index.ts';
+
+export function objectValidation(naming: Naming, features: (gate: string) => boolean, now: () => Date): ObjectValidation {
+  const ctx: ValidationContext = { naming, featureGates: features };
+  return {
+    defaults(rt: ResourceType, obj: KubeObject): void {
+      validatorsFor(rt.kind)?.defaults?.(obj, ctx);
+    },
+    async validate(op, rt, obj, old, subresource) {
+      const v = validatorsFor(rt.kind);
+      if (op === 'CREATE') {
+        if (v?.create) return v.create(obj, ctx);
+        const nameFn = rt.kind === 'Namespace' && rt.group === '' ? nameIsDNSLabel : nameIsDNSSubdomain;
+        return validateObjectMeta(obj.metadata, rt.namespaced, nameFn);
+      }
+      if (op !== 'UPDATE') return [];
+      if (rt.kind === 'CertificateSigningRequest' && subresource) defaultCsrConditions(obj, old, now());
+      const rule = subresource === 'status' ? v?.statusUpdate : subresource === 'approval' ? v?.approvalUpdate : v?.update;
+      if (rule) return rule(obj, old, ctx);
+      return validateObjectMetaUpdate(obj.metadata, old?.metadata);
+    },
+  };
+}

@@ -1,0 +1,25 @@
+/** The admission chain of the embedded control plane, in the reference's order. */
+import type { Naming } from '../../api/naming.ts';
+import type { ResourceRegistry } from '../../api/registry.ts';
+import type { AdmissionPlugin } from '../admission.ts';
+import type { Storage } from '../storage.ts';
+import type { AccessChecker } from './authorize.ts';
+import { certificatesAdmission } from './certificates.ts';
+import { defaultIngressClass } from './default-ingress-class.ts';
+import { limitRanger } from './limit-ranger.ts';
+import { runtimeClassAdmission } from './runtime-class.ts';
+
+export function standardAdmission(
+  registry: ResourceRegistry,
+  storage: Storage,
+  can: AccessChecker,
+  subjectOrganizations: (csrPem: string) => string[],
+): AdmissionPlugin[] {
+  const n: Naming = registry.naming;
+  return [
+    limitRanger(registry, storage, n),
+    runtimeClassAdmission(registry, storage, n),
+    defaultIngressClass(registry, storage, n),
+    certificatesAdmission(n, can, subjectOrganizations),
+  ];
+}

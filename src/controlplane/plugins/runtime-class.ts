@@ -1,0 +1,101 @@
+/**
+ * RuntimeClass admission of pod creations: the class must exist; its overhead becomes the pod's;
+ * its node selector merges into the pod's (a conflict rejects the pod); its tolerations are
+ * appended without duplicates (the reference's superset merge).
+ */
+import type { KubeObject } from '../../api/meta.ts';
+import type { Naming } from '../../api/naming.ts';
+import { group } from '../../api/naming.ts';
+import type { ResourceRegistry } from '../../api/registry.ts';
+import { jsonEqual } from '../../util/equal.ts';
+import type { AdmissionPlugin } from '../admission.ts';
+import { forbidden } from '../errors.ts';
+import type { Storage } from '../storage.ts';
+
+export interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number;
+}
+
+/** Whether `ss` tolerates everything `t` does. */
+function isSuperset(ss: Toleration, t: Toleration): boolean {
+  if (jsonEqual(ss, t)) return true;
+  const wildcard = !ss.key && ss.operator === 'Exists';
+  if ((ss.key ?? '') !== (t.key ?? '') && !wildcard) return false;
+  if (ss.effect && ss.effect !== t.effect) return false;
+  if (ss.effect === 'NoExecute' && ss.tolerationSeconds !== undefined) {
+    if (t.tolerationSeconds === undefined || t.tolerationSeconds > ss.tolerationSeconds) return false;
+  }
+  if ((ss.operator ?? 'Equal') === 'Equal') return (t.operator ?? 'Equal') === 'Equal' && (ss.value ?? '') === (t.value ?? '');
+  return true;
+}
+
+/** Keeps a toleration unless an earlier kept one, or a later different one, covers it. */
+export function mergeTolerations(pod: Toleration[], extra: Toleration[]): Toleration[] {
+  const all = [...pod, ...extra];
+  const kept: Toleration[] = [];
+  all.forEach((t, i) => {
+    if (kept.some((k) => isSuperset(k, t))) return;
+    if (all.slice(i + 1).some((later) => !jsonEqual(later, t) && isSuperset(later, t))) return;
+    kept.push(t);
+  });
+  return kept;
+}
+
+interface PodSpec {
+  runtimeClassName?: string;
+  overhead?: Record<string, string>;
+  nodeSelector?: Record<string, string>;
+  tolerations?: Toleration[];
+}
+
+export function runtimeClassAdmission(registry: ResourceRegistry, storage: Storage, n: Naming): AdmissionPlugin {
+  const classes = registry.resource(group(n, 'node'), 'v1', 'runtimeclasses')!;
+  const isPodCreate = (a: Parameters<NonNullable<AdmissionPlugin['admit']>>[0]) =>
+    a.rt.group === '' && a.rt.kind === 'Pod' && a.operation === 'CREATE' && !a.subresource && a.object !== undefined;
+  const lookup = (pod: KubeObject) => {
+    const name = (pod.spec as PodSpec | undefined)?.runtimeClassName;
+    return name ? { name, rc: storage.get(classes, name) } : undefined;
+  };
+  return {
+    name: 'RuntimeClass',
+    admit(a) {
+      if (!isPodCreate(a)) return;
+      const found = lookup(a.object!);
+      if (!found) return;
+      const deny = (why: string) => forbidden(a.rt, a.name, why);
+      if (!found.rc) throw deny(`pod rejected: RuntimeClass "${found.name}" not found`);
+      const spec = (a.object!.spec ??= {}) as PodSpec;
+      const rc = found.rc as { overhead?: { podFixed?: Record<string, string> }; scheduling?: { nodeSelector?: Record<string, string>; tolerations?: Toleration[] } };
+      const podFixed = rc.overhead?.podFixed;
+      if (podFixed) {
+        if (spec.overhead && !jsonEqual(spec.overhead, podFixed)) {
+          throw deny("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+        }
+        spec.overhead = { ...podFixed };
+      }
+      if (rc.scheduling) {
+        const selector = { ...(spec.nodeSelector ?? {}) };
+        for (const [k, v] of Object.entries(rc.scheduling.nodeSelector ?? {})) {
+          if (k in selector && selector[k] !== v) {
+            throw deny(`conflict: runtimeClass.scheduling.nodeSelector[${k}] = ${v}; pod.spec.nodeSelector[${k}] = ${selector[k]}`);
+          }
+          selector[k] = v;
+        }
+        if (Object.keys(selector).length) spec.nodeSelector = selector;
+        if (rc.scheduling.tolerations?.length) spec.tolerations = mergeTolerations(spec.tolerations ?? [], rc.scheduling.tolerations);
+      }
+    },
+    validate(a) {
+      if (!isPodCreate(a)) return;
+      const spec = (a.object!.spec ?? {}) as PodSpec;
+      const rc = lookup(a.object!)?.rc as { overhead?: { podFixed?: Record<string, string> } } | undefined;
+      if (!rc?.overhead?.podFixed && spec.overhead) {
+        throw forbidden(a.rt, a.name, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
+      }
+    },
+  };
+}
