@@ -3,8 +3,9 @@
  * limit of a bare HTTPS JSON echo on the same machine with the same client), a 10k-object list,
  * watch fan-out to 10 watchers, and heap per 10k stored objects.
  */
-import { createServer } from 'node:https';
+
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -31,7 +32,11 @@ async function inParallel(n: number, fn: (i: number) => Promise<unknown>): Promi
 const configMap = (i: number) => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
-  metadata: { name: `cm-${String(i).padStart(6, '0')}`, namespace: 'default', labels: { app: 'bench', shard: String(i % 10) } },
+  metadata: {
+    name: `cm-${String(i).padStart(6, '0')}`,
+    namespace: 'default',
+    labels: { app: 'bench', shard: String(i % 10) },
+  },
   data: { key: `value-${i}`, payload: 'x'.repeat(200) },
 });
 
@@ -63,7 +68,9 @@ async function echoLimit(cp: ControlPlane, kc: KubeConfig, n: number): Promise<n
     currentContext: kc.getCurrentContext(),
   });
   const client = new KubeClient(echo, cp.registry, { qps: 0 });
-  const seconds = await inParallel(n, (i) => client.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(i) }));
+  const seconds = await inParallel(n, (i) =>
+    client.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(i) }),
+  );
   server.close();
   server.closeAllConnections();
   return n / seconds;
@@ -82,7 +89,10 @@ function heapPer10k(): number {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: `pod-${i}`, namespace: 'default', uid: crypto.randomUUID(), labels: { app: 'web' } },
-      spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'registry.example/app:1.0', ports: [{ containerPort: 8080 }] }] },
+      spec: {
+        nodeName: 'node-1',
+        containers: [{ name: 'app', image: 'registry.example/app:1.0', ports: [{ containerPort: 8080 }] }],
+      },
       status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
     });
   }
@@ -131,9 +141,16 @@ export async function run(): Promise<void> {
     });
     const rv = (await cms.list('default', { limit: 1 })).metadata.resourceVersion;
     for (let w = 0; w < watchers; w++) {
-      void cms.watch('default', { resourceVersion: rv }, (e) => {
-        if (e.type === 'MODIFIED' && ++received === watchers * updates) resolveAll();
-      }, abort.signal).catch(() => undefined);
+      void cms
+        .watch(
+          'default',
+          { resourceVersion: rv },
+          (e) => {
+            if (e.type === 'MODIFIED' && ++received === watchers * updates) resolveAll();
+          },
+          abort.signal,
+        )
+        .catch(() => undefined);
     }
     while (cp.storage.watcherCount() < watchers) await new Promise((r) => setTimeout(r, 10));
     // Changes are made in-process so the figure is the fan-out itself, not the write path.
@@ -148,10 +165,25 @@ export async function run(): Promise<void> {
     abort.abort();
 
     print('embedded control plane (HTTPS, 64 concurrent requests)', [
-      { name: 'creates/s', value: n / createSeconds, unit: 'req/s', against: { name: 'bare HTTPS JSON echo', value: limit } },
-      { name: 'merge patches/s', value: n / patchSeconds, unit: 'req/s', against: { name: 'bare HTTPS JSON echo', value: limit } },
+      {
+        name: 'creates/s',
+        value: n / createSeconds,
+        unit: 'req/s',
+        against: { name: 'bare HTTPS JSON echo', value: limit },
+      },
+      {
+        name: 'merge patches/s',
+        value: n / patchSeconds,
+        unit: 'req/s',
+        against: { name: 'bare HTTPS JSON echo', value: limit },
+      },
       { name: 'list of 10k ConfigMaps (median of 5)', value: listTimes[2], unit: 'ms' },
-      { name: 'paged list of 10k (limit 500)', value: pagedMs, unit: 'ms', against: { name: 'one-shot list', value: listTimes[2] } },
+      {
+        name: 'paged list of 10k (limit 500)',
+        value: pagedMs,
+        unit: 'ms',
+        against: { name: 'one-shot list', value: listTimes[2] },
+      },
       { name: 'watch fan-out to 10 watchers', value: (watchers * updates) / watchSeconds, unit: 'events/s' },
       { name: 'heap per 10k stored pods (needs --expose-gc)', value: heapPer10k(), unit: 'MiB' },
     ]);

@@ -18,7 +18,9 @@ export function print(group: string, figures: Figure[]): void {
   console.log(`\n## ${group}`);
   for (const f of figures) {
     const value = `${format(f.value)} ${f.unit}`;
-    const ratio = f.against ? `  (${format(f.value / f.against.value)}× ${f.against.name}: ${format(f.against.value)} ${f.unit})` : '';
+    const ratio = f.against
+      ? `  (${format(f.value / f.against.value)}× ${f.against.name}: ${format(f.against.value)} ${f.unit})`
+      : '';
     console.log(`${f.name.padEnd(48)} ${value.padStart(18)}${ratio}`);
   }
 }

@@ -32,7 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResourceType } from '../src/api/registry.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(webcrypto);
 
 const COORDINATION = 'coordination.orch.io';
 const CERTIFICATES = 'certificates.orch.io';
@@ -143,7 +143,8 @@ async function raw(
 ): Promise<RawReply> {
   const server = new URL(kc.getCurrentCluster()!.server);
   const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
-  const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  const payload =
+    opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   if (payload !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
   const options: RequestOptions = { method, hostname: server.hostname, port: server.port, path, headers };
   await kc.applyToHTTPSOptions(options);
@@ -169,7 +170,9 @@ async function raw(
 }
 
 /** A streaming GET whose newline-delimited JSON events are collected as they arrive. */
-async function rawStream(path: string): Promise<{ status: number; events: WatchEvent[]; ended: Promise<void>; close(): void }> {
+async function rawStream(
+  path: string,
+): Promise<{ status: number; events: WatchEvent[]; ended: Promise<void>; close(): void }> {
   const server = new URL(kc.getCurrentCluster()!.server);
   const options: RequestOptions = { method: 'GET', hostname: server.hostname, port: server.port, path };
   await kc.applyToHTTPSOptions(options);
@@ -300,7 +303,7 @@ function lease(name: string, holder: string) {
 /** A syntactically valid PKCS#10 request, as a `CERTIFICATE REQUEST` PEM block. */
 async function csrPem(commonName: string): Promise<string> {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: `CN=${commonName}`,
     keys,
@@ -385,7 +388,10 @@ describe('objects and metadata', () => {
   it('hands out strictly increasing resourceVersions, one per write', async () => {
     const ns = await newNamespace();
     const seen: number[] = [];
-    let cm = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'rv' }, data: { n: '0' } } });
+    let cm = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'rv' }, data: { n: '0' } },
+    });
     seen.push(Number(cm.metadata!.resourceVersion));
     for (let i = 1; i <= 3; i++) {
       cm = await core.patchNamespacedConfigMap({ name: 'rv', namespace: ns, body: { data: { n: String(i) } } }, merge);
@@ -452,7 +458,13 @@ describe('objects and metadata', () => {
     });
     expect(created.status?.currentHealthy).toBeUndefined();
 
-    const status = { currentHealthy: 2, desiredHealthy: 1, disruptionsAllowed: 1, expectedPods: 2, observedGeneration: 1 };
+    const status = {
+      currentHealthy: 2,
+      desiredHealthy: 1,
+      disruptionsAllowed: 1,
+      expectedPods: 2,
+      observedGeneration: 1,
+    };
     const viaStatus = await policy.replaceNamespacedPodDisruptionBudgetStatus({
       name: 'pdb',
       namespace: ns,
@@ -520,7 +532,10 @@ describe('objects and metadata', () => {
   it('gives pods bound to a node a grace period, and gracePeriodSeconds=0 removes them', async () => {
     const ns = await newNamespace();
     const spec = { containers: [{ name: 'c', image: 'registry.example/c:1' }] };
-    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'bound' }, spec: { ...spec, nodeName: 'node-1' } } });
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'bound' }, spec: { ...spec, nodeName: 'node-1' } },
+    });
     await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'unbound' }, spec } });
 
     const before = Date.now();
@@ -567,12 +582,7 @@ describe('objects and metadata', () => {
       }),
     );
     expect(stale.code).toBe(409);
-    expectStatus(
-      stale.status,
-      409,
-      'Conflict',
-      `Operation cannot be fulfilled on statefulsets.apps "x": ${STALE}`,
-    );
+    expectStatus(stale.status, 409, 'Conflict', `Operation cannot be fulfilled on statefulsets.apps "x": ${STALE}`);
     expect(stale.status.details).toMatchObject({ name: 'x', group: 'apps', kind: 'statefulsets' });
 
     const stalePatch = await failure(
@@ -585,7 +595,12 @@ describe('objects and metadata', () => {
         merge,
       ),
     );
-    expectStatus(stalePatch.status, 409, 'Conflict', `Operation cannot be fulfilled on statefulsets.apps "x": ${STALE}`);
+    expectStatus(
+      stalePatch.status,
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on statefulsets.apps "x": ${STALE}`,
+    );
 
     expect(await apps.readNamespacedStatefulSet({ name: 'x', namespace: ns })).toEqual(current);
     expect(await storeRv()).toBe(rvBefore);
@@ -603,7 +618,10 @@ describe('objects and metadata', () => {
 describe('patch', () => {
   it('applies JSON patches, merge patches and strategic merge patches', async () => {
     const ns = await newNamespace();
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'p' }, data: { a: '1', b: '2' } } });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'p' }, data: { a: '1', b: '2' } },
+    });
 
     const jp = await core.patchNamespacedConfigMap(
       {
@@ -637,7 +655,9 @@ describe('patch', () => {
       {
         name: 's',
         namespace: ns,
-        body: { spec: { template: { spec: { containers: [{ name: 'sidecar', image: 'registry.example/sidecar:2' }] } } } },
+        body: {
+          spec: { template: { spec: { containers: [{ name: 'sidecar', image: 'registry.example/sidecar:2' }] } } },
+        },
       },
       strategic,
     );
@@ -646,6 +666,29 @@ describe('patch', () => {
       ['sidecar', 'registry.example/sidecar:2'],
     ]);
     expect(smp.metadata!.generation).toBe(2);
+
+    // Directives are patch syntax, not unknown fields, even under Strict.
+    const ordered = await raw('PATCH', `/apis/apps/v1/namespaces/${ns}/statefulsets/s?fieldValidation=Strict`, {
+      contentType: PatchStrategy.StrategicMergePatch,
+      body: {
+        spec: {
+          template: {
+            spec: {
+              '$setElementOrder/containers': [{ name: 'sidecar' }, { name: 'main' }],
+              containers: [{ name: 'main', image: 'registry.example/main:2' }],
+            },
+          },
+        },
+      },
+    });
+    expect(ordered.status).toBe(200);
+    expect(ordered.headers.warning).toBeUndefined();
+    expect(
+      ordered.body.spec.template.spec.containers.map((c: { name: string; image: string }) => [c.name, c.image]),
+    ).toEqual([
+      ['sidecar', 'registry.example/sidecar:2'],
+      ['main', 'registry.example/main:2'],
+    ]);
 
     // A merge patch replaces lists wholesale.
     const mpList = await apps.patchNamespacedStatefulSet(
@@ -721,7 +764,13 @@ describe('patch', () => {
     ]);
     expect(await storeRv()).toBe(rvBefore);
     const notCreated = await failure(
-      custom.getNamespacedCustomObject({ group: COORDINATION, version: 'v1', namespace: ns, plural: 'leases', name: 'l' }),
+      custom.getNamespacedCustomObject({
+        group: COORDINATION,
+        version: 'v1',
+        namespace: ns,
+        plural: 'leases',
+        name: 'l',
+      }),
     );
     expectStatus(notCreated.status, 404, 'NotFound', `leases.${COORDINATION} "l" not found`);
 
@@ -791,7 +840,12 @@ describe('subresources', () => {
     const staleScale = await failure(
       apps.replaceNamespacedStatefulSetScale({ name: 'db', namespace: ns, body: { ...scale, spec: { replicas: 9 } } }),
     );
-    expectStatus(staleScale.status, 409, 'Conflict', `Operation cannot be fulfilled on statefulsets.apps "db": ${STALE}`);
+    expectStatus(
+      staleScale.status,
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on statefulsets.apps "db": ${STALE}`,
+    );
 
     await apps.createNamespacedDeployment({ namespace: ns, body: deployment('api', 1) });
     const dScale = await apps.readNamespacedDeploymentScale({ name: 'api', namespace: ns });
@@ -832,7 +886,15 @@ describe('subresources', () => {
       },
     });
     expect(approved.status).toBe(200);
-    expect(approved.body.status.conditions).toEqual([condition]);
+    // Unset condition times default to now (spec §2.1).
+    expect(approved.body.status.conditions).toEqual([
+      {
+        ...condition,
+        lastUpdateTime: expect.stringMatching(RFC3339_SECONDS),
+        lastTransitionTime: expect.stringMatching(RFC3339_SECONDS),
+      },
+    ]);
+    const stamped = approved.body.status.conditions;
     expect(approved.body.status.certificate).toBeUndefined();
     expect(approved.body.spec.signerName).toBe('example.com/approval-test');
     expect(Number(approved.body.metadata.resourceVersion)).toBeGreaterThan(Number(csr.metadata.resourceVersion));
@@ -843,12 +905,13 @@ describe('subresources', () => {
       plural: 'certificatesigningrequests',
       name: 'approve-me',
     });
-    expect(read.status.conditions).toEqual([condition]);
+    expect(read.status.conditions).toEqual(stamped);
+    expect(read.spec.signerName).toBe('example.com/approval-test');
 
     // Main writes leave status alone.
     const mainWrite = await raw('PUT', path, { body: { ...read, status: { conditions: [] } } });
     expect(mainWrite.status).toBe(200);
-    expect(mainWrite.body.status.conditions).toEqual([condition]);
+    expect(mainWrite.body.status.conditions).toEqual(stamped);
   });
 });
 
@@ -882,8 +945,14 @@ describe('list', () => {
   it('filters by field selectors and rejects unsupported fields with 400', async () => {
     const ns = await newNamespace();
     const spec = { containers: [{ name: 'c', image: 'registry.example/c:1' }] };
-    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'p1' }, spec: { ...spec, nodeName: 'n1' } } });
-    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'p2' }, spec: { ...spec, nodeName: 'n2' } } });
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'p1' }, spec: { ...spec, nodeName: 'n1' } },
+    });
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'p2' }, spec: { ...spec, nodeName: 'n2' } },
+    });
     await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'p3' }, spec } });
     const pods = async (fieldSelector: string) =>
       names((await core.listNamespacedPod({ namespace: ns, fieldSelector })).items);
@@ -904,7 +973,9 @@ describe('list', () => {
     });
     expect(names(csrs.items)).toEqual([`${ns}-one`]);
 
-    const unsupported = await failure(core.listNamespacedConfigMap({ namespace: ns, fieldSelector: 'spec.nodeName=n1' }));
+    const unsupported = await failure(
+      core.listNamespacedConfigMap({ namespace: ns, fieldSelector: 'spec.nodeName=n1' }),
+    );
     expect(unsupported.code).toBe(400);
     expectStatus(unsupported.status, 400, 'BadRequest', 'field label not supported: spec.nodeName');
     const malformed = await failure(core.listNamespacedPod({ namespace: ns, fieldSelector: 'spec.nodeName' }));
@@ -956,7 +1027,12 @@ describe('list', () => {
         core.listNamespacedConfigMap({ namespace: ns, limit: 2, _continue: page1.metadata!._continue }),
       );
       expect(expired.code).toBe(410);
-      expectStatus(expired.status, 410, 'Expired', /^The provided continue parameter is too old to display a consistent list result\./);
+      expectStatus(
+        expired.status,
+        410,
+        'Expired',
+        /^The provided continue parameter is too old to display a consistent list result\./,
+      );
       const token = expired.status.metadata.continue;
       expect(token).toBeTruthy();
       expect(token).not.toBe(page1.metadata!._continue);
@@ -974,7 +1050,10 @@ describe('list', () => {
 
   it('serves resourceVersion and resourceVersionMatch as the reference does', async () => {
     const ns = await newNamespace();
-    const v1 = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'x' }, data: { v: '1' } } });
+    const v1 = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'x' }, data: { v: '1' } },
+    });
     const v2 = await core.patchNamespacedConfigMap({ name: 'x', namespace: ns, body: { data: { v: '2' } } }, merge);
     const y = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'y' } } });
     const rv1 = v1.metadata!.resourceVersion!;
@@ -996,10 +1075,18 @@ describe('list', () => {
     expect(notOlder.items).toEqual([v2, y]);
     expect(Number(notOlder.metadata!.resourceVersion)).toBeGreaterThanOrEqual(rvY);
 
-    const exact1 = await core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv1, resourceVersionMatch: 'Exact' });
+    const exact1 = await core.listNamespacedConfigMap({
+      namespace: ns,
+      resourceVersion: rv1,
+      resourceVersionMatch: 'Exact',
+    });
     expect(exact1.items).toEqual([v1]);
     expect(exact1.metadata!.resourceVersion).toBe(rv1);
-    const exact2 = await core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv2, resourceVersionMatch: 'Exact' });
+    const exact2 = await core.listNamespacedConfigMap({
+      namespace: ns,
+      resourceVersion: rv2,
+      resourceVersionMatch: 'Exact',
+    });
     expect(exact2.items).toEqual([v2]);
 
     const current = Number(latest.metadata!.resourceVersion);
@@ -1009,7 +1096,12 @@ describe('list', () => {
         core.listNamespacedConfigMap({ namespace: ns, resourceVersion: tooLarge, resourceVersionMatch }),
       );
       expect(future.code).toBe(504);
-      expectStatus(future.status, 504, 'Timeout', new RegExp(`^Too large resource version: ${tooLarge}, current: \\d+$`));
+      expectStatus(
+        future.status,
+        504,
+        'Timeout',
+        new RegExp(`^Too large resource version: ${tooLarge}, current: \\d+$`),
+      );
       expect(future.status.details!.causes![0].reason).toBe('ResourceVersionTooLarge');
     }
 
@@ -1027,7 +1119,9 @@ describe('list', () => {
     ]);
 
     cluster.cp.faults.compact();
-    const old = await failure(core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv1, resourceVersionMatch: 'Exact' }));
+    const old = await failure(
+      core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv1, resourceVersionMatch: 'Exact' }),
+    );
     expect(old.code).toBe(410);
     expectStatus(old.status, 410, 'Expired', new RegExp(`^too old resource version: ${rv1} \\(\\d+\\)$`));
     // The latest state is still served after the compaction.
@@ -1039,7 +1133,10 @@ describe('list', () => {
     const ns = await newNamespace();
     const uids = new Map<string, string>();
     for (let i = 0; i < 16; i++) {
-      const cm = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: `s${String(i).padStart(2, '0')}` } } });
+      const cm = await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: `s${String(i).padStart(2, '0')}` } },
+      });
       uids.set(cm.metadata!.name!, cm.metadata!.uid!);
     }
     const low = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
@@ -1050,7 +1147,9 @@ describe('list', () => {
     expect(lowNames).toEqual(expectedLow);
     expect([...lowNames, ...highNames].sort()).toEqual([...uids.keys()]);
     expect(lowNames.filter((n) => highNames.includes(n))).toEqual([]);
-    const both = names((await core.listNamespacedConfigMap({ namespace: ns, shardSelector: `${low} || ${high}` })).items);
+    const both = names(
+      (await core.listNamespacedConfigMap({ namespace: ns, shardSelector: `${low} || ${high}` })).items,
+    );
     expect(both).toEqual([...uids.keys()]);
 
     const bad = "shardRange(object.metadata.uid, '0x0')";
@@ -1060,7 +1159,9 @@ describe('list', () => {
       malformed.status,
       422,
       'Invalid',
-      new RegExp(`^ListOptions\\.meta\\.k8s\\.io "" is invalid: shardSelector: Invalid value: ${escapeRegExp(JSON.stringify(bad))}: `),
+      new RegExp(
+        `^ListOptions\\.meta\\.k8s\\.io "" is invalid: shardSelector: Invalid value: ${escapeRegExp(JSON.stringify(bad))}: `,
+      ),
     );
     expect(malformed.status.details!.causes!.map((c) => c.field)).toEqual(['shardSelector']);
   });
@@ -1071,19 +1172,25 @@ function escapeRegExp(s: string): string {
 }
 
 describe('watch', () => {
-  it('streams ADDED, MODIFIED and DELETED through ?watch=true (client-node Watch)', async () => {
+  it('streams ADDED, MODIFIED and DELETED through ?watch=true (client-node Watch), one namespace only', async () => {
     const ns = await newNamespace();
+    const elsewhere = await newNamespace();
     const start = await core.listNamespacedConfigMap({ namespace: ns });
-    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: start.metadata!.resourceVersion });
+    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: start.metadata!.resourceVersion,
+    });
     try {
+      await core.createNamespacedConfigMap({ namespace: elsewhere, body: { metadata: { name: 'a' } } });
       const a = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'a' } } });
       const a2 = await core.patchNamespacedConfigMap({ name: 'a', namespace: ns, body: { data: { k: 'v' } } }, merge);
       await core.deleteNamespacedConfigMap({ name: 'a', namespace: ns });
+      await core.deleteNamespacedConfigMap({ name: 'a', namespace: elsewhere });
       await until(() => w.events.length >= 3, 'three events');
-      expect(w.events.map((e) => [e.type, e.object.metadata.name])).toEqual([
-        ['ADDED', 'a'],
-        ['MODIFIED', 'a'],
-        ['DELETED', 'a'],
+      await sleep(50);
+      expect(w.events.map((e) => [e.type, e.object.metadata.namespace, e.object.metadata.name])).toEqual([
+        ['ADDED', ns, 'a'],
+        ['MODIFIED', ns, 'a'],
+        ['DELETED', ns, 'a'],
       ]);
       expect(w.events[0].object.metadata.resourceVersion).toBe(a.metadata!.resourceVersion);
       expect(w.events[1].object.metadata.resourceVersion).toBe(a2.metadata!.resourceVersion);
@@ -1170,7 +1277,9 @@ describe('watch', () => {
     const cm = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'old' } } });
     await core.patchNamespacedConfigMap({ name: 'old', namespace: ns, body: { data: { a: 'b' } } }, merge);
     cluster.cp.faults.compact();
-    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: cm.metadata!.resourceVersion });
+    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: cm.metadata!.resourceVersion,
+    });
     expect(await w.ended).toBeNull();
     expect(w.events).toHaveLength(1);
     expect(w.events[0].type).toBe('ERROR');
@@ -1193,7 +1302,9 @@ describe('watch', () => {
       await until(
         () =>
           withBookmarks.events.some(
-            (e) => e.type === 'BOOKMARK' && Number(e.object.metadata.resourceVersion) >= Number(cm.metadata!.resourceVersion),
+            (e) =>
+              e.type === 'BOOKMARK' &&
+              Number(e.object.metadata.resourceVersion) >= Number(cm.metadata!.resourceVersion),
           ),
         'a bookmark past the write',
       );
@@ -1226,7 +1337,9 @@ describe('watch', () => {
       const end = w.events[3];
       expect(end.type).toBe('BOOKMARK');
       expect(end.object.metadata.annotations).toEqual({ 'orch.io/initial-events-end': 'true' });
-      expect(Number(end.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(listed.metadata!.resourceVersion));
+      expect(Number(end.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(
+        Number(listed.metadata!.resourceVersion),
+      );
 
       const live = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'w4' } } });
       await until(() => w.events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'w4'), 'the live event');
@@ -1242,7 +1355,10 @@ describe('watch', () => {
 
   it('rejects sendInitialEvents without resourceVersionMatch=NotOlderThan with 422', async () => {
     const ns = await newNamespace();
-    for (const query of ['sendInitialEvents=true', 'sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1']) {
+    for (const query of [
+      'sendInitialEvents=true',
+      'sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1',
+    ]) {
       const reply = await raw('GET', `/api/v1/namespaces/${ns}/configmaps?watch=true&${query}`);
       expect(reply.status).toBe(422);
       expectStatus(
@@ -1268,15 +1384,27 @@ describe('watch', () => {
   it('sends DELETED when an object stops matching a label-filtered watch, ADDED when it starts', async () => {
     const ns = await newNamespace();
     const rv = (await core.listNamespacedConfigMap({ namespace: ns })).metadata!.resourceVersion;
-    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: rv, labelSelector: 'tier=web' });
+    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: rv,
+      labelSelector: 'tier=web',
+    });
     try {
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'm', labels: { tier: 'web' } } } });
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'n', labels: { tier: 'db' } } } });
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: 'm', labels: { tier: 'web' } } },
+      });
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: 'n', labels: { tier: 'db' } } },
+      });
       const moved = await core.patchNamespacedConfigMap(
         { name: 'm', namespace: ns, body: { metadata: { labels: { tier: 'db' } } } },
         merge,
       );
-      await core.patchNamespacedConfigMap({ name: 'n', namespace: ns, body: { metadata: { labels: { tier: 'web' } } } }, merge);
+      await core.patchNamespacedConfigMap(
+        { name: 'n', namespace: ns, body: { metadata: { labels: { tier: 'web' } } } },
+        merge,
+      );
       await core.patchNamespacedConfigMap({ name: 'n', namespace: ns, body: { data: { k: 'v' } } }, merge);
       await until(() => w.events.length >= 4, 'selection events');
       await sleep(50);
@@ -1307,7 +1435,11 @@ describe('watch', () => {
     informer.on('error', (err) => errors.push(err));
     await informer.start();
     try {
-      const cached = () => informer.list(ns).map((o) => o.metadata!.name!).sort();
+      const cached = () =>
+        informer
+          .list(ns)
+          .map((o) => o.metadata!.name!)
+          .sort();
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'i1' } } });
       await until(() => cached().join() === 'i1', 'the first object in the cache');
 
@@ -1330,7 +1462,10 @@ describe('watch', () => {
 describe('write options', () => {
   it('dryRun=All validates and answers but persists nothing; an unknown dryRun value is rejected', async () => {
     const ns = await newNamespace();
-    const existing = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'keep' }, data: { a: '1' } } });
+    const existing = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'keep' }, data: { a: '1' } },
+    });
     const rvBefore = await storeRv();
 
     const created = await core.createNamespacedConfigMapWithHttpInfo({
@@ -1370,7 +1505,11 @@ describe('write options', () => {
       'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Foo": supported values: "All"',
     );
     expect(bad.status.details!.causes).toEqual([
-      { reason: 'FieldValueNotSupported', field: 'dryRun', message: 'Unsupported value: "Foo": supported values: "All"' },
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'dryRun',
+        message: 'Unsupported value: "Foo": supported values: "All"',
+      },
     ]);
     const badDelete = await failure(core.deleteNamespacedConfigMap({ name: 'keep', namespace: ns, dryRun: 'Foo' }));
     expectStatus(
@@ -1438,11 +1577,22 @@ describe('write options', () => {
     const ns = await newNamespace();
     const rvBefore = await storeRv();
     const tooLong = await failure(
-      core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'fm' } }, fieldManager: 'm'.repeat(129) }),
+      core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: 'fm' } },
+        fieldManager: 'm'.repeat(129),
+      }),
     );
     expect(tooLong.code).toBe(422);
-    expectStatus(tooLong.status, 422, 'Invalid', /^CreateOptions\.meta\.k8s\.io "" is invalid: fieldManager: Too long: /);
-    expect(tooLong.status.details!.causes!.map((c) => [c.reason, c.field])).toEqual([['FieldValueTooLong', 'fieldManager']]);
+    expectStatus(
+      tooLong.status,
+      422,
+      'Invalid',
+      /^CreateOptions\.meta\.k8s\.io "" is invalid: fieldManager: Too long: /,
+    );
+    expect(tooLong.status.details!.causes!.map((c) => [c.reason, c.field])).toEqual([
+      ['FieldValueTooLong', 'fieldManager'],
+    ]);
     expect(await storeRv()).toBe(rvBefore);
     const ok = await core.createNamespacedConfigMap({
       namespace: ns,
@@ -1481,7 +1631,14 @@ describe('delete', () => {
         metadata: {
           name: 'd-rs',
           ownerReferences: [
-            { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: d.metadata!.uid!, controller: true, blockOwnerDeletion: true },
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              name: 'd',
+              uid: d.metadata!.uid!,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
           ],
         },
         spec: { replicas: 2, selector: { matchLabels: { app: 'd' } }, template: podTemplate('d') },
@@ -1498,7 +1655,14 @@ describe('delete', () => {
               labels: { app: 'd' },
               finalizers: holdFirstPod && name === 'd-rs-1' ? ['test.orch.io/hold'] : undefined,
               ownerReferences: [
-                { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'd-rs', uid: rs.metadata!.uid!, controller: true, blockOwnerDeletion: true },
+                {
+                  apiVersion: 'apps/v1',
+                  kind: 'ReplicaSet',
+                  name: 'd-rs',
+                  uid: rs.metadata!.uid!,
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
               ],
             },
             spec: podTemplate('d').spec,
@@ -1559,10 +1723,7 @@ describe('delete', () => {
     const owner = await apps.readNamespacedDeployment({ name: 'd', namespace: ns });
     expect(owner.metadata!.finalizers).toEqual(['foregroundDeletion']);
 
-    await core.patchNamespacedPod(
-      { name: 'd-rs-1', namespace: ns, body: { metadata: { finalizers: null } } },
-      merge,
-    );
+    await core.patchNamespacedPod({ name: 'd-rs-1', namespace: ns, body: { metadata: { finalizers: null } } }, merge);
     await cluster.cp.settled();
     await until(async () => !(await exists(readDeployment(ns))), 'the Deployment to go last');
     expect(await exists(readRs(ns))).toBe(false);
@@ -1573,7 +1734,12 @@ describe('delete', () => {
     const ns = await newNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'both' } } });
     const both = await failure(
-      core.deleteNamespacedConfigMap({ name: 'both', namespace: ns, orphanDependents: true, propagationPolicy: 'Background' }),
+      core.deleteNamespacedConfigMap({
+        name: 'both',
+        namespace: ns,
+        orphanDependents: true,
+        propagationPolicy: 'Background',
+      }),
     );
     expect(both.code).toBe(422);
     expectStatus(
@@ -1612,7 +1778,11 @@ describe('delete', () => {
       `Operation cannot be fulfilled on configmaps "pre": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${rv}`,
     );
     expect(await core.readNamespacedConfigMap({ name: 'pre', namespace: ns })).toEqual(cm);
-    await core.deleteNamespacedConfigMap({ name: 'pre', namespace: ns, body: { preconditions: { uid, resourceVersion: rv } } });
+    await core.deleteNamespacedConfigMap({
+      name: 'pre',
+      namespace: ns,
+      body: { preconditions: { uid, resourceVersion: rv } },
+    });
     expect(await exists(() => core.readNamespacedConfigMap({ name: 'pre', namespace: ns }))).toBe(false);
   });
 
@@ -1631,7 +1801,11 @@ describe('delete', () => {
     expectStatus(del.status, 500, 'InternalError', /^Internal error occurred: /);
 
     const healthy = await failure(
-      core.deleteNamespacedConfigMap({ name: 'good', namespace: ns, ignoreStoreReadErrorWithClusterBreakingPotential: true }),
+      core.deleteNamespacedConfigMap({
+        name: 'good',
+        namespace: ns,
+        ignoreStoreReadErrorWithClusterBreakingPotential: true,
+      }),
     );
     expect(healthy.code).toBe(422);
     expectStatus(
@@ -1640,7 +1814,9 @@ describe('delete', () => {
       'Invalid',
       /^DeleteOptions\.meta\.k8s\.io "" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: /,
     );
-    expect(healthy.status.details!.causes!.map((c) => c.field)).toEqual(['ignoreStoreReadErrorWithClusterBreakingPotential']);
+    expect(healthy.status.details!.causes!.map((c) => c.field)).toEqual([
+      'ignoreStoreReadErrorWithClusterBreakingPotential',
+    ]);
     expect(await core.readNamespacedConfigMap({ name: 'good', namespace: ns })).toEqual(good);
 
     const forced = await raw(
@@ -1648,7 +1824,11 @@ describe('delete', () => {
       `/api/v1/namespaces/${ns}/configmaps/bad?ignoreStoreReadErrorWithClusterBreakingPotential=true`,
     );
     expect(forced.status).toBe(200);
-    expect(forced.body).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'bad', kind: 'configmaps' } });
+    expect(forced.body).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'bad', kind: 'configmaps' },
+    });
     const gone = await failure(core.readNamespacedConfigMap({ name: 'bad', namespace: ns }));
     expectStatus(gone.status, 404, 'NotFound', 'configmaps "bad" not found');
     expect(names((await core.listNamespacedConfigMap({ namespace: ns })).items)).toEqual(['good']);
@@ -1656,7 +1836,11 @@ describe('delete', () => {
 
   it('deletes a collection by label selector', async () => {
     const ns = await newNamespace();
-    for (const [name, group] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+    for (const [name, group] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+    ]) {
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name, labels: { group } } } });
     }
     const reply = await raw('DELETE', `/api/v1/namespaces/${ns}/configmaps?labelSelector=group%3Dx`);
@@ -1677,17 +1861,30 @@ describe('errors', () => {
     expectStatus(sts.status, 404, 'NotFound', 'statefulsets.apps "nope" not found');
     expect(sts.status.details).toMatchObject({ name: 'nope', group: 'apps', kind: 'statefulsets' });
     const l = await failure(
-      custom.getNamespacedCustomObject({ group: COORDINATION, version: 'v1', namespace: ns, plural: 'leases', name: 'nope' }),
+      custom.getNamespacedCustomObject({
+        group: COORDINATION,
+        version: 'v1',
+        namespace: ns,
+        plural: 'leases',
+        name: 'nope',
+      }),
     );
     expectStatus(l.status, 404, 'NotFound', `leases.${COORDINATION} "nope" not found`);
-    const noNs = await failure(core.createNamespacedConfigMap({ namespace: 'no-such-ns', body: { metadata: { name: 'x' } } }));
+    const noNs = await failure(
+      core.createNamespacedConfigMap({ namespace: 'no-such-ns', body: { metadata: { name: 'x' } } }),
+    );
     expectStatus(noNs.status, 404, 'NotFound', 'namespaces "no-such-ns" not found');
   });
 
   it('AlreadyExists leaves the existing object alone', async () => {
     const ns = await newNamespace();
-    const first = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'dup' }, data: { a: '1' } } });
-    const dup = await failure(core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'dup' }, data: { a: '2' } } }));
+    const first = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'dup' }, data: { a: '1' } },
+    });
+    const dup = await failure(
+      core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'dup' }, data: { a: '2' } } }),
+    );
     expect(dup.code).toBe(409);
     expectStatus(dup.status, 409, 'AlreadyExists', 'configmaps "dup" already exists');
     expect(dup.status.details).toMatchObject({ name: 'dup', kind: 'configmaps' });
@@ -1706,7 +1903,11 @@ describe('errors', () => {
     );
     expect(noName.status.details).toMatchObject({ kind: 'ConfigMap' });
     expect(noName.status.details!.causes).toEqual([
-      { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' },
+      {
+        reason: 'FieldValueRequired',
+        field: 'metadata.name',
+        message: 'Required value: name or generateName is required',
+      },
     ]);
   });
 
@@ -1735,12 +1936,22 @@ describe('errors', () => {
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } },
     });
     expect(postItem.status).toBe(405);
-    expectStatus(postItem.body, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    expectStatus(
+      postItem.body,
+      405,
+      'MethodNotAllowed',
+      'the server does not allow this method on the requested resource',
+    );
     const putCollection = await raw('PUT', `/api/v1/namespaces/${ns}/configmaps`, {
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'here' } },
     });
     expect(putCollection.status).toBe(405);
-    expectStatus(putCollection.body, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    expectStatus(
+      putCollection.body,
+      405,
+      'MethodNotAllowed',
+      'the server does not allow this method on the requested resource',
+    );
     const patchCollection = await raw('PATCH', `/api/v1/namespaces/${ns}/configmaps`, {
       body: { data: { a: 'b' } },
       contentType: 'application/merge-patch+json',
@@ -1748,20 +1959,33 @@ describe('errors', () => {
     expect(patchCollection.status).toBe(405);
     const options = await raw('OPTIONS', `/api/v1/namespaces/${ns}/configmaps`);
     expect(options.status).toBe(405);
-    expectStatus(options.body, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    expectStatus(
+      options.body,
+      405,
+      'MethodNotAllowed',
+      'the server does not allow this method on the requested resource',
+    );
     expect(await exists(() => core.readNamespacedConfigMap({ name: 'other', namespace: ns }))).toBe(false);
     expect(await storeRv()).toBe(rvBefore);
   });
 
   it('UnsupportedMediaType for a PATCH in text/plain', async () => {
     const ns = await newNamespace();
-    const cm = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 't' }, data: { a: '1' } } });
+    const cm = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 't' }, data: { a: '1' } },
+    });
     const reply = await raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/t`, {
       body: '{"data":{"a":"2"}}',
       contentType: 'text/plain',
     });
     expect(reply.status).toBe(415);
-    expectStatus(reply.body, 415, 'UnsupportedMediaType', /^the body of the request was in an unknown format - accepted media types include: /);
+    expectStatus(
+      reply.body,
+      415,
+      'UnsupportedMediaType',
+      /^the body of the request was in an unknown format - accepted media types include: /,
+    );
     expect(reply.body.message).toContain('application/merge-patch+json');
     expect(await core.readNamespacedConfigMap({ name: 't', namespace: ns })).toEqual(cm);
   });
@@ -1777,15 +2001,53 @@ describe('errors', () => {
     const attempts: [string, Promise<RawReply>, number][] = [
       [
         'stale replace',
-        raw('PUT', path, { body: { ...before, metadata: { ...before.metadata, resourceVersion: '1' }, spec: { ...before.spec, replicas: 9 } } }),
+        raw('PUT', path, {
+          body: {
+            ...before,
+            metadata: { ...before.metadata, resourceVersion: '1' },
+            spec: { ...before.spec, replicas: 9 },
+          },
+        }),
         409,
       ],
-      ['strict unknown field', raw('PATCH', `${path}?fieldValidation=Strict`, { body: { spec: { replicas: 9, bogus: 1 } }, contentType: 'application/merge-patch+json' }), 400],
-      ['bad dryRun', raw('PATCH', `${path}?dryRun=Maybe`, { body: { spec: { replicas: 9 } }, contentType: 'application/merge-patch+json' }), 422],
-      ['force on merge', raw('PATCH', `${path}?force=true`, { body: { spec: { replicas: 9 } }, contentType: 'application/merge-patch+json' }), 422],
-      ['long fieldManager', raw('PATCH', `${path}?fieldManager=${'f'.repeat(200)}`, { body: { spec: { replicas: 9 } }, contentType: 'application/merge-patch+json' }), 422],
+      [
+        'strict unknown field',
+        raw('PATCH', `${path}?fieldValidation=Strict`, {
+          body: { spec: { replicas: 9, bogus: 1 } },
+          contentType: 'application/merge-patch+json',
+        }),
+        400,
+      ],
+      [
+        'bad dryRun',
+        raw('PATCH', `${path}?dryRun=Maybe`, {
+          body: { spec: { replicas: 9 } },
+          contentType: 'application/merge-patch+json',
+        }),
+        422,
+      ],
+      [
+        'force on merge',
+        raw('PATCH', `${path}?force=true`, {
+          body: { spec: { replicas: 9 } },
+          contentType: 'application/merge-patch+json',
+        }),
+        422,
+      ],
+      [
+        'long fieldManager',
+        raw('PATCH', `${path}?fieldManager=${'f'.repeat(200)}`, {
+          body: { spec: { replicas: 9 } },
+          contentType: 'application/merge-patch+json',
+        }),
+        422,
+      ],
       ['wrong media type', raw('PATCH', path, { body: '{"spec":{"replicas":9}}', contentType: 'text/plain' }), 415],
-      ['name mismatch', raw('PUT', path, { body: { ...before, metadata: { ...before.metadata, name: 'other' } } }), 400],
+      [
+        'name mismatch',
+        raw('PUT', path, { body: { ...before, metadata: { ...before.metadata, name: 'other' } } }),
+        400,
+      ],
     ];
     for (const [what, attempt, code] of attempts) {
       const reply = await attempt;

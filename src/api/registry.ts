@@ -8,6 +8,7 @@
  * watch and delete on CSRs, for instance), so stored resources get the full set and review resources
  * only `create`.
  */
+import { humanDuration } from '../util/time.ts';
 import type { KubeObject } from './meta.ts';
 import { type FlavorName, group, type Naming, naming } from './naming.ts';
 
@@ -86,6 +87,9 @@ const conditionTrue = (obj: KubeObject, type: string) =>
   ((get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? []).some(
     (c) => c.type === type && c.status === 'True',
   );
+
+/** Marks where the server puts the Age column for kinds that show it before their own columns. */
+const AGE_SLOT: Column = { name: 'Age', type: 'string', value: () => undefined };
 
 function csrCondition(obj: KubeObject): string {
   const conditions = (get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? [];
@@ -289,6 +293,7 @@ function definitions(n: Naming): Def[] {
       subresources: ['status', 'approval'],
       fieldSelectors: { 'spec.signerName': str('spec.signerName') },
       columns: [
+        AGE_SLOT,
         col('SignerName', 'spec.signerName'),
         col('Requestor', 'spec.username'),
         {
@@ -296,7 +301,7 @@ function definitions(n: Naming): Def[] {
           type: 'string',
           value: (o) => {
             const s = get(o, 'spec.expirationSeconds');
-            return typeof s === 'number' ? `${s}s` : '<none>';
+            return typeof s === 'number' ? humanDuration(s * 1000) : '<none>';
           },
         },
         { name: 'Condition', type: 'string', value: csrCondition },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FLAVORS } from './naming.ts';
 import { apiVersionOf, ResourceRegistry } from './registry.ts';
 import { type Node, schemaFor } from './schema.ts';
 
@@ -30,7 +31,7 @@ function at(node: Node | undefined, ...segments: string[]): Node | undefined {
 }
 
 describe('schemaFor', () => {
-  for (const flavor of ['orch', 'kubernetes'] as const) {
+  for (const flavor of FLAVORS) {
     const registry = new ResourceRegistry(flavor);
     it(`has a well-formed schema for every kind of the ${flavor} registry`, () => {
       for (const rt of registry.all) {

@@ -1,24 +1,42 @@
 /** `orch-control-plane`: the embedded control plane alone. */
 import { isFlavorName } from '../api/naming.ts';
-import { FlagError, Flags, parseFlags, usage } from './flags.ts';
 import { EMBEDDED_FLAGS, printWelcome, startEmbedded } from './embedded.ts';
+import { FlagError, Flags, parseFlags, usage } from './flags.ts';
 import { runUntilSignal } from './signals.ts';
 
 const SPECS = [
-  { name: 'api-flavor', type: 'string' as const, section: 'Embedded control plane', default: 'orch', usage: 'Naming flavor of groups, signers, labels and metrics: orch or kubernetes.' },
+  {
+    name: 'api-flavor',
+    type: 'string' as const,
+    section: 'Embedded control plane',
+    default: 'orch',
+    usage: 'Naming flavor of groups, signers, labels and metrics: orch or kubernetes.',
+  },
   ...EMBEDDED_FLAGS,
-  { name: 'feature-gates', type: 'mapStringBool' as const, section: 'Feature gate', usage: 'Gates of alpha/experimental features, as Name=true,... (e.g. ShardedListAndWatch=true).' },
+  {
+    name: 'feature-gates',
+    type: 'mapStringBool' as const,
+    section: 'Feature gate',
+    usage: 'Gates of alpha/experimental features, as Name=true,... (e.g. ShardedListAndWatch=true).',
+  },
   { name: 'help', type: 'bool' as const, section: 'Generic', usage: 'Show this help.' },
 ];
 
 async function main(): Promise<void> {
   const flags = new Flags(SPECS, parseFlags(SPECS, process.argv.slice(2)));
   if (flags.bool('help')) {
-    console.log(usage('orch-control-plane', 'An in-process API server with the REST semantics of the cluster control API.', SPECS));
+    console.log(
+      usage(
+        'orch-control-plane',
+        'An in-process API server with the REST semantics of the cluster control API.',
+        SPECS,
+      ),
+    );
     return;
   }
   const flavor = flags.string('api-flavor')!;
-  if (!isFlavorName(flavor)) throw new FlagError(`invalid argument "${flavor}" for "--api-flavor" flag: must be orch or kubernetes`);
+  if (!isFlavorName(flavor))
+    throw new FlagError(`invalid argument "${flavor}" for "--api-flavor" flag: must be orch or kubernetes`);
   const cp = await startEmbedded(flags, flags.mapStringBool('feature-gates'), flavor);
   printWelcome(cp);
   await runUntilSignal(() => cp.stop());

@@ -13,12 +13,12 @@ import { KubeClient } from '../client/client.ts';
 import { selectControllers } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager } from '../controller/manager.ts';
-import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
+import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger, type LoggingFormat } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
 import { EMBEDDED_FLAGS, printWelcome, startEmbedded } from './embedded.ts';
-import { FlagError, Flags, type FlagSpec, parseFlags, usage } from './flags.ts';
+import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
 
 export const VERSION = '0.1.0';
 
@@ -34,22 +34,96 @@ function specs(): FlagSpec[] {
     usage: `Number of ${d.name} objects synced concurrently.`,
   }));
   return [
-    { name: 'kubeconfig', type: 'string', section: GENERIC, usage: 'Path to a kubeconfig (default $KUBECONFIG, ~/.kube/config, then in-cluster).' },
+    {
+      name: 'kubeconfig',
+      type: 'string',
+      section: GENERIC,
+      usage: 'Path to a kubeconfig (default $KUBECONFIG, ~/.kube/config, then in-cluster).',
+    },
     { name: 'embedded', type: 'bool', section: GENERIC, usage: 'Start an embedded control plane and run against it.' },
-    { name: 'api-flavor', type: 'string', section: GENERIC, default: 'auto', usage: 'Naming flavor: orch, kubernetes, or auto (decided from discovery).' },
-    { name: 'controllers', type: 'stringArray', section: GENERIC, default: '*', usage: "Controllers to enable: '*' all on by default, 'foo' enables foo, '-foo' disables foo." },
-    { name: 'kube-api-qps', type: 'int', section: GENERIC, default: '20', usage: 'QPS to use while talking with the API server.' },
-    { name: 'kube-api-burst', type: 'int', section: GENERIC, default: '30', usage: 'Burst to use while talking with the API server.' },
+    {
+      name: 'api-flavor',
+      type: 'string',
+      section: GENERIC,
+      default: 'auto',
+      usage: 'Naming flavor: orch, kubernetes, or auto (decided from discovery).',
+    },
+    {
+      name: 'controllers',
+      type: 'stringArray',
+      section: GENERIC,
+      default: '*',
+      usage: "Controllers to enable: '*' all on by default, 'foo' enables foo, '-foo' disables foo.",
+    },
+    {
+      name: 'kube-api-qps',
+      type: 'int',
+      section: GENERIC,
+      default: '20',
+      usage: 'QPS to use while talking with the API server.',
+    },
+    {
+      name: 'kube-api-burst',
+      type: 'int',
+      section: GENERIC,
+      default: '30',
+      usage: 'Burst to use while talking with the API server.',
+    },
     { name: 'v', type: 'int', section: 'Logs', default: '2', usage: 'Log verbosity.' },
     { name: 'logging-format', type: 'string', section: 'Logs', default: 'text', usage: 'Log format: text or json.' },
-    { name: 'feature-gates', type: 'mapStringBool', section: 'Feature gate', usage: 'Gates of alpha/experimental features, as Name=true,...' },
-    { name: 'leader-elect', type: 'bool', section: ELECTION, default: 'true', usage: 'Acquire a leader lease before running controllers.' },
-    { name: 'leader-elect-lease-duration', type: 'duration', section: ELECTION, default: '15s', usage: 'How long non-leaders wait after observing a renewal before taking over.' },
-    { name: 'leader-elect-renew-deadline', type: 'duration', section: ELECTION, default: '10s', usage: 'How long the leader retries renewing before giving up.' },
-    { name: 'leader-elect-retry-period', type: 'duration', section: ELECTION, default: '2s', usage: 'Interval between acquire and renew attempts.' },
-    { name: 'leader-elect-resource-name', type: 'string', section: ELECTION, usage: 'Name of the Lease (default the component name).' },
-    { name: 'leader-elect-resource-namespace', type: 'string', section: ELECTION, usage: 'Namespace of the Lease (default the system namespace).' },
-    { name: 'leader-elect-release-on-cancel', type: 'bool', section: ELECTION, default: 'true', usage: 'Release the lease on graceful shutdown so a standby takes over at once.' },
+    {
+      name: 'feature-gates',
+      type: 'mapStringBool',
+      section: 'Feature gate',
+      usage: 'Gates of alpha/experimental features, as Name=true,...',
+    },
+    {
+      name: 'leader-elect',
+      type: 'bool',
+      section: ELECTION,
+      default: 'true',
+      usage: 'Acquire a leader lease before running controllers.',
+    },
+    {
+      name: 'leader-elect-lease-duration',
+      type: 'duration',
+      section: ELECTION,
+      default: '15s',
+      usage: 'How long non-leaders wait after observing a renewal before taking over.',
+    },
+    {
+      name: 'leader-elect-renew-deadline',
+      type: 'duration',
+      section: ELECTION,
+      default: '10s',
+      usage: 'How long the leader retries renewing before giving up.',
+    },
+    {
+      name: 'leader-elect-retry-period',
+      type: 'duration',
+      section: ELECTION,
+      default: '2s',
+      usage: 'Interval between acquire and renew attempts.',
+    },
+    {
+      name: 'leader-elect-resource-name',
+      type: 'string',
+      section: ELECTION,
+      usage: 'Name of the Lease (default the component name).',
+    },
+    {
+      name: 'leader-elect-resource-namespace',
+      type: 'string',
+      section: ELECTION,
+      usage: 'Namespace of the Lease (default the system namespace).',
+    },
+    {
+      name: 'leader-elect-release-on-cancel',
+      type: 'bool',
+      section: ELECTION,
+      default: 'true',
+      usage: 'Release the lease on graceful shutdown so a standby takes over at once.',
+    },
     { name: 'help', type: 'bool', section: GENERIC, usage: 'Show this help.' },
     ...concurrency,
     ...EMBEDDED_FLAGS,
@@ -67,18 +141,21 @@ async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {
       // not this flavor
     }
   }
-  throw new Error('--api-flavor=auto: the server serves neither flavor\'s coordination group');
+  throw new Error("--api-flavor=auto: the server serves neither flavor's coordination group");
 }
 
 async function main(): Promise<number> {
   const all = specs();
   const flags = new Flags(all, parseFlags(all, process.argv.slice(2)));
   if (flags.bool('help')) {
-    console.log(usage('orch-controller-manager', 'Runs the controllers that turn stored desired state into observed state.', all));
+    console.log(
+      usage('orch-controller-manager', 'Runs the controllers that turn stored desired state into observed state.', all),
+    );
     return 0;
   }
   const format = flags.string('logging-format') as LoggingFormat;
-  if (!['text', 'json'].includes(format)) throw new FlagError(`invalid argument "${format}" for "--logging-format" flag: must be text or json`);
+  if (!['text', 'json'].includes(format))
+    throw new FlagError(`invalid argument "${format}" for "--logging-format" flag: must be text or json`);
   const logger = createLogger({ verbosity: flags.int('v')!, format });
   const gates = flags.mapStringBool('feature-gates');
   const requested = flags.string('api-flavor')!;
@@ -87,7 +164,9 @@ async function main(): Promise<number> {
   }
 
   const kc = new KubeConfig();
-  const embedded = flags.bool('embedded') ? await startEmbedded(flags, gates, requested === 'auto' ? 'orch' : requested) : undefined;
+  const embedded = flags.bool('embedded')
+    ? await startEmbedded(flags, gates, requested === 'auto' ? 'orch' : requested)
+    : undefined;
   if (embedded) {
     printWelcome(embedded);
     kc.loadFromFile(embedded.kubeconfigPath);
@@ -105,7 +184,10 @@ async function main(): Promise<number> {
   });
   const identity = newIdentity();
   const recorder = new ApiEventRecorder(client.kind('Event'), n.controllerManager, identity, realClock, logger);
-  const definitions = selectControllers(controllerDefinitions, flags.all('controllers').length ? flags.all('controllers') : ['*']);
+  const definitions = selectControllers(
+    controllerDefinitions,
+    flags.all('controllers').length ? flags.all('controllers') : ['*'],
+  );
   const health = new LeaderElectionHealth();
   const manager = new Manager(
     {

@@ -1,26 +1,86 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
 import type { FlavorName } from '../api/naming.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS } from '../controlplane/control-plane.ts';
-import { FlagError, type Flags, type FlagSpec } from './flags.ts';
+import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 
 const SECTION = 'Embedded control plane';
 
 export const EMBEDDED_FLAGS: FlagSpec[] = [
-  { name: 'secure-port', type: 'int', section: SECTION, default: '6443', usage: 'HTTPS port of the API; 0 picks a free port and prints it.' },
-  { name: 'bind-address', type: 'string', section: SECTION, default: '127.0.0.1', usage: 'Address the API listens on.' },
-  { name: 'data-dir', type: 'string', section: SECTION, default: '.orch', usage: 'Directory for the generated CA and kubeconfigs.' },
-  { name: 'kubeconfig-out', type: 'string', section: SECTION, usage: 'Where the admin kubeconfig is written (default <data-dir>/kubeconfig).' },
-  { name: 'ca-cert-file', type: 'string', section: SECTION, usage: 'CA certificate to use instead of generating one (with --ca-key-file).' },
+  {
+    name: 'secure-port',
+    type: 'int',
+    section: SECTION,
+    default: '6443',
+    usage: 'HTTPS port of the API; 0 picks a free port and prints it.',
+  },
+  {
+    name: 'bind-address',
+    type: 'string',
+    section: SECTION,
+    default: '127.0.0.1',
+    usage: 'Address the API listens on.',
+  },
+  {
+    name: 'data-dir',
+    type: 'string',
+    section: SECTION,
+    default: '.orch',
+    usage: 'Directory for the generated CA and kubeconfigs.',
+  },
+  {
+    name: 'kubeconfig-out',
+    type: 'string',
+    section: SECTION,
+    usage: 'Where the admin kubeconfig is written (default <data-dir>/kubeconfig).',
+  },
+  {
+    name: 'ca-cert-file',
+    type: 'string',
+    section: SECTION,
+    usage: 'CA certificate to use instead of generating one (with --ca-key-file).',
+  },
   { name: 'ca-key-file', type: 'string', section: SECTION, usage: 'Private key of --ca-cert-file.' },
-  { name: 'token-auth-file', type: 'string', section: SECTION, usage: 'Static bearer tokens, CSV lines of token,user,uid,"group1,group2".' },
-  { name: 'write-identity-kubeconfig', type: 'stringArray', section: SECTION, usage: 'NAME=USER:GROUP1,GROUP2 writes <data-dir>/NAME.kubeconfig for that identity (repeatable).' },
-  { name: 'continue-ttl', type: 'duration', section: SECTION, default: '5m', usage: 'How long a list continue token stays valid.' },
-  { name: 'watch-history', type: 'int', section: SECTION, default: '5000', usage: 'Watch events kept per resource; older resume points answer 410.' },
-  { name: 'bookmark-interval', type: 'duration', section: SECTION, default: '1m', usage: 'Interval of watch bookmarks for clients that allow them.' },
+  {
+    name: 'token-auth-file',
+    type: 'string',
+    section: SECTION,
+    usage: 'Static bearer tokens, CSV lines of token,user,uid,"group1,group2".',
+  },
+  {
+    name: 'write-identity-kubeconfig',
+    type: 'stringArray',
+    section: SECTION,
+    usage: 'NAME=USER:GROUP1,GROUP2 writes <data-dir>/NAME.kubeconfig for that identity (repeatable).',
+  },
+  {
+    name: 'continue-ttl',
+    type: 'duration',
+    section: SECTION,
+    default: '5m',
+    usage: 'How long a list continue token stays valid.',
+  },
+  {
+    name: 'watch-history',
+    type: 'int',
+    section: SECTION,
+    default: '5000',
+    usage: 'Watch events kept per resource; older resume points answer 410.',
+  },
+  {
+    name: 'bookmark-interval',
+    type: 'duration',
+    section: SECTION,
+    default: '1m',
+    usage: 'Interval of watch bookmarks for clients that allow them.',
+  },
 ];
 
 /** Starts an embedded control plane from flags and prints how to reach it. */
-export async function startEmbedded(flags: Flags, featureGates: Record<string, boolean>, flavor: FlavorName): Promise<ControlPlane> {
+export async function startEmbedded(
+  flags: Flags,
+  featureGates: Record<string, boolean>,
+  flavor: FlavorName,
+): Promise<ControlPlane> {
   const dataDir = flags.string('data-dir')!;
   const cp = new ControlPlane({
     flavor,
@@ -39,7 +99,10 @@ export async function startEmbedded(flags: Flags, featureGates: Record<string, b
   await cp.start();
   for (const spec of flags.all('write-identity-kubeconfig')) {
     const m = /^([^=]+)=([^:]+)(?::(.*))?$/.exec(spec);
-    if (!m) throw new FlagError(`invalid argument "${spec}" for "--write-identity-kubeconfig" flag: expected NAME=USER:GROUPS`);
+    if (!m)
+      throw new FlagError(
+        `invalid argument "${spec}" for "--write-identity-kubeconfig" flag: expected NAME=USER:GROUPS`,
+      );
     const groups = m[3] ? m[3].split(',').filter(Boolean) : [];
     const path = await cp.writeIdentityKubeconfig(`${dataDir}/${m[1]}.kubeconfig`, { username: m[2], groups });
     console.log(`kubeconfig for ${m[2]} written to ${path}`);

@@ -48,7 +48,8 @@ function checkValue(spec: FlagSpec, value: string): void {
   const bad = (why: string) => new FlagError(`invalid argument "${value}" for "--${spec.name}" flag: ${why}`);
   if (spec.type === 'bool' && !['true', 'false', '1', '0'].includes(value)) throw bad('must be true or false');
   if (spec.type === 'int' && !/^-?\d+$/.test(value)) throw bad('must be an integer');
-  if (spec.type === 'duration' && parseDuration(value) === undefined) throw bad('must be a duration such as 15s or 1h30m');
+  if (spec.type === 'duration' && parseDuration(value) === undefined)
+    throw bad('must be a duration such as 15s or 1h30m');
 }
 
 /** Go-style durations (`300ms`, `15s`, `1h30m`) to milliseconds. */
@@ -129,7 +130,10 @@ export function usage(command: string, summary: string, specs: FlagSpec[]): stri
     lines.push(`${section} flags:`, '');
     for (const f of flags) {
       const type = f.type === 'bool' ? '' : ` ${f.type}`;
-      const def = f.default !== undefined && f.default !== '' && f.type !== 'bool' ? ` (default ${JSON.stringify(f.default)})` : '';
+      const def =
+        f.default !== undefined && f.default !== '' && f.type !== 'bool'
+          ? ` (default ${JSON.stringify(f.default)})`
+          : '';
       lines.push(`      --${f.name}${type}`, `                ${f.usage}${def}`);
     }
     lines.push('');

@@ -147,7 +147,8 @@ export class KubeClient {
     const started = performance.now();
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const body =
+      opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
@@ -236,7 +237,11 @@ export class KubeClient {
     if (!this.auth || now - this.auth.at > AUTH_REFRESH_MS) {
       const ctx = new RequestContext(url, HttpMethod.GET);
       await this.kubeConfig.applySecurityAuthentication(ctx);
-      this.auth = { headers: ctx.getHeaders() as Record<string, string>, dispatcher: ctx.getDispatcher() as Dispatcher, at: now };
+      this.auth = {
+        headers: ctx.getHeaders() as Record<string, string>,
+        dispatcher: ctx.getDispatcher() as Dispatcher,
+        at: now,
+      };
     }
     return this.auth;
   }
@@ -246,7 +251,13 @@ export class KubeClient {
   }
 
   private observe(method: string, code: number, url: string, path: string, started: number): void {
-    this.options.observe?.({ method, code, host: new URL(url).host, seconds: (performance.now() - started) / 1000, path });
+    this.options.observe?.({
+      method,
+      code,
+      host: new URL(url).host,
+      seconds: (performance.now() - started) / 1000,
+      path,
+    });
   }
 }
 

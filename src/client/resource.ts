@@ -66,14 +66,23 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return p;
   }
 
-  async get(namespace: string | undefined, name: string, opts: { signal?: AbortSignal; caller?: string } = {}): Promise<T> {
+  async get(
+    namespace: string | undefined,
+    name: string,
+    opts: { signal?: AbortSignal; caller?: string } = {},
+  ): Promise<T> {
     return (await this.client.request<T>('GET', this.path(namespace, name), opts)).body;
   }
 
   /** One page of a list. */
-  async list(namespace?: string, opts: ListOptions & { signal?: AbortSignal; caller?: string } = {}): Promise<KubeList<T>> {
+  async list(
+    namespace?: string,
+    opts: ListOptions & { signal?: AbortSignal; caller?: string } = {},
+  ): Promise<KubeList<T>> {
     const { signal, caller, ...query } = opts;
-    return (await this.client.request<KubeList<T>>('GET', this.path(namespace), { query: { ...query }, signal, caller })).body;
+    return (
+      await this.client.request<KubeList<T>>('GET', this.path(namespace), { query: { ...query }, signal, caller })
+    ).body;
   }
 
   /** Every page of a list, following continue tokens. */
@@ -126,18 +135,34 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return this.put(obj, 'approval', opts);
   }
 
-  async patch(namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: WriteOptions = {}): Promise<T> {
+  async patch(
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions = {},
+  ): Promise<T> {
     return this.patchSub(namespace, name, undefined, patch, type, opts);
   }
 
-  async patchStatus(namespace: string | undefined, name: string, patch: unknown, type: PatchType, opts: WriteOptions = {}): Promise<T> {
+  async patchStatus(
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions = {},
+  ): Promise<T> {
     return this.patchSub(namespace, name, 'status', patch, type, opts);
   }
 
   /** Server-side apply of a whole (partial) object under a field manager. */
   async apply(obj: T, fieldManager: string, opts: WriteOptions = {}): Promise<T> {
     const body = { apiVersion: this.apiVersion, kind: this.rt.kind, ...obj };
-    return this.patch(obj.metadata.namespace, obj.metadata.name ?? '', body, 'apply', { force: true, ...opts, fieldManager });
+    return this.patch(obj.metadata.namespace, obj.metadata.name ?? '', body, 'apply', {
+      force: true,
+      ...opts,
+      fieldManager,
+    });
   }
 
   async getScale(namespace: string | undefined, name: string): Promise<KubeObject> {
@@ -145,10 +170,12 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   }
 
   async patchScale(namespace: string | undefined, name: string, replicas: number): Promise<KubeObject> {
-    return (await this.client.request<KubeObject>('PATCH', this.path(namespace, name, 'scale'), {
-      body: { spec: { replicas } },
-      contentType: PATCH_MEDIA.merge,
-    })).body;
+    return (
+      await this.client.request<KubeObject>('PATCH', this.path(namespace, name, 'scale'), {
+        body: { spec: { replicas } },
+        contentType: PATCH_MEDIA.merge,
+      })
+    ).body;
   }
 
   async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<Status | T> {
@@ -175,7 +202,8 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
 
   private async put(obj: T, subresource: string | undefined, opts: WriteOptions): Promise<T> {
     const m = obj.metadata;
-    return (await this.client.request<T>('PUT', this.path(m.namespace, m.name, subresource), this.write(obj, opts))).body;
+    return (await this.client.request<T>('PUT', this.path(m.namespace, m.name, subresource), this.write(obj, opts)))
+      .body;
   }
 
   private async patchSub(

@@ -127,7 +127,10 @@ export class ControllerLoop {
           log.error({ key, err: String(err) }, 'reconcile failed permanently');
           this.queue.forget(key);
         } else {
-          log.error({ key, err: errorText(err), requeues: this.queue.numRequeues(key) }, 'reconcile failed, will retry');
+          log.error(
+            { key, err: errorText(err), requeues: this.queue.numRequeues(key) },
+            'reconcile failed, will retry',
+          );
           this.queue.addRateLimited(key);
         }
       } finally {
@@ -150,13 +153,19 @@ export function selectControllers(all: ControllerDefinition[], spec: string[]): 
   for (const d of all) for (const n of [d.name, ...d.aliases]) byName.set(n, d);
   const known = (name: string) => {
     const d = byName.get(name);
-    if (!d) throw new Error(`--controllers: "${name}" is not a known controller (known: ${all.map((x) => x.name).join(', ')})`);
+    if (!d)
+      throw new Error(
+        `--controllers: "${name}" is not a known controller (known: ${all.map((x) => x.name).join(', ')})`,
+      );
     return d;
   };
   const enabled = new Set<ControllerDefinition>();
   const disabled = new Set<ControllerDefinition>();
   let star = false;
-  for (const raw of spec.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of spec
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (raw === '*') star = true;
     else if (raw.startsWith('-')) disabled.add(known(raw.slice(1)));
     else enabled.add(known(raw));

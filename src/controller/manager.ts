@@ -7,7 +7,7 @@
  */
 import type { Lease } from '../api/types/coordination.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
-import { LeaderElector, type LeaderElectionConfig } from '../leaderelection/elector.ts';
+import { type LeaderElectionConfig, LeaderElector } from '../leaderelection/elector.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { leaderElectionMetrics } from '../leaderelection/metrics.ts';
 import { type ControllerContext, type ControllerDefinition, ControllerLoop } from './controller.ts';
@@ -105,7 +105,10 @@ export class Manager {
 
   /** Starts the controllers and keeps them running until `signal` aborts. */
   private async lead(signal: AbortSignal): Promise<void> {
-    const ctx: ControllerContext = { ...this.ctx, informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock) };
+    const ctx: ControllerContext = {
+      ...this.ctx,
+      informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock),
+    };
     this.informers = ctx.informers;
     this.loops = this.opts.controllers.map((d) => new ControllerLoop(d, ctx, this.opts.workers[d.name] ?? d.workers));
     for (const loop of this.loops) loop.setup();

@@ -9,6 +9,7 @@ import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts
 import { objectKey } from '../api/meta.ts';
 import type { Naming } from '../api/naming.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+import { type MapNode, type Node, schemaFor } from '../api/schema.ts';
 import { jsonEqual } from '../util/equal.ts';
 import { rfc3339 } from '../util/time.ts';
 import type { AdmissionAttributes, AdmissionPlugin, Operation, UserInfo } from './admission.ts';
@@ -32,7 +33,6 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import type { Snapshot, Storage, StoredEvent } from './storage.ts';
-import { schemaFor } from '../api/schema.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
 export interface ObjectValidation {
@@ -123,7 +123,12 @@ export class ApiServer {
       snapshot = token.snap ? this.storage.takeSnapshot(token.snap) : undefined;
       const expired = this.options.now().getTime() - token.created > this.options.continueTtlMs;
       if (token.snap && (!snapshot || expired)) {
-        const fresh = this.encodeContinue({ rv: 0, start: token.start, snap: 0, created: this.options.now().getTime() });
+        const fresh = this.encodeContinue({
+          rv: 0,
+          start: token.start,
+          snap: 0,
+          created: this.options.now().getTime(),
+        });
         throw new ApiError(410, 'Expired', CONTINUE_EXPIRED_MESSAGE, undefined, fresh);
       }
       snapshot ??= this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
@@ -160,14 +165,14 @@ export class ApiServer {
   private readAt(rt: ResourceType, opts: ListOptions, namespace?: string): { source: KubeObject[]; rv: number } {
     const current = this.storage.currentRv();
     const requested = opts.resourceVersion === '' ? 0 : Number(opts.resourceVersion);
-    if (opts.resourceVersionMatch === 'Exact') {
-      return { source: this.storage.listAt(rt, requested, namespace), rv: requested };
-    }
     if (requested > current) {
       throw new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
         causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
         retryAfterSeconds: 1,
       });
+    }
+    if (opts.resourceVersionMatch === 'Exact') {
+      return { source: this.storage.listAt(rt, requested, namespace), rv: requested };
     }
     return { source: this.storage.list(rt, namespace), rv: current };
   }
@@ -186,7 +191,12 @@ export class ApiServer {
 
   // ---- writes ----
 
-  async create(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+  async create(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    user: UserInfo,
+  ): Promise<Reply> {
     if (req.subresource) return this.subresource(req, query, body, user);
     const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
     const { object, warnings } = this.decode(req.rt, body, opts);
@@ -198,7 +208,8 @@ export class ApiServer {
         throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       }
       meta.namespace = req.namespace ?? meta.namespace;
-      if (!meta.namespace) throw badRequest('the server could not find the requested resource: a namespace is required');
+      if (!meta.namespace)
+        throw badRequest('the server could not find the requested resource: a namespace is required');
       this.requireLiveNamespace(meta.namespace);
     } else {
       delete meta.namespace;
@@ -216,7 +227,12 @@ export class ApiServer {
     return { status: 201, body: this.storage.create(rt, object), warnings };
   }
 
-  async update(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+  async update(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    user: UserInfo,
+  ): Promise<Reply> {
     if (req.subresource && !['status', 'approval', 'scale'].includes(req.subresource)) {
       return this.subresource(req, query, body, user);
     }
@@ -234,12 +250,18 @@ export class ApiServer {
     return { status: 200, body: this.view(req, result), warnings };
   }
 
-  async patch(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+  async patch(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    user: UserInfo,
+  ): Promise<Reply> {
     if (req.subresource && !['status', 'approval', 'scale'].includes(req.subresource)) {
       return this.subresource(req, query, body, user);
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();
-    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType)) throw unsupportedMediaType(contentType, PATCH_CONTENT_TYPES);
+    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType))
+      throw unsupportedMediaType(contentType, PATCH_CONTENT_TYPES);
     const isApply = contentType === 'application/apply-patch+yaml';
     const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
@@ -283,9 +305,11 @@ export class ApiServer {
       const old = this.read(rt, key);
       const view = req.subresource === 'scale' ? this.toScale(rt, old) : old;
       const requested = build(structuredClone(view));
-      const pinnedRv = expectedRv ?? (requested.metadata.resourceVersion !== view.metadata.resourceVersion
-        ? requested.metadata.resourceVersion
-        : undefined);
+      const pinnedRv =
+        expectedRv ??
+        (requested.metadata.resourceVersion !== view.metadata.resourceVersion
+          ? requested.metadata.resourceVersion
+          : undefined);
       if (pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion) {
         throw conflict(rt, req.name ?? '', STALE_OBJECT);
       }
@@ -293,7 +317,12 @@ export class ApiServer {
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
       await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun);
       if (dryRun) return next;
-      const finalize = next.metadata.deletionTimestamp && !next.metadata.finalizers?.length;
+      // As the reference: an update removes an object only once nothing holds it, neither a finalizer
+      // nor a pending grace period (a terminating pod's status writes must not delete it).
+      const finalize =
+        next.metadata.deletionTimestamp &&
+        !next.metadata.finalizers?.length &&
+        !old.metadata.deletionGracePeriodSeconds;
       try {
         if (finalize) return this.storage.remove(rt, key, old.metadata.resourceVersion);
         return this.storage.update(rt, next, old.metadata.resourceVersion);
@@ -313,7 +342,9 @@ export class ApiServer {
     }
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
-      return { ...old, spec: { ...(old.spec as object), replicas } };
+      const next: KubeObject = { ...old, spec: { ...(old.spec as object), replicas } };
+      if (specChanged(old, next)) next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
+      return next;
     }
     const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
     if (rt.hasStatus) next.status = old.status;
@@ -338,7 +369,12 @@ export class ApiServer {
 
   // ---- deletes ----
 
-  async delete(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+  async delete(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    user: UserInfo,
+  ): Promise<Reply> {
     if (req.subresource) return this.subresource(req, query, body, user);
     const rt = req.rt;
     const key = keyOf(req);
@@ -361,7 +397,11 @@ export class ApiServer {
     const old = this.read(rt, key);
     const pre = opts.preconditions ?? {};
     if (pre.uid && pre.uid !== old.metadata.uid) {
-      throw conflict(rt, req.name ?? '', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+      throw conflict(
+        rt,
+        req.name ?? '',
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
+      );
     }
     if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(
@@ -378,11 +418,7 @@ export class ApiServer {
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
-  deleteObject(
-    rt: ResourceType,
-    old: KubeObject,
-    opts: DeleteOptions,
-  ): { deleted: boolean; object: KubeObject } {
+  deleteObject(rt: ResourceType, old: KubeObject, opts: DeleteOptions): { deleted: boolean; object: KubeObject } {
     const meta = old.metadata;
     const finalizers = [...(meta.finalizers ?? [])];
     const policy = opts.propagationPolicy ?? (opts.orphanDependents ? 'Orphan' : undefined);
@@ -399,7 +435,10 @@ export class ApiServer {
       return { deleted: true, object: this.storage.remove(rt, objectKey(meta), meta.resourceVersion) };
     }
     const now = this.options.now();
-    const marked: KubeObject = { ...old, metadata: { ...meta, finalizers: finalizers.length ? finalizers : undefined } };
+    const marked: KubeObject = {
+      ...old,
+      metadata: { ...meta, finalizers: finalizers.length ? finalizers : undefined },
+    };
     const deadline = new Date(now.getTime() + grace * 1000);
     const current = meta.deletionTimestamp ? Date.parse(meta.deletionTimestamp) : Number.POSITIVE_INFINITY;
     if (deadline.getTime() < current) {
@@ -422,7 +461,12 @@ export class ApiServer {
     return requested ?? spec.terminationGracePeriodSeconds ?? 30;
   }
 
-  async deleteCollection(req: ResourceRequest, query: URLSearchParams, body: RequestBody | undefined, user: UserInfo): Promise<Reply> {
+  async deleteCollection(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    user: UserInfo,
+  ): Promise<Reply> {
     const opts = this.deleteOptions(query, body);
     const listQuery = new URLSearchParams(query);
     for (const p of ['gracePeriodSeconds', 'propagationPolicy', 'orphanDependents', 'dryRun']) listQuery.delete(p);
@@ -459,20 +503,28 @@ export class ApiServer {
     const opts: DeleteOptions = {
       dryRun,
       gracePeriodSeconds: num('gracePeriodSeconds') ?? fromBody.gracePeriodSeconds,
-      propagationPolicy: (query.get('propagationPolicy') ?? fromBody.propagationPolicy) as DeleteOptions['propagationPolicy'],
+      propagationPolicy: (query.get('propagationPolicy') ??
+        fromBody.propagationPolicy) as DeleteOptions['propagationPolicy'],
       orphanDependents: bool('orphanDependents') ?? fromBody.orphanDependents,
       preconditions: fromBody.preconditions,
       ignoreStoreReadErrorWithClusterBreakingPotential:
-        bool('ignoreStoreReadErrorWithClusterBreakingPotential') ?? fromBody.ignoreStoreReadErrorWithClusterBreakingPotential,
+        bool('ignoreStoreReadErrorWithClusterBreakingPotential') ??
+        fromBody.ignoreStoreReadErrorWithClusterBreakingPotential,
     };
-    if (opts.gracePeriodSeconds !== undefined && !(Number.isInteger(opts.gracePeriodSeconds) && opts.gracePeriodSeconds >= 0)) {
+    if (
+      opts.gracePeriodSeconds !== undefined &&
+      !(Number.isInteger(opts.gracePeriodSeconds) && opts.gracePeriodSeconds >= 0)
+    ) {
       problems.push({
         type: 'FieldValueInvalid',
         field: 'gracePeriodSeconds',
         message: `gracePeriodSeconds: Invalid value: ${JSON.stringify(opts.gracePeriodSeconds)}: must be a non-negative integer`,
       });
     }
-    if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+    if (
+      opts.propagationPolicy !== undefined &&
+      !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)
+    ) {
       problems.push({
         type: 'FieldValueNotSupported',
         field: 'propagationPolicy',
@@ -610,7 +662,11 @@ export class ApiServer {
     for (const plugin of this.options.admission) await plugin.validate?.(attrs);
   }
 
-  private decode(rt: ResourceType, body: RequestBody | undefined, opts: WriteOptions): { object: KubeObject; warnings: string[] } {
+  private decode(
+    rt: ResourceType,
+    body: RequestBody | undefined,
+    opts: WriteOptions,
+  ): { object: KubeObject; warnings: string[] } {
     const { object, warnings } = this.decodeChecked(rt, body, body?.contentType ?? 'application/json', opts);
     if (!object || typeof object !== 'object' || Array.isArray(object)) {
       throw badRequest('the body of the request must be a JSON object');
@@ -643,17 +699,29 @@ export class ApiServer {
   ): { object: unknown; warnings: string[] } {
     if (!body || !body.text.trim()) throw badRequest('the request body is empty');
     if (!isDecodable(contentType)) throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
+    const schema = schemaFor(rt.kind, apiVersionOf(rt));
     let decoded: ReturnType<typeof decodeBody>;
     try {
-      decoded = decodeBody(body.text, contentType, schemaFor(rt.kind, apiVersionOf(rt)));
+      decoded = decodeBody(body.text, contentType, schema);
     } catch (err) {
       throw badRequest((err as Error).message);
     }
-    if (opts.fieldValidation === 'Ignore') return { object: decoded.object, warnings: [] };
-    if (opts.fieldValidation === 'Strict' && (decoded.unknown.length || decoded.duplicate.length)) {
-      throw badRequest(strictDecodingError(decoded.unknown, decoded.duplicate));
+    // Strategic merge patch directives ($patch, $retainKeys, $setElementOrder/<list>, ...) are syntax, not fields.
+    const directives = contentType.split(';')[0].trim() === 'application/strategic-merge-patch+json';
+    const unknown = directives
+      ? decoded.unknown.filter((p) => !p.slice(p.lastIndexOf('.') + 1).startsWith('$'))
+      : decoded.unknown;
+    if (opts.fieldValidation === 'Strict' && (unknown.length || decoded.duplicate.length)) {
+      throw badRequest(strictDecodingError(unknown, decoded.duplicate));
     }
-    return { object: decoded.object, warnings: fieldValidationWarnings(decoded.unknown, decoded.duplicate) };
+    // Ignore and Warn drop unknown fields, as decoding into the typed object does in the reference.
+    if (schema) dropUnknownFields(decoded.object, schema, directives);
+    if (opts.fieldValidation === 'Ignore') return { object: decoded.object, warnings: [] };
+    // Strategic-merge directives (`$patch`, `$setElementOrder/...`) are instructions, not fields.
+    if (contentType.startsWith('application/strategic-merge-patch+json')) {
+      decoded.unknown = decoded.unknown.filter((path) => !/(^|\.)\$/.test(path));
+    }
+    return { object: decoded.object, warnings: fieldValidationWarnings(unknown, decoded.duplicate) };
   }
 
   private async subresource(
@@ -663,7 +731,8 @@ export class ApiServer {
     user: UserInfo,
   ): Promise<Reply> {
     const handler = this.subresourceHandlers.get(`${req.rt.plural}/${req.subresource}`);
-    if (!handler) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    if (!handler)
+      throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
     return handler(this, req, query, body, user);
   }
 
@@ -759,6 +828,23 @@ function specChanged(old: KubeObject, next: KubeObject): boolean {
   const { metadata: _m1, status: _s1, ...a } = old;
   const { metadata: _m2, status: _s2, ...b } = next;
   return !jsonEqual(a, b);
+}
+
+/** Deletes the fields `node` does not know from a decoded body; `directives` keeps strategic merge patch keys. */
+function dropUnknownFields(value: unknown, node: Node, directives: boolean): void {
+  if (typeof node === 'string' || typeof value !== 'object' || value === null) return;
+  if ('list' in node) {
+    if (Array.isArray(value)) for (const item of value) dropUnknownFields(item, node.list, directives);
+    return;
+  }
+  if (Array.isArray(value)) return;
+  const obj = value as Record<string, unknown>;
+  const fields = 'object' in node ? node.object : undefined;
+  for (const key of Object.keys(obj)) {
+    const child = fields === undefined ? (node as MapNode).map : Object.hasOwn(fields, key) ? fields[key] : undefined;
+    if (child !== undefined) dropUnknownFields(obj[key], child, directives);
+    else if (!(directives && key.startsWith('$'))) delete obj[key];
+  }
 }
 
 function applyPatchChecked(contentType: string, current: KubeObject, patch: unknown, kind: string): unknown {

@@ -28,7 +28,9 @@ export class TokenAuthenticator {
       if (!line.trim() || line.trimStart().startsWith('#')) return;
       const fields = parseCsvLine(line);
       if (fields.length < 3) {
-        throw new Error(`${path}:${i + 1}: token file records need at least token,user,uid (got ${fields.length} fields)`);
+        throw new Error(
+          `${path}:${i + 1}: token file records need at least token,user,uid (got ${fields.length} fields)`,
+        );
       }
       const [token, username, uid, groups = ''] = fields;
       if (!token || !username) throw new Error(`${path}:${i + 1}: token and user must not be empty`);

@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import type { KubeObject } from '../api/meta.ts';
 import { type FlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
-import { type CertificateWithKey, createSelfSignedCa, csrOrganizations, issueKeyAndCertificate, loadCa } from '../pki/certs.ts';
+import {
+  type CertificateWithKey,
+  createSelfSignedCa,
+  csrOrganizations,
+  issueKeyAndCertificate,
+  loadCa,
+} from '../pki/certs.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { TokenAuthenticator } from './authn.ts';
@@ -16,9 +22,9 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import { objectValidation } from './object-validation.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
-import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
 import { Storage } from './storage.ts';
+import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
 
 export interface ControlPlaneOptions {
@@ -181,7 +187,10 @@ export class ControlPlane {
       ...obj,
       metadata: {
         uid: crypto.randomUUID(),
-        creationTimestamp: this.options.now().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        creationTimestamp: this.options
+          .now()
+          .toISOString()
+          .replace(/\.\d{3}Z$/, 'Z'),
         generation: 1,
         ...obj.metadata,
       },

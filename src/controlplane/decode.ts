@@ -5,6 +5,7 @@
  */
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import type { Node } from '../api/schema.ts';
+import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf/index.ts';
 
 export interface Decoded {
   object: unknown;
@@ -27,10 +28,10 @@ const JSON_TYPES = new Set([
 ]);
 const YAML_TYPES = new Set(['application/yaml', 'application/apply-patch+yaml']);
 
-/** Whether `decodeBody` understands a content type (JSON, YAML, or a patch type). */
+/** Whether `decodeBody` understands a content type (JSON, YAML, a patch type, or Kubernetes protobuf). */
 export function isDecodable(contentType: string): boolean {
   const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
-  return JSON_TYPES.has(mediaType) || YAML_TYPES.has(mediaType);
+  return JSON_TYPES.has(mediaType) || YAML_TYPES.has(mediaType) || mediaType === PROTOBUF_MEDIA_TYPE;
 }
 
 /** Decodes a request body by its content type, reporting unknown fields (against `schema`) and duplicate keys. */
@@ -47,6 +48,14 @@ export function decodeBody(text: string, contentType: string, schema: Node | und
     duplicate = findDuplicateKeys(text);
   } else if (YAML_TYPES.has(mediaType)) {
     ({ object, duplicate } = decodeYaml(text));
+  } else if (mediaType === PROTOBUF_MEDIA_TYPE) {
+    // `text` holds the bytes one per character (binary/latin1); protobuf has no duplicate keys.
+    try {
+      object = decodeProtobufBody(text);
+    } catch (e) {
+      throw new DecodeError(`failed to decode protobuf body: ${(e as Error).message}`);
+    }
+    duplicate = [];
   } else {
     throw new DecodeError(`unsupported media type "${mediaType}"`);
   }

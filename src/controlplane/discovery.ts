@@ -2,7 +2,9 @@
  * Discovery documents built from the registry: the legacy forms (`/api`, `/api/v1`, `/apis`,
  * `/apis/<group>[/<version>]`) and the aggregated form (`APIGroupDiscoveryList`) kubectl prefers.
  */
-import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+
+import { apiVersionOf, type Column, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+import { humanDuration } from '../util/time.ts';
 
 export const AGGREGATED_MEDIA = (discoveryGroup: string) =>
   `application/json;g=${discoveryGroup};v=v2;as=APIGroupDiscoveryList`;
@@ -117,23 +119,28 @@ export function table(
   now: Date,
 ): object {
   const metaGroup = registry.naming.protocol.metaGroup;
+  // Age comes last unless the resource places it (the reference shows it second for some kinds).
+  const ageColumn: Column = {
+    name: 'Age',
+    type: 'string',
+    description: 'Time since creation',
+    value: (o) => age(o.metadata.creationTimestamp, now),
+  };
+  const columns = rt.columns.some((c) => c.name === 'Age')
+    ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
+    : [...rt.columns, ageColumn];
   const columnDefinitions = [
     { name: 'Name', type: 'string', format: 'name', description: 'Name of the object', priority: 0 },
-    ...rt.columns.map((c) => ({
+    ...columns.map((c) => ({
       name: c.name,
       type: c.type === 'date' ? 'string' : c.type,
       format: c.type === 'date' ? 'date' : '',
       description: c.description ?? c.name,
       priority: c.priority ?? 0,
     })),
-    { name: 'Age', type: 'string', format: '', description: 'Time since creation', priority: 0 },
   ];
   const rows = objects.map((obj) => ({
-    cells: [
-      obj.metadata.name,
-      ...rt.columns.map((c) => cell(c.value(obj as never))),
-      age(obj.metadata.creationTimestamp, now),
-    ],
+    cells: [obj.metadata.name, ...columns.map((c) => cell(c.value(obj as never)))],
     object:
       includeObject === 'None'
         ? undefined
@@ -149,18 +156,9 @@ function cell(v: unknown): unknown {
   return typeof v === 'object' ? JSON.stringify(v) : v;
 }
 
-/** A human age like kubectl's: 45s, 12m, 3h, 5d. */
-export function age(timestamp: string | undefined, now: Date): string {
-  if (!timestamp) return '<unknown>';
-  const s = Math.max(0, Math.floor((now.getTime() - Date.parse(timestamp)) / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 120) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h`;
-  return `${Math.floor(h / 24)}d`;
+function age(timestamp: string | undefined, now: Date): string {
+  return timestamp ? humanDuration(now.getTime() - Date.parse(timestamp)) : '<unknown>';
 }
-
 const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation', 'force', 'pretty'].map((name) => ({
   name,
   in: 'query',
@@ -185,11 +183,18 @@ export function openApiV3GroupVersion(registry: ResourceRegistry, group: string,
       paths[`${item}/${sub}`] = sub === 'eviction' ? { post: op } : { get: op, put: op, patch: op };
     }
   }
-  return { openapi: '3.0.0', info: { title: registry.naming.apiServer, version: 'v1' }, paths, components: { schemas: {} } };
+  return {
+    openapi: '3.0.0',
+    info: { title: registry.naming.apiServer, version: 'v1' },
+    paths,
+    components: { schemas: {} },
+  };
 }
 
 export function openApiV3Root(registry: ResourceRegistry): object {
-  const paths: Record<string, { serverRelativeURL: string }> = { 'api/v1': { serverRelativeURL: '/openapi/v3/api/v1' } };
+  const paths: Record<string, { serverRelativeURL: string }> = {
+    'api/v1': { serverRelativeURL: '/openapi/v3/api/v1' },
+  };
   for (const g of registry.groups()) {
     for (const v of g.versions) paths[`apis/${g.name}/${v}`] = { serverRelativeURL: `/openapi/v3/apis/${g.name}/${v}` };
   }

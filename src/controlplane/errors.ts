@@ -79,14 +79,20 @@ export function alreadyExists(r: Pick<ResourceRef, 'group' | 'plural'>, name: st
 }
 
 export function conflict(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, detail: string): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${detail}`, {
-    name,
-    group: r.group,
-    kind: r.plural,
-  });
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${detail}`,
+    {
+      name,
+      group: r.group,
+      kind: r.plural,
+    },
+  );
 }
 
-export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
+export const STALE_OBJECT =
+  'the object has been modified; please apply your changes to the latest version and try again';
 
 /** A field-level validation problem; `message` is the full rendered `field: Type: detail` text. */
 export interface FieldProblem {
@@ -145,9 +151,14 @@ export function unsupportedMediaType(contentType: string, accepted: readonly str
 }
 
 export function notAcceptable(accept: string): ApiError {
-  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: application/json, application/yaml`, {
-    causes: [{ message: `cannot produce "${accept}"` }],
-  });
+  return new ApiError(
+    406,
+    'NotAcceptable',
+    `only the following media types are accepted: application/json, application/yaml`,
+    {
+      causes: [{ message: `cannot produce "${accept}"` }],
+    },
+  );
 }
 
 export function internalError(message: string): ApiError {

@@ -8,11 +8,20 @@ import type { Naming } from '../api/naming.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { ObjectValidation } from './api.ts';
 import { defaultCsrConditions } from './validation/certificate-signing-request.ts';
-import { nameIsDNSLabel, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './validation/common.ts';
+import {
+  nameIsDNSLabel,
+  nameIsDNSSubdomain,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation/common.ts';
 import type { ValidationContext } from './validation/context.ts';
 import { validatorsFor } from './validation/index.ts';
 
-export function objectValidation(naming: Naming, features: (gate: string) => boolean, now: () => Date): ObjectValidation {
+export function objectValidation(
+  naming: Naming,
+  features: (gate: string) => boolean,
+  now: () => Date,
+): ObjectValidation {
   const ctx: ValidationContext = { naming, featureGates: features };
   return {
     defaults(rt: ResourceType, obj: KubeObject): void {
@@ -27,7 +36,8 @@ export function objectValidation(naming: Naming, features: (gate: string) => boo
       }
       if (op !== 'UPDATE') return [];
       if (rt.kind === 'CertificateSigningRequest' && subresource) defaultCsrConditions(obj, old, now());
-      const rule = subresource === 'status' ? v?.statusUpdate : subresource === 'approval' ? v?.approvalUpdate : v?.update;
+      const rule =
+        subresource === 'status' ? v?.statusUpdate : subresource === 'approval' ? v?.approvalUpdate : v?.update;
       if (rule) return rule(obj, old, ctx);
       return validateObjectMetaUpdate(obj.metadata, old?.metadata);
     },

@@ -65,25 +65,46 @@ export function parseListOptions(query: URLSearchParams, watchVerb: boolean, met
       });
     } else if (opts.watch && !watchList) {
       problems.push(
-        forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+        forbiddenProblem(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
       );
     } else if (rv === '' && !watchList) {
-      problems.push(forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+      problems.push(
+        forbiddenProblem(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden unless resourceVersion is provided',
+        ),
+      );
     } else if (opts.continueToken) {
-      problems.push(forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      problems.push(
+        forbiddenProblem('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
+      );
     } else if (match === 'Exact' && rv === '0') {
-      problems.push(forbiddenProblem('resourceVersionMatch', `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`));
+      problems.push(
+        forbiddenProblem('resourceVersionMatch', `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`),
+      );
     }
   }
   if (opts.sendInitialEvents !== undefined) {
     if (!opts.watch) {
       problems.push(forbiddenProblem('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
     } else if (match !== 'NotOlderThan') {
-      problems.push(forbiddenProblem('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+      problems.push(
+        forbiddenProblem(
+          'resourceVersionMatch',
+          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        ),
+      );
     }
   }
   if (opts.limit < 0) {
-    problems.push({ type: 'FieldValueInvalid', field: 'limit', message: `limit: Invalid value: ${opts.limit}: must be non-negative` });
+    problems.push({
+      type: 'FieldValueInvalid',
+      field: 'limit',
+      message: `limit: Invalid value: ${opts.limit}: must be non-negative`,
+    });
   }
   if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
     problems.push({
@@ -104,7 +125,12 @@ export interface WriteOptions {
 }
 
 /** Write options; `kind` names the options object in errors (CreateOptions, UpdateOptions, PatchOptions). */
-export function parseWriteOptions(query: URLSearchParams, kind: string, metaGroup: string, isApply = false): WriteOptions {
+export function parseWriteOptions(
+  query: URLSearchParams,
+  kind: string,
+  metaGroup: string,
+  isApply = false,
+): WriteOptions {
   const problems: FieldProblem[] = [];
   const dryRun = parseDryRun(query, problems);
   const fieldManager = query.get('fieldManager') ?? undefined;

@@ -48,13 +48,18 @@ export function buildSelection(
       selector = parseShardSelector(shard);
     } catch (err) {
       const message = `shardSelector: Invalid value: ${JSON.stringify(shard)}: ${(err as Error).message}`;
-      throw invalidOptions(opts.metaGroup, 'ListOptions', [{ type: 'FieldValueInvalid', field: 'shardSelector', message }]);
+      throw invalidOptions(opts.metaGroup, 'ListOptions', [
+        { type: 'FieldValueInvalid', field: 'shardSelector', message },
+      ]);
     }
     tests.push((o) => selector.matches(o));
   }
+  const filtered = tests.length > 0;
+  // Lists read one namespace's key range, but watches see every namespace's events: confine both here.
+  if (namespace !== undefined) tests.unshift((o) => o.metadata.namespace === namespace);
   return {
     namespace,
-    filtered: tests.length > 0,
+    filtered,
     matches: tests.length === 0 ? () => true : (o) => tests.every((t) => t(o)),
   };
 }

@@ -105,7 +105,9 @@ export class ControlPlaneServer {
       const err =
         failure.code === 429
           ? tooManyRequests('Too many requests, please try again later.', failure.retryAfterSeconds ?? 1)
-          : new ApiError(failure.code, 'InternalError', 'injected failure', { retryAfterSeconds: failure.retryAfterSeconds });
+          : new ApiError(failure.code, 'InternalError', 'injected failure', {
+              retryAfterSeconds: failure.retryAfterSeconds,
+            });
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
@@ -139,7 +141,10 @@ export class ControlPlaneServer {
     else if (path === '/openapi/v3') body = openApiV3Root(registry);
     else if (path.startsWith('/openapi/v3/')) {
       const parts = path.slice('/openapi/v3/'.length).split('/');
-      body = parts[0] === 'api' ? openApiV3GroupVersion(registry, '', parts[1]) : openApiV3GroupVersion(registry, parts[1], parts[2]);
+      body =
+        parts[0] === 'api'
+          ? openApiV3GroupVersion(registry, '', parts[1])
+          : openApiV3GroupVersion(registry, parts[1], parts[2]);
     } else {
       const parts = path.split('/').filter(Boolean);
       if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
@@ -147,7 +152,13 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(res, 200, JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined), [], contentType);
+    this.send(
+      res,
+      200,
+      JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined),
+      [],
+      contentType,
+    );
   }
 
   private async resource(
@@ -166,13 +177,23 @@ export class ControlPlaneServer {
       if (tableAccept && !info.subresource) {
         const items = 'items' in body ? (body.items as never[]) : [body];
         const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
-        const t = table(api.registry, info.rt, items, listMeta, query.get('includeObject') ?? 'Metadata', api.options.now());
+        const t = table(
+          api.registry,
+          info.rt,
+          items,
+          listMeta,
+          query.get('includeObject') ?? 'Metadata',
+          api.options.now(),
+        );
         return this.send(res, 200, JSON.stringify(t), [], tableAccept);
       }
       return this.reply(res, { status: 200, body, warnings: [] }, query);
     }
     const body = await readBody(req, this.opts.maxBodyBytes);
-    const handlers: Record<string, (r: ResourceRequest, q: URLSearchParams, b: RequestBody | undefined, u: UserInfo) => Promise<Reply>> = {
+    const handlers: Record<
+      string,
+      (r: ResourceRequest, q: URLSearchParams, b: RequestBody | undefined, u: UserInfo) => Promise<Reply>
+    > = {
       create: (...a) => api.create(...a),
       update: (...a) => api.update(...a),
       patch: (...a) => api.patch(...a),
@@ -180,6 +201,14 @@ export class ControlPlaneServer {
       deletecollection: (...a) => api.deleteCollection(...a),
     };
     if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed(req.method ?? '');
+    // POST serves collections (and subresources such as eviction); PUT and PATCH serve named objects.
+    const itemVerb = info.verb === 'update' || info.verb === 'patch';
+    if (
+      (info.verb === 'create' && info.name !== undefined && !info.subresource) ||
+      (itemVerb && info.name === undefined)
+    ) {
+      throw methodNotAllowed(req.method ?? '');
+    }
     this.reply(res, await handlers[info.verb](info, query, body, user), query);
   }
 
@@ -205,7 +234,9 @@ export class ControlPlaneServer {
     const entry = { rt: info.rt, stream: undefined as unknown as WatchStream };
     const render = tableAccept
       ? (obj: Parameters<typeof toJson>[0]) =>
-          JSON.stringify(table(api.registry, info.rt, [obj], {}, query.get('includeObject') ?? 'Object', api.options.now()))
+          JSON.stringify(
+            table(api.registry, info.rt, [obj], {}, query.get('includeObject') ?? 'Object', api.options.now()),
+          )
       : toJson;
     entry.stream = new WatchStream(
       api,
@@ -227,13 +258,15 @@ export class ControlPlaneServer {
       render,
     );
     this.watches.add(entry);
-    req.on('close', () => entry.stream.stop());
     try {
       entry.stream.start();
     } catch (err) {
       this.watches.delete(entry);
       throw err;
     }
+    // Only a started stream is stopped on disconnect: a rejected one was answered with an error
+    // Status, and closing its sink would write headers a second time.
+    req.on('close', () => entry.stream.stop());
     ensureHeaders();
   }
 
@@ -318,4 +351,3 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
     req.on('error', reject);
   });
 }
-

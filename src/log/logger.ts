@@ -2,7 +2,7 @@
  * Structured logs in the reference's JSON shape (`ts` in seconds, `v`, `msg`, `err` as a string,
  * `logger` name), with klog-style verbosity: `V(n)` logs only when n ≤ `--v`.
  */
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type LoggingFormat = 'json' | 'text';
 
@@ -29,9 +29,7 @@ function textLine(obj: Record<string, unknown>): string {
 export function createLogger(opts: LogOptions): Logger {
   const destination = opts.destination ?? process.stderr;
   const stream =
-    opts.format === 'text'
-      ? { write: (line: string) => destination.write(textLine(JSON.parse(line))) }
-      : destination;
+    opts.format === 'text' ? { write: (line: string) => destination.write(textLine(JSON.parse(line))) } : destination;
   return pino(
     {
       base: undefined,

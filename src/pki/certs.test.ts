@@ -214,12 +214,9 @@ describe('issueCertificate', () => {
 describe('loadCa', () => {
   /** Makes a CA with the openssl CLI, leaving ca.pem and key.pem (PKCS#8) in the temp dir. */
   function opensslCa(newkey: string, ...extensions: string[]): { certPem: string; keyPem: string } {
-    const addext = extensions.map((extension) => `-addext ${extension}`).join(' ');
-    openssl(
-      `req -x509 -newkey ${newkey} -nodes -subj /O=ext/CN=ext-ca -days 1 ${addext} -keyout key.pem -out ca.pem`.split(
-        ' ',
-      ),
-    );
+    const addext = extensions.map((value) => `-addext ${value}`).join(' ');
+    const command = `req -x509 -newkey ${newkey} -nodes -subj /O=ext/CN=ext-ca -days 1 ${addext}`;
+    openssl(`${command} -keyout key.pem -out ca.pem`.split(' '));
     return { certPem: openssl(['x509', '-in', 'ca.pem']), keyPem: openssl(['pkey', '-in', 'key.pem']) };
   }
 

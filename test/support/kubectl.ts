@@ -56,7 +56,11 @@ export class Kubectl {
         { env: this.env(), timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: MAX_OUTPUT_BYTES },
         (error, stdout, stderr) => {
           if (error && (error.killed || error.signal)) {
-            reject(new Error(`kubectl ${args.join(' ')}: killed after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+            reject(
+              new Error(
+                `kubectl ${args.join(' ')}: killed after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+              ),
+            );
             return;
           }
           if (error && typeof error.code !== 'number') {

@@ -5,11 +5,13 @@ import { ResourceRegistry } from '../../api/registry.ts';
 import type { PolicyRule, Subject } from '../../api/types/index.ts';
 import type { UserInfo } from '../admission.ts';
 import { ApiError } from '../errors.ts';
+import { allowedOnSigner } from '../plugins/authorize.ts';
 import { parseRequest } from '../request-info.ts';
 import { Storage } from '../storage.ts';
 import {
   AlwaysAllowAuthorizer,
   type AuthorizationAttributes,
+  accessChecker,
   aggregate,
   apiGroupMatches,
   defaultPolicy,
@@ -107,19 +109,39 @@ describe('rule matching', () => {
   });
 
   const podReader = rule({ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] });
-  const namedPods = rule({ verbs: ['get', 'list', 'update'], apiGroups: [''], resources: ['pods'], resourceNames: ['web'] });
+  const namedPods = rule({
+    verbs: ['get', 'list', 'update'],
+    apiGroups: [''],
+    resources: ['pods'],
+    resourceNames: ['web'],
+  });
   it.each<[string, PolicyRule, AuthorizationAttributes, boolean]>([
     ['every part matches', podReader, { verb: 'list', group: '', resource: 'pods', namespace: 'a' }, true],
     ['verb differs', podReader, { verb: 'delete', group: '', resource: 'pods', name: 'x' }, false],
     ['group differs', podReader, { verb: 'list', group: 'apps', resource: 'pods' }, false],
-    ['subresource not granted', podReader, { verb: 'get', group: '', resource: 'pods', subresource: 'status', name: 'x' }, false],
+    [
+      'subresource not granted',
+      podReader,
+      { verb: 'get', group: '', resource: 'pods', subresource: 'status', name: 'x' },
+      false,
+    ],
     ['named get within resourceNames', namedPods, { verb: 'get', group: '', resource: 'pods', name: 'web' }, true],
     ['named get outside resourceNames', namedPods, { verb: 'get', group: '', resource: 'pods', name: 'db' }, false],
     ['list without a name', namedPods, { verb: 'list', group: '', resource: 'pods' }, false],
     ['resource rule vs a path', podReader, { verb: 'get', path: '/api' }, false],
     ['path rule vs a path', rule({ verbs: ['get'], nonResourceURLs: ['/api'] }), { verb: 'get', path: '/api' }, true],
-    ['path rule, other verb', rule({ verbs: ['get'], nonResourceURLs: ['/api'] }), { verb: 'post', path: '/api' }, false],
-    ['path rule vs a resource', rule({ verbs: ['*'], nonResourceURLs: ['*'] }), { verb: 'get', group: '', resource: 'pods' }, false],
+    [
+      'path rule, other verb',
+      rule({ verbs: ['get'], nonResourceURLs: ['/api'] }),
+      { verb: 'post', path: '/api' },
+      false,
+    ],
+    [
+      'path rule vs a resource',
+      rule({ verbs: ['*'], nonResourceURLs: ['*'] }),
+      { verb: 'get', group: '', resource: 'pods' },
+      false,
+    ],
   ])('ruleAllows: %s', (_name, r, attrs, want) => {
     expect(ruleAllows(attrs, r)).toBe(want);
   });
@@ -243,7 +265,10 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
     const { put, remove, authz } = setup();
     const bob = user('bob');
     expect(authz.authorize(bob, pods('list', 'team-b')).allowed).toBe(false);
-    put('ClusterRole', { metadata: { name: 'view-pods' }, rules: [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }] });
+    put('ClusterRole', {
+      metadata: { name: 'view-pods' },
+      rules: [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }],
+    });
     expect(authz.authorize(bob, pods('list', 'team-b')).allowed).toBe(false);
     put('RoleBinding', {
       metadata: { name: 'bob', namespace: 'team-b' },
@@ -262,7 +287,10 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
 
   it('matches service accounts, defaulting the namespace of RoleBinding subjects', () => {
     const { put, authz } = setup();
-    put('ClusterRole', { metadata: { name: 'lister' }, rules: [{ verbs: ['list'], apiGroups: ['*'], resources: ['*'] }] });
+    put('ClusterRole', {
+      metadata: { name: 'lister' },
+      rules: [{ verbs: ['list'], apiGroups: ['*'], resources: ['*'] }],
+    });
     put('RoleBinding', {
       metadata: { name: 'sa', namespace: 'ci' },
       roleRef: ref('ClusterRole', 'lister'),
@@ -286,7 +314,10 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
       allowed: false,
       reason: `RBAC: [clusterrole.${rbac} "gone" not found, unsupported role reference kind: "Robot", role.${rbac} "missing" not found]`,
     });
-    put('Role', { metadata: { name: 'missing', namespace: 'ns' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }] });
+    put('Role', {
+      metadata: { name: 'missing', namespace: 'ns' },
+      rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }],
+    });
     expect(authz.authorize(user('alice'), pods('get', 'ns', 'p')).allowed).toBe(true);
   });
 
@@ -302,7 +333,9 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
       roleRef: ref('ClusterRole', 'aggregate'),
       subjects: [{ kind: 'User', apiGroup: rbac, name: 'alice' }],
     });
-    expect(authz.authorize(user('alice'), { verb: 'watch', group: 'apps', resource: 'deployments' }).allowed).toBe(true);
+    expect(authz.authorize(user('alice'), { verb: 'watch', group: 'apps', resource: 'deployments' }).allowed).toBe(
+      true,
+    );
   });
 
   it('lists the rules of a user in a namespace, for SelfSubjectRulesReview', () => {
@@ -341,11 +374,18 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
       apiGroups: [group(registry.naming, 'authorization')],
       resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
     });
-    expect(inA.nonResourceRules).toContainEqual({ verbs: ['get'], nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/'] });
+    expect(inA.nonResourceRules).toContainEqual({
+      verbs: ['get'],
+      nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/'],
+    });
     const inB = authz.rulesFor(alice, 'team-b');
     expect(inB.evaluationError).toBeUndefined();
     expect(inB.resourceRules.some((r) => r.resources?.includes('pods'))).toBe(false);
-    expect(authz.rulesFor(user('nobody'), 'team-a')).toEqual({ resourceRules: [], nonResourceRules: [], incomplete: false });
+    expect(authz.rulesFor(user('nobody'), 'team-a')).toEqual({
+      resourceRules: [],
+      nonResourceRules: [],
+      incomplete: false,
+    });
   });
 
   describe('default policy', () => {
@@ -386,8 +426,18 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
       ['healthz checks are not public', authed('u'), { verb: 'get', path: '/healthz/etcd' }, false],
       ['no metrics', authed('u'), { verb: 'get', path: '/metrics' }, false],
       ['no POST to discovery', authed('u'), { verb: 'post', path: '/api' }, false],
-      ['unauthenticated health', user('system:anonymous', 'system:unauthenticated'), { verb: 'get', path: '/readyz' }, true],
-      ['unauthenticated discovery', user('system:anonymous', 'system:unauthenticated'), { verb: 'get', path: '/api' }, false],
+      [
+        'unauthenticated health',
+        user('system:anonymous', 'system:unauthenticated'),
+        { verb: 'get', path: '/readyz' },
+        true,
+      ],
+      [
+        'unauthenticated discovery',
+        user('system:anonymous', 'system:unauthenticated'),
+        { verb: 'get', path: '/api' },
+        false,
+      ],
       ['no pods', authed('u'), { verb: 'list', group: '', resource: 'pods' }, false],
       [
         'self access review',
@@ -490,7 +540,13 @@ describe.each(FLAVORS)('denial messages (%s flavor)', (flavor) => {
       'deployments.apps is forbidden: User "bob" cannot create resource "deployments" in API group "apps" in the namespace "x"',
     ],
     [
-      { verb: 'update', group: certificates, resource: 'certificatesigningrequests', subresource: 'approval', name: 'csr-1' },
+      {
+        verb: 'update',
+        group: certificates,
+        resource: 'certificatesigningrequests',
+        subresource: 'approval',
+        name: 'csr-1',
+      },
       `certificatesigningrequests.${certificates} "csr-1" is forbidden: User "bob" cannot update resource "certificatesigningrequests/approval" in API group "${certificates}" at the cluster scope`,
     ],
     [
@@ -498,7 +554,10 @@ describe.each(FLAVORS)('denial messages (%s flavor)', (flavor) => {
       'namespaces "team-a" is forbidden: User "bob" cannot get resource "namespaces" in API group "" in the namespace "team-a"',
     ],
     [{ verb: 'get', path: '/metrics' }, 'forbidden: User "bob" cannot get path "/metrics"'],
-    [{ verb: 'get', group: '', resource: '' }, 'forbidden: User "bob" cannot get resource "" in API group "" at the cluster scope'],
+    [
+      { verb: 'get', group: '', resource: '' },
+      'forbidden: User "bob" cannot get resource "" in API group "" at the cluster scope',
+    ],
   ])('%j', (attrs, message) => {
     const err = forbiddenError(bob, attrs, '');
     expect(err).toBeInstanceOf(ApiError);
@@ -521,7 +580,9 @@ describe.each(FLAVORS)('denial messages (%s flavor)', (flavor) => {
       details: { name: 'c', group: certificates, kind: 'certificatesigningrequests' },
       code: 403,
     });
-    expect(forbiddenError(bob, { verb: 'list', group: '', resource: 'pods' }, '').toStatus().details).toEqual({ kind: 'pods' });
+    expect(forbiddenError(bob, { verb: 'list', group: '', resource: 'pods' }, '').toStatus().details).toEqual({
+      kind: 'pods',
+    });
     expect(forbiddenError(bob, { verb: 'get', path: '/x' }, '').toStatus().details).toEqual({});
   });
 
@@ -548,8 +609,18 @@ describe('request attributes and the request authorizer', () => {
       '',
       { verb: 'update', group: '', resource: 'pods', subresource: 'status', namespace: 'a', name: 'p' },
     ],
-    ['DELETE', '/apis/apps/v1/namespaces/a/deployments', '', { verb: 'deletecollection', group: 'apps', resource: 'deployments', namespace: 'a' }],
-    ['HEAD', '/api/v1/namespaces/a/pods/p', '', { verb: 'get', group: '', resource: 'pods', namespace: 'a', name: 'p' }],
+    [
+      'DELETE',
+      '/apis/apps/v1/namespaces/a/deployments',
+      '',
+      { verb: 'deletecollection', group: 'apps', resource: 'deployments', namespace: 'a' },
+    ],
+    [
+      'HEAD',
+      '/api/v1/namespaces/a/pods/p',
+      '',
+      { verb: 'get', group: '', resource: 'pods', namespace: 'a', name: 'p' },
+    ],
     // a request for one Namespace object is a request inside that namespace
     ['GET', '/api/v1/namespaces/a', '', { verb: 'get', group: '', resource: 'namespaces', namespace: 'a', name: 'a' }],
     ['GET', '/api/v1/namespaces', '', { verb: 'list', group: '', resource: 'namespaces' }],
@@ -575,5 +646,39 @@ describe('request attributes and the request authorizer', () => {
     });
     const open = requestAuthorizer(new AlwaysAllowAuthorizer());
     await expect(open(user('bob'), info('GET', '/metrics'), 'GET')).resolves.toBeUndefined();
+  });
+});
+
+describe('accessChecker', () => {
+  it("answers admission's signer questions from the stored policy", async () => {
+    const registry = new ResourceRegistry('orch');
+    const rbac = group(registry.naming, 'rbac.authorization');
+    const certificates = group(registry.naming, 'certificates');
+    const domain = registry.naming.domain;
+    const storage = new Storage();
+    const put = (kind: string, obj: Record<string, unknown>) =>
+      storage.create(registry.kind(`${rbac}/v1`, kind)!, { apiVersion: `${rbac}/v1`, kind, ...obj } as KubeObject);
+    put('ClusterRole', {
+      metadata: { name: 'approver' },
+      rules: [
+        { verbs: ['approve'], apiGroups: [certificates], resources: ['signers'], resourceNames: [`${domain}/*`] },
+      ],
+    });
+    put('ClusterRoleBinding', {
+      metadata: { name: 'approvers' },
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'approver' },
+      subjects: [{ kind: 'Group', apiGroup: rbac, name: 'approvers' }],
+    });
+    const can = accessChecker(new RbacAuthorizer(storage, registry));
+    const signer = `${domain}/legacy-unknown`;
+    expect(
+      await can(user('x', 'approvers'), { verb: 'approve', group: certificates, resource: 'signers', name: signer }),
+    ).toBe(false);
+    expect(await allowedOnSigner(can, user('x', 'approvers'), 'approve', certificates, signer)).toBe(true);
+    expect(await allowedOnSigner(can, user('x', 'approvers'), 'sign', certificates, signer)).toBe(false);
+    expect(await allowedOnSigner(can, user('y'), 'approve', certificates, signer)).toBe(false);
+    expect(await allowedOnSigner(can, user('root', 'system:masters'), 'sign', certificates, 'example.com/x')).toBe(
+      true,
+    );
   });
 });

@@ -17,6 +17,7 @@ import type {
 } from '../../api/types/index.ts';
 import type { UserInfo } from '../admission.ts';
 import { ApiError } from '../errors.ts';
+import type { AccessChecker } from '../plugins/authorize.ts';
 import type { RequestInfo } from '../request-info.ts';
 import type { RequestAuthorizer } from '../server.ts';
 import type { Storage } from '../storage.ts';
@@ -321,6 +322,12 @@ export function requestAuthorizer(authz: Pick<Authorizer, 'authorize'>): Request
     const decision = authz.authorize(user, attrs);
     if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
   };
+}
+
+/** What admission plugins ask (approve or sign on a signer, ...), answered by the authorizer, as the reference's plugins do. */
+export function accessChecker(authz: Pick<Authorizer, 'authorize'>): AccessChecker {
+  return async (user, check) =>
+    authz.authorize(user, { verb: check.verb, group: check.group, resource: check.resource, name: check.name }).allowed;
 }
 
 // ---------------------------------------------------------------------------------------------

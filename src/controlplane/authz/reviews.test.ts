@@ -67,7 +67,10 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
         kind: 'SubjectAccessReview',
         metadata: {},
         spec,
-        status: { allowed: true, reason: 'RBAC: allowed by RoleBinding "alice-pods/team-a" of Role "pod-reader" to User "alice"' },
+        status: {
+          allowed: true,
+          reason: 'RBAC: allowed by RoleBinding "alice-pods/team-a" of Role "pod-reader" to User "alice"',
+        },
       });
     });
 
@@ -80,7 +83,10 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
       const spec = { user: 'bob', resourceAttributes: { verb: 'list', resource: 'pods', namespace: 'team-a' } };
       const admin = { username: 'admin', groups: ['system:masters'] };
       expect((await ask('SubjectAccessReview', { spec }, admin)).status).toEqual({ allowed: false });
-      const masters = { groups: ['system:masters'], resourceAttributes: { verb: 'delete', resource: 'nodes', name: 'n1' } };
+      const masters = {
+        groups: ['system:masters'],
+        resourceAttributes: { verb: 'delete', resource: 'nodes', name: 'n1' },
+      };
       expect((await ask('SubjectAccessReview', { spec: masters })).status).toEqual({ allowed: true });
     });
 
@@ -111,7 +117,10 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
       expect((await failure(ask('SubjectAccessReview', { spec }))).message).toBe(
         `SubjectAccessReview.${authorization} "" is invalid: spec.nonResourceAttributes: Invalid value: {"path":"/x","verb":"get"}: cannot be specified in combination with resourceAttributes`,
       );
-      const named = { ...review('SubjectAccessReview', { spec: { user: 'u', resourceAttributes: {} } }), metadata: { name: 'x' } };
+      const named = {
+        ...review('SubjectAccessReview', { spec: { user: 'u', resourceAttributes: {} } }),
+        metadata: { name: 'x' },
+      };
       expect((await failure(reviewer(rt('SubjectAccessReview'), named, alice))).message).toBe(
         `SubjectAccessReview.${authorization} "" is invalid: metadata: Invalid value: {"name":"x"}: must be empty`,
       );
@@ -123,7 +132,10 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
 
   describe('LocalSubjectAccessReview', () => {
     it('answers inside the namespace of the URL', async () => {
-      const spec = { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods', name: 'p', namespace: 'team-a' } };
+      const spec = {
+        user: 'alice',
+        resourceAttributes: { verb: 'get', resource: 'pods', name: 'p', namespace: 'team-a' },
+      };
       const answer = await ask('LocalSubjectAccessReview', { spec }, alice, 'team-a');
       expect(answer.metadata).toEqual({ namespace: 'team-a' });
       expect(answer.status).toMatchObject({ allowed: true });
@@ -148,7 +160,12 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
       const bob = { username: 'bob', groups: ['system:authenticated'] };
       expect((await ask('SelfSubjectAccessReview', { spec }, bob)).status).toEqual({ allowed: false });
       const approval = {
-        resourceAttributes: { verb: 'update', group: group(n, 'certificates'), resource: 'certificatesigningrequests', subresource: 'approval' },
+        resourceAttributes: {
+          verb: 'update',
+          group: group(n, 'certificates'),
+          resource: 'certificatesigningrequests',
+          subresource: 'approval',
+        },
       };
       expect((await ask('SelfSubjectAccessReview', { spec: approval })).status).toEqual({ allowed: false });
     });
@@ -168,7 +185,11 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
       expect(answer.apiVersion).toBe(`${authorization}/v1`);
       expect(answer.kind).toBe('SelfSubjectRulesReview');
       expect(answer.status.incomplete).toBe(false);
-      expect(answer.status.resourceRules).toContainEqual({ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'] });
+      expect(answer.status.resourceRules).toContainEqual({
+        verbs: ['get', 'list'],
+        apiGroups: [''],
+        resources: ['pods'],
+      });
       expect(answer.status.resourceRules).toContainEqual({
         verbs: ['create'],
         apiGroups: [authentication],
@@ -176,7 +197,19 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
       });
       expect(answer.status.nonResourceRules).toContainEqual({
         verbs: ['get'],
-        nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/', '/openapi', '/openapi/*', '/api', '/api/*', '/apis', '/apis/*'],
+        nonResourceURLs: [
+          '/livez',
+          '/readyz',
+          '/healthz',
+          '/version',
+          '/version/',
+          '/openapi',
+          '/openapi/*',
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+        ],
       });
     });
 
@@ -218,12 +251,19 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
   });
 
   it('SelfSubjectReview reports the caller', async () => {
-    const caller: UserInfo = { username: 'tok', uid: 'u-1', groups: ['qa', 'system:authenticated'], extra: { scopes: ['a'] } };
+    const caller: UserInfo = {
+      username: 'tok',
+      uid: 'u-1',
+      groups: ['qa', 'system:authenticated'],
+      extra: { scopes: ['a'] },
+    };
     expect(await ask('SelfSubjectReview', {}, caller)).toEqual({
       apiVersion: `${authentication}/v1`,
       kind: 'SelfSubjectReview',
       metadata: { creationTimestamp: '2030-01-02T03:04:05Z' },
-      status: { userInfo: { username: 'tok', uid: 'u-1', groups: ['qa', 'system:authenticated'], extra: { scopes: ['a'] } } },
+      status: {
+        userInfo: { username: 'tok', uid: 'u-1', groups: ['qa', 'system:authenticated'], extra: { scopes: ['a'] } },
+      },
     });
   });
 

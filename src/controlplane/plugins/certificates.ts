@@ -22,7 +22,11 @@ interface CsrSpec {
 
 const specOf = (obj: unknown) => ((obj as { spec?: CsrSpec })?.spec ?? {}) as CsrSpec;
 
-export function certificatesAdmission(n: Naming, can: AccessChecker, subjectOrganizations: (pem: string) => string[]): AdmissionPlugin {
+export function certificatesAdmission(
+  n: Naming,
+  can: AccessChecker,
+  subjectOrganizations: (pem: string) => string[],
+): AdmissionPlugin {
   const certificates = group(n, 'certificates');
   const isCsr = (a: AdmissionAttributes) => a.rt.group === certificates && a.rt.kind === 'CertificateSigningRequest';
   const isBundle = (a: AdmissionAttributes) => a.rt.group === certificates && a.rt.kind === 'ClusterTrustBundle';

@@ -13,9 +13,20 @@ export function defaultIngressClass(registry: ResourceRegistry, storage: Storage
   return {
     name: 'DefaultIngressClass',
     admit(a) {
-      if (a.rt.group !== networking || a.rt.kind !== 'Ingress' || a.operation !== 'CREATE' || a.subresource || !a.object) return;
+      if (
+        a.rt.group !== networking ||
+        a.rt.kind !== 'Ingress' ||
+        a.operation !== 'CREATE' ||
+        a.subresource ||
+        !a.object
+      )
+        return;
       const spec = (a.object.spec ??= {}) as { ingressClassName?: string | null };
-      if (spec.ingressClassName != null || a.object.metadata.annotations?.[n.annotations.legacyIngressClass] !== undefined) return;
+      if (
+        spec.ingressClassName != null ||
+        a.object.metadata.annotations?.[n.annotations.legacyIngressClass] !== undefined
+      )
+        return;
       const defaults = storage
         .list(classes)
         .filter((c) => c.metadata.annotations?.[n.annotations.defaultIngressClass] === 'true')

@@ -30,7 +30,8 @@ interface LimitItem {
   maxLimitRequestRatio?: ResourceList;
 }
 
-const q = (v: string | number | undefined): Quantity | undefined => (v === undefined ? undefined : parseQuantity(String(v)));
+const q = (v: string | number | undefined): Quantity | undefined =>
+  v === undefined ? undefined : parseQuantity(String(v));
 
 /** Pod defaulting, which the reference runs before admission: a container's limits stand in for missing requests. */
 function defaultRequestsFromLimits(c: Container): void {
@@ -50,7 +51,8 @@ function podTotals(pod: KubeObject, kind: 'requests' | 'limits'): Map<string, bi
   const { regular, init } = containersOf(pod);
   const sum = new Map<string, bigint>();
   const add = (into: Map<string, bigint>, list: ResourceList | undefined) => {
-    for (const [name, v] of Object.entries(list ?? {})) into.set(name, (into.get(name) ?? 0n) + parseQuantity(String(v)).milliValue());
+    for (const [name, v] of Object.entries(list ?? {}))
+      into.set(name, (into.get(name) ?? 0n) + parseQuantity(String(v)).milliValue());
   };
   for (const c of regular) add(sum, c.resources?.[kind]);
   const sidecars = new Map<string, bigint>();
@@ -78,17 +80,22 @@ function check(type: string, res: string, item: LimitItem, request?: Quantity, l
   const ratio = q(item.maxLimitRequestRatio?.[res]);
   if (min) {
     if (!request) errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}.  No request is specified`);
-    else if (request.cmp(min) < 0) errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}, but request is ${request.canonical()}`);
-    if (limit && limit.cmp(min) < 0) errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}, but limit is ${limit.canonical()}`);
+    else if (request.cmp(min) < 0)
+      errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}, but request is ${request.canonical()}`);
+    if (limit && limit.cmp(min) < 0)
+      errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}, but limit is ${limit.canonical()}`);
   }
   if (max) {
     if (type === 'PersistentVolumeClaim') {
       if (!request) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}.  No request is specified`);
-      else if (request.cmp(max) > 0) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
+      else if (request.cmp(max) > 0)
+        errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
     } else {
       if (!limit) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}.  No limit is specified`);
-      else if (limit.cmp(max) > 0) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but limit is ${limit.canonical()}`);
-      if (request && request.cmp(max) > 0) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
+      else if (limit.cmp(max) > 0)
+        errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but limit is ${limit.canonical()}`);
+      if (request && request.cmp(max) > 0)
+        errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
     }
   }
   if (ratio && type !== 'PersistentVolumeClaim') {
@@ -97,19 +104,25 @@ function check(type: string, res: string, item: LimitItem, request?: Quantity, l
     else if (!limit || limit.isZero()) errs.push(`${prefix}, but no limit is specified or limit is 0`);
     else {
       const observed = Number(limit.milliValue()) / Number(request.milliValue());
-      if (observed > Number(ratio.milliValue()) / 1000) errs.push(`${prefix}, but provided ratio is ${observed.toFixed(6)}`);
+      if (observed > Number(ratio.milliValue()) / 1000)
+        errs.push(`${prefix}, but provided ratio is ${observed.toFixed(6)}`);
     }
   }
   return errs;
 }
 
 function validateItem(obj: KubeObject, isPod: boolean, item: LimitItem): string[] {
-  const resources = new Set([...Object.keys(item.min ?? {}), ...Object.keys(item.max ?? {}), ...Object.keys(item.maxLimitRequestRatio ?? {})]);
+  const resources = new Set([
+    ...Object.keys(item.min ?? {}),
+    ...Object.keys(item.max ?? {}),
+    ...Object.keys(item.maxLimitRequestRatio ?? {}),
+  ]);
   const errs: string[] = [];
   if (isPod && item.type === 'Container') {
     const { regular, init } = containersOf(obj);
     for (const c of [...regular, ...init]) {
-      for (const res of resources) errs.push(...check('Container', res, item, q(c.resources?.requests?.[res]), q(c.resources?.limits?.[res])));
+      for (const res of resources)
+        errs.push(...check('Container', res, item, q(c.resources?.requests?.[res]), q(c.resources?.limits?.[res])));
     }
   } else if (isPod && item.type === 'Pod') {
     const requests = podTotals(obj, 'requests');
@@ -117,7 +130,9 @@ function validateItem(obj: KubeObject, isPod: boolean, item: LimitItem): string[
     for (const res of resources) {
       const r = requests.get(res);
       const l = limits.get(res);
-      errs.push(...check('Pod', res, item, r === undefined ? undefined : milli(r), l === undefined ? undefined : milli(l)));
+      errs.push(
+        ...check('Pod', res, item, r === undefined ? undefined : milli(r), l === undefined ? undefined : milli(l)),
+      );
     }
   } else if (!isPod && item.type === 'PersistentVolumeClaim') {
     const requests = ((obj.spec as { resources?: Resources } | undefined)?.resources?.requests ?? {}) as ResourceList;
@@ -152,7 +167,9 @@ export function limitRanger(registry: ResourceRegistry, storage: Storage, n: Nam
         const fill = (c: Container, label: string) => {
           c.resources ??= {};
           const set = (kind: 'requests' | 'limits', from: ResourceList) => {
-            const names = Object.keys(from).filter((r) => c.resources![kind]?.[r] === undefined).sort();
+            const names = Object.keys(from)
+              .filter((r) => c.resources![kind]?.[r] === undefined)
+              .sort();
             if (!names.length) return;
             c.resources![kind] ??= {};
             for (const r of names) c.resources![kind]![r] = from[r];
@@ -165,7 +182,10 @@ export function limitRanger(registry: ResourceRegistry, storage: Storage, n: Nam
         for (const c of init) fill(c, 'init container');
       }
       if (notes.length) {
-        pod.metadata.annotations = { ...pod.metadata.annotations, [n.annotations.limitRanger]: `LimitRanger plugin set: ${notes.join('; ')}` };
+        pod.metadata.annotations = {
+          ...pod.metadata.annotations,
+          [n.annotations.limitRanger]: `LimitRanger plugin set: ${notes.join('; ')}`,
+        };
       }
     },
     validate(a) {

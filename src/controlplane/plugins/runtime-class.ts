@@ -29,7 +29,8 @@ function isSuperset(ss: Toleration, t: Toleration): boolean {
   if (ss.effect === 'NoExecute' && ss.tolerationSeconds !== undefined) {
     if (t.tolerationSeconds === undefined || t.tolerationSeconds > ss.tolerationSeconds) return false;
   }
-  if ((ss.operator ?? 'Equal') === 'Equal') return (t.operator ?? 'Equal') === 'Equal' && (ss.value ?? '') === (t.value ?? '');
+  if ((ss.operator ?? 'Equal') === 'Equal')
+    return (t.operator ?? 'Equal') === 'Equal' && (ss.value ?? '') === (t.value ?? '');
   return true;
 }
 
@@ -69,7 +70,10 @@ export function runtimeClassAdmission(registry: ResourceRegistry, storage: Stora
       const deny = (why: string) => forbidden(a.rt, a.name, why);
       if (!found.rc) throw deny(`pod rejected: RuntimeClass "${found.name}" not found`);
       const spec = (a.object!.spec ??= {}) as PodSpec;
-      const rc = found.rc as { overhead?: { podFixed?: Record<string, string> }; scheduling?: { nodeSelector?: Record<string, string>; tolerations?: Toleration[] } };
+      const rc = found.rc as {
+        overhead?: { podFixed?: Record<string, string> };
+        scheduling?: { nodeSelector?: Record<string, string>; tolerations?: Toleration[] };
+      };
       const podFixed = rc.overhead?.podFixed;
       if (podFixed) {
         if (spec.overhead && !jsonEqual(spec.overhead, podFixed)) {
@@ -81,12 +85,15 @@ export function runtimeClassAdmission(registry: ResourceRegistry, storage: Stora
         const selector = { ...(spec.nodeSelector ?? {}) };
         for (const [k, v] of Object.entries(rc.scheduling.nodeSelector ?? {})) {
           if (k in selector && selector[k] !== v) {
-            throw deny(`conflict: runtimeClass.scheduling.nodeSelector[${k}] = ${v}; pod.spec.nodeSelector[${k}] = ${selector[k]}`);
+            throw deny(
+              `conflict: runtimeClass.scheduling.nodeSelector[${k}] = ${v}; pod.spec.nodeSelector[${k}] = ${selector[k]}`,
+            );
           }
           selector[k] = v;
         }
         if (Object.keys(selector).length) spec.nodeSelector = selector;
-        if (rc.scheduling.tolerations?.length) spec.tolerations = mergeTolerations(spec.tolerations ?? [], rc.scheduling.tolerations);
+        if (rc.scheduling.tolerations?.length)
+          spec.tolerations = mergeTolerations(spec.tolerations ?? [], rc.scheduling.tolerations);
       }
     },
     validate(a) {
@@ -94,7 +101,11 @@ export function runtimeClassAdmission(registry: ResourceRegistry, storage: Stora
       const spec = (a.object!.spec ?? {}) as PodSpec;
       const rc = lookup(a.object!)?.rc as { overhead?: { podFixed?: Record<string, string> } } | undefined;
       if (!rc?.overhead?.podFixed && spec.overhead) {
-        throw forbidden(a.rt, a.name, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
+        throw forbidden(
+          a.rt,
+          a.name,
+          'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead',
+        );
       }
     },
   };

@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { defaultAPIService, validateAPIServiceCreate, validateAPIServiceStatusUpdate, validateAPIServiceUpdate } from './api-service.ts';
+import {
+  defaultAPIService,
+  validateAPIServiceCreate,
+  validateAPIServiceStatusUpdate,
+  validateAPIServiceUpdate,
+} from './api-service.ts';
 import type { FieldError } from './field-errors.ts';
 import { clone, type Obj } from './raw.ts';
-import { b64, ctx } from './test-helpers.ts';
+import { b64, ctx, type Loose, n } from './test-helpers.ts';
 
-const valid = () => ({
+const valid = (): Loose => ({
   metadata: { name: 'v1beta1.metrics.example.com', resourceVersion: '1' },
   spec: {
     group: 'metrics.example.com',
@@ -15,13 +20,17 @@ const valid = () => ({
     caBundle: b64('-----BEGIN CERTIFICATE-----\n...\n'),
   },
 });
-type AS = ReturnType<typeof valid> & { spec: Obj & { service: Obj } };
+type AS = Loose;
 const withChange = (change: (o: AS) => void) => {
   const o = clone(valid()) as AS;
   change(o);
   return o;
 };
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 
 describe('APIService create', () => {
   it.each([
@@ -33,8 +42,14 @@ describe('APIService create', () => {
         o.spec = { group: '', version: 'v1', groupPriorityMinimum: 18000, versionPriority: 1 } as never;
       },
     ],
-    ['the maximum priorities', (o: AS) => Object.assign(o.spec, { groupPriorityMinimum: 20000, versionPriority: 1000 })],
-    ['insecureSkipTLSVerify without caBundle', (o: AS) => Object.assign(o.spec, { caBundle: undefined, insecureSkipTLSVerify: true })],
+    [
+      'the maximum priorities',
+      (o: AS) => Object.assign(o.spec, { groupPriorityMinimum: 20000, versionPriority: 1000 }),
+    ],
+    [
+      'insecureSkipTLSVerify without caBundle',
+      (o: AS) => Object.assign(o.spec, { caBundle: undefined, insecureSkipTLSVerify: true }),
+    ],
     ['no port (443 applies)', (o: AS) => delete o.spec.service.port],
   ])('accepts %s', (_n, change) => {
     expect(validateAPIServiceCreate(withChange(change), ctx)).toEqual([]);
@@ -44,7 +59,11 @@ describe('APIService create', () => {
     [
       'a name other than version.group',
       (o: AS) => (o.metadata.name = 'metrics'),
-      err('FieldValueInvalid', 'metadata.name', 'Invalid value: "metrics": must be `spec.version+"."+spec.group`: "v1beta1.metrics.example.com"'),
+      err(
+        'FieldValueInvalid',
+        'metadata.name',
+        'Invalid value: "metrics": must be `spec.version+"."+spec.group`: "v1beta1.metrics.example.com"',
+      ),
     ],
     [
       'an empty group with another version',
@@ -52,7 +71,11 @@ describe('APIService create', () => {
         o.metadata.name = 'v2.';
         Object.assign(o.spec, { group: '', version: 'v2' });
       },
-      err('FieldValueRequired', 'spec.group', 'Required value: only v1 may have an empty group and it better be legacy kube'),
+      err(
+        'FieldValueRequired',
+        'spec.group',
+        `Required value: only v1 may have an empty group and it better be legacy ${n.apiServer.replace(/-apiserver$/, '')}`,
+      ),
     ],
     [
       'an invalid version',
@@ -74,7 +97,11 @@ describe('APIService create', () => {
     [
       'groupPriorityMinimum 20001',
       (o: AS) => (o.spec.groupPriorityMinimum = 20001),
-      err('FieldValueInvalid', 'spec.groupPriorityMinimum', 'Invalid value: 20001: must be positive and less than 20000'),
+      err(
+        'FieldValueInvalid',
+        'spec.groupPriorityMinimum',
+        'Invalid value: 20001: must be positive and less than 20000',
+      ),
     ],
     [
       'versionPriority 1001',
@@ -89,24 +116,48 @@ describe('APIService create', () => {
     [
       'a local service skipping TLS verification',
       (o: AS) => Object.assign(o.spec, { service: undefined, caBundle: undefined, insecureSkipTLSVerify: true }),
-      err('FieldValueInvalid', 'spec.insecureSkipTLSVerify', 'Invalid value: true: local APIServices may not have insecureSkipTLSVerify'),
+      err(
+        'FieldValueInvalid',
+        'spec.insecureSkipTLSVerify',
+        'Invalid value: true: local APIServices may not have insecureSkipTLSVerify',
+      ),
     ],
-    ['a service without namespace', (o: AS) => delete o.spec.service.namespace, err('FieldValueRequired', 'spec.service.namespace', 'Required value')],
-    ['a service without name', (o: AS) => delete o.spec.service.name, err('FieldValueRequired', 'spec.service.name', 'Required value')],
+    [
+      'a service without namespace',
+      (o: AS) => delete o.spec.service.namespace,
+      err('FieldValueRequired', 'spec.service.namespace', 'Required value'),
+    ],
+    [
+      'a service without name',
+      (o: AS) => delete o.spec.service.name,
+      err('FieldValueRequired', 'spec.service.name', 'Required value'),
+    ],
     [
       'port 0',
       (o: AS) => (o.spec.service.port = 0),
-      err('FieldValueInvalid', 'spec.service.port', 'Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive'),
+      err(
+        'FieldValueInvalid',
+        'spec.service.port',
+        'Invalid value: 0: port is not valid: must be between 1 and 65535, inclusive',
+      ),
     ],
     [
       'port 65536',
       (o: AS) => (o.spec.service.port = 65536),
-      err('FieldValueInvalid', 'spec.service.port', 'Invalid value: 65536: port is not valid: must be between 1 and 65535, inclusive'),
+      err(
+        'FieldValueInvalid',
+        'spec.service.port',
+        'Invalid value: 65536: port is not valid: must be between 1 and 65535, inclusive',
+      ),
     ],
     [
       'insecureSkipTLSVerify with a caBundle',
       (o: AS) => ((o.spec as Obj).insecureSkipTLSVerify = true),
-      err('FieldValueInvalid', 'spec.insecureSkipTLSVerify', 'Invalid value: true: may not be true if caBundle is present'),
+      err(
+        'FieldValueInvalid',
+        'spec.insecureSkipTLSVerify',
+        'Invalid value: true: may not be true if caBundle is present',
+      ),
     ],
     [
       'a priority of the wrong type',
@@ -121,16 +172,29 @@ describe('APIService create', () => {
 describe('APIService update, status and defaults', () => {
   it('validates the new object on update', () => {
     expect(validateAPIServiceUpdate(valid(), valid(), ctx)).toEqual([]);
-    expect(validateAPIServiceUpdate(withChange((o) => (o.spec.versionPriority = 0)), valid(), ctx)).toEqual([
+    expect(
+      validateAPIServiceUpdate(
+        withChange((o) => (o.spec.versionPriority = 0)),
+        valid(),
+        ctx,
+      ),
+    ).toEqual([
       err('FieldValueInvalid', 'spec.versionPriority', 'Invalid value: 0: must be positive and less than 1000'),
     ]);
   });
 
   it('accepts True, False and Unknown condition statuses only', () => {
-    const withStatus = (status: string) => ({ ...valid(), status: { conditions: [{ type: 'Available', status, reason: 'Passed' }] } });
+    const withStatus = (status: string) => ({
+      ...valid(),
+      status: { conditions: [{ type: 'Available', status, reason: 'Passed' }] },
+    });
     expect(validateAPIServiceStatusUpdate(withStatus('False'), valid(), ctx)).toEqual([]);
     expect(validateAPIServiceStatusUpdate(withStatus('Maybe'), valid(), ctx)).toEqual([
-      err('FieldValueNotSupported', 'status.conditions[0].status', 'Unsupported value: "Maybe": supported values: "True", "False", "Unknown"'),
+      err(
+        'FieldValueNotSupported',
+        'status.conditions[0].status',
+        'Unsupported value: "Maybe": supported values: "True", "False", "Unknown"',
+      ),
     ]);
   });
 

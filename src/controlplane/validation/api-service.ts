@@ -46,7 +46,7 @@ const SHAPE = topLevel({
   },
 });
 
-export function validateAPIServiceCreate(o: unknown, _ctx?: ValidationContext): FieldError[] {
+export function validateAPIServiceCreate(o: unknown, ctx: ValidationContext): FieldError[] {
   const root = rootProblem(o);
   if (root.length) return root;
   const svc = o as Obj;
@@ -63,7 +63,8 @@ export function validateAPIServiceCreate(o: unknown, _ctx?: ValidationContext): 
     }),
   );
   if (!group && version !== 'v1') {
-    errs.push(required('spec.group', 'only v1 may have an empty group and it better be legacy kube'));
+    const word = ctx.naming.apiServer.replace(/-apiserver$/, '');
+    errs.push(required('spec.group', `only v1 may have an empty group and it better be legacy ${word}`));
   }
   if (group) for (const msg of isDNS1123Subdomain(group)) errs.push(invalid('spec.group', group, msg));
   for (const msg of isDNS1035Label(version)) errs.push(invalid('spec.version', version, msg));
@@ -101,7 +102,7 @@ export function validateAPIServiceCreate(o: unknown, _ctx?: ValidationContext): 
   return errs;
 }
 
-export function validateAPIServiceUpdate(o: unknown, old: unknown, ctx?: ValidationContext): FieldError[] {
+export function validateAPIServiceUpdate(o: unknown, old: unknown, ctx: ValidationContext): FieldError[] {
   if (!isObj(o)) return rootProblem(o);
   const errs = validateObjectMetaUpdate(o.metadata, obj(old)?.metadata);
   errs.push(...validateAPIServiceCreate(o, ctx));

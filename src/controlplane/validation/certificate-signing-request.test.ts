@@ -25,7 +25,12 @@ function valid(): Obj {
     apiVersion: `certificates.${n.groupSuffix}/v1`,
     kind: 'CertificateSigningRequest',
     metadata: { name: 'node-csr', resourceVersion: '1' },
-    spec: { request, signerName: n.signers.apiServerClientNodeAgent, usages: ['digital signature', 'client auth'], expirationSeconds: 3600 },
+    spec: {
+      request,
+      signerName: n.signers.apiServerClientNodeAgent,
+      usages: ['digital signature', 'client auth'],
+      expirationSeconds: 3600,
+    },
   };
 }
 
@@ -35,7 +40,11 @@ function withChange(change: (o: Obj & { spec: Obj; status?: Obj }) => void): Obj
   return o;
 }
 
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 const condition = (type: string, status = 'True') => ({ type, status, reason: 'Test', message: 'test' });
 
 describe('create: the request', () => {
@@ -48,7 +57,11 @@ describe('create: the request', () => {
     ['two PEM blocks', async () => b64((await csrPem()) + (await csrPem())), 'must contain exactly one PEM block'],
     ['a CERTIFICATE block', async () => b64(await certPem()), 'PEM block type must be CERTIFICATE REQUEST'],
     ['text without PEM', async () => b64('not a pem'), 'PEM block type must be CERTIFICATE REQUEST'],
-    ['garbage DER', async () => b64(toPem('CERTIFICATE REQUEST', new Uint8Array([1, 2, 3]))), 'x509: malformed certificate request'],
+    [
+      'garbage DER',
+      async () => b64(toPem('CERTIFICATE REQUEST', new Uint8Array([1, 2, 3]))),
+      'x509: malformed certificate request',
+    ],
   ])('rejects %s', async (_name, make, detail) => {
     const raw = await make();
     const errs = await validateCertificateSigningRequestCreate(
@@ -77,7 +90,9 @@ describe('create: the request', () => {
       }),
       ctx,
     );
-    expect(errs).toEqual([err('FieldValueInvalid', 'spec.request', 'Invalid value: "not base64!": illegal base64 data at input byte 3')]);
+    expect(errs).toEqual([
+      err('FieldValueInvalid', 'spec.request', 'Invalid value: "not base64!": illegal base64 data at input byte 3'),
+    ]);
   });
 });
 
@@ -92,7 +107,11 @@ describe('create: signer, expiration, usages', () => {
   });
 
   it.each([
-    ['no signerName', (o: Obj & { spec: Obj }) => delete o.spec.signerName, err('FieldValueRequired', 'spec.signerName', 'Required value')],
+    [
+      'no signerName',
+      (o: Obj & { spec: Obj }) => delete o.spec.signerName,
+      err('FieldValueRequired', 'spec.signerName', 'Required value'),
+    ],
     [
       'the legacy signer',
       (o: Obj & { spec: Obj }) => (o.spec.signerName = n.signers.legacyUnknown),
@@ -108,20 +127,28 @@ describe('create: signer, expiration, usages', () => {
       err(
         'FieldValueInvalid',
         'spec.signerName',
-        "Invalid value: \"example.com\": must be a fully qualified domain and path of the form 'example.com/signer-name'",
+        'Invalid value: "example.com": must be a fully qualified domain and path of the form \'example.com/signer-name\'',
       ),
     ],
     [
       'expirationSeconds 599',
       (o: Obj & { spec: Obj }) => (o.spec.expirationSeconds = 599),
-      err('FieldValueInvalid', 'spec.expirationSeconds', 'Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)'),
+      err(
+        'FieldValueInvalid',
+        'spec.expirationSeconds',
+        'Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)',
+      ),
     ],
     [
       'expirationSeconds of the wrong type',
       (o: Obj & { spec: Obj }) => (o.spec.expirationSeconds = '3600'),
       err('FieldValueInvalid', 'spec.expirationSeconds', 'Invalid value: "3600": must be of type integer'),
     ],
-    ['no usages', (o: Obj & { spec: Obj }) => (o.spec.usages = []), err('FieldValueRequired', 'spec.usages', 'Required value')],
+    [
+      'no usages',
+      (o: Obj & { spec: Obj }) => (o.spec.usages = []),
+      err('FieldValueRequired', 'spec.usages', 'Required value'),
+    ],
     [
       'an unknown usage',
       (o: Obj & { spec: Obj }) => (o.spec.usages = ['client auth', 'foo']),
@@ -144,7 +171,10 @@ describe('create: signer, expiration, usages', () => {
     expect(await validateCertificateSigningRequestCreate('csr', ctx)).toEqual([
       { type: 'FieldValueInvalid', field: '', message: ': Invalid value: "csr": must be of type object' },
     ]);
-    const errs = await validateCertificateSigningRequestCreate({ metadata: { name: 'x' }, spec: { usages: 'any' } }, ctx);
+    const errs = await validateCertificateSigningRequestCreate(
+      { metadata: { name: 'x' }, spec: { usages: 'any' } },
+      ctx,
+    );
     expect(errs).toContainEqual(err('FieldValueInvalid', 'spec.usages', 'Invalid value: "any": must be of type array'));
     expect(await validateCertificateSigningRequestCreate({ metadata: { name: 'x' } }, ctx)).toContainEqual(
       err('FieldValueRequired', 'spec', 'Required value'),
@@ -155,21 +185,37 @@ describe('create: signer, expiration, usages', () => {
 describe('create: conditions', () => {
   it.each([
     ['Approved True', [condition('Approved')]],
-    ['Failed True with a custom condition False', [condition('Approved'), condition('Failed'), condition('Custom', 'False')]],
+    [
+      'Failed True with a custom condition False',
+      [condition('Approved'), condition('Failed'), condition('Custom', 'False')],
+    ],
   ])('accepts %s', async (_name, conditions) => {
-    expect(await validateCertificateSigningRequestCreate(withChange((o) => (o.status = { conditions })), ctx)).toEqual([]);
+    expect(
+      await validateCertificateSigningRequestCreate(
+        withChange((o) => (o.status = { conditions })),
+        ctx,
+      ),
+    ).toEqual([]);
   });
 
   it.each([
     [
       'Approved False',
       [condition('Approved', 'False')],
-      err('FieldValueNotSupported', 'status.conditions[0].status', 'Unsupported value: "False": supported values: "True"'),
+      err(
+        'FieldValueNotSupported',
+        'status.conditions[0].status',
+        'Unsupported value: "False": supported values: "True"',
+      ),
     ],
     [
       'Failed Unknown',
       [condition('Failed', 'Unknown')],
-      err('FieldValueNotSupported', 'status.conditions[0].status', 'Unsupported value: "Unknown": supported values: "True"'),
+      err(
+        'FieldValueNotSupported',
+        'status.conditions[0].status',
+        'Unsupported value: "Unknown": supported values: "True"',
+      ),
     ],
     [
       'a custom status',
@@ -185,7 +231,11 @@ describe('create: conditions', () => {
     [
       'Approved and Denied',
       [condition('Approved'), condition('Denied')],
-      err('FieldValueInvalid', 'status.conditions[1].type', 'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive'),
+      err(
+        'FieldValueInvalid',
+        'status.conditions[1].type',
+        'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
+      ),
     ],
     [
       'two Failed conditions',
@@ -193,29 +243,50 @@ describe('create: conditions', () => {
       err('FieldValueDuplicate', 'status.conditions[1].type', 'Duplicate value: "Failed"'),
     ],
   ])('rejects %s', async (_name, conditions, expected) => {
-    expect(await validateCertificateSigningRequestCreate(withChange((o) => (o.status = { conditions })), ctx)).toEqual([expected]);
+    expect(
+      await validateCertificateSigningRequestCreate(
+        withChange((o) => (o.status = { conditions })),
+        ctx,
+      ),
+    ).toEqual([expected]);
   });
 });
 
 describe('create: status.certificate', () => {
   it('accepts CERTIFICATE blocks with text around them', async () => {
-    expect(await validateCertificateSigningRequestCreate(withChange((o) => (o.status = { certificate })), ctx)).toEqual([]);
+    expect(
+      await validateCertificateSigningRequestCreate(
+        withChange((o) => (o.status = { certificate })),
+        ctx,
+      ),
+    ).toEqual([]);
   });
 
   it.each([
-    ['a CERTIFICATE REQUEST block', async () => b64(await csrPem()), 'only CERTIFICATE PEM blocks are allowed, found "CERTIFICATE REQUEST"'],
+    [
+      'a CERTIFICATE REQUEST block',
+      async () => b64(await csrPem()),
+      'only CERTIFICATE PEM blocks are allowed, found "CERTIFICATE REQUEST"',
+    ],
     [
       'a block with headers',
       async () => b64(toPem('CERTIFICATE', new Uint8Array([48, 0]), 'Proc-Type: 4,ENCRYPTED\n\n')),
       'no PEM block headers are permitted',
     ],
-    ['an unparseable certificate', async () => b64(toPem('CERTIFICATE', new Uint8Array([1, 2, 3]))), 'x509: malformed certificate'],
+    [
+      'an unparseable certificate',
+      async () => b64(toPem('CERTIFICATE', new Uint8Array([1, 2, 3]))),
+      'x509: malformed certificate',
+    ],
     ['no PEM block', async () => b64('just text'), 'must contain at least one CERTIFICATE PEM block'],
   ])('rejects %s', async (_name, make, detail) => {
     const value = await make();
-    expect(await validateCertificateSigningRequestCreate(withChange((o) => (o.status = { certificate: value })), ctx)).toEqual([
-      err('FieldValueInvalid', 'status.certificate', `Invalid value: "<certificate data>": ${detail}`),
-    ]);
+    expect(
+      await validateCertificateSigningRequestCreate(
+        withChange((o) => (o.status = { certificate: value })),
+        ctx,
+      ),
+    ).toEqual([err('FieldValueInvalid', 'status.certificate', `Invalid value: "<certificate data>": ${detail}`)]);
   });
 });
 
@@ -242,7 +313,11 @@ describe('updates', () => {
     expect(await validateCertificateSigningRequestApprovalUpdate(approved(), valid(), ctx)).toEqual([]);
     for (const fn of [validateCertificateSigningRequestUpdate, validateCertificateSigningRequestStatusUpdate]) {
       expect(await fn(approved(), valid(), ctx)).toEqual([
-        err('FieldValueForbidden', 'status.conditions', 'Forbidden: updates may not add a condition of type "Approved"'),
+        err(
+          'FieldValueForbidden',
+          'status.conditions',
+          'Forbidden: updates may not add a condition of type "Approved"',
+        ),
       ]);
     }
   });
@@ -250,13 +325,21 @@ describe('updates', () => {
   it('Denied may not be added next to Approved', async () => {
     const next = withChange((o) => (o.status = { conditions: [condition('Approved'), condition('Denied')] }));
     expect(await validateCertificateSigningRequestApprovalUpdate(next, approved(), ctx)).toEqual([
-      err('FieldValueInvalid', 'status.conditions[1].type', 'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive'),
+      err(
+        'FieldValueInvalid',
+        'status.conditions[1].type',
+        'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
+      ),
     ]);
   });
 
   it('conditions are never removed', async () => {
     expect(await validateCertificateSigningRequestApprovalUpdate(valid(), approved(), ctx)).toEqual([
-      err('FieldValueForbidden', 'status.conditions', 'Forbidden: updates may not remove a condition of type "Approved"'),
+      err(
+        'FieldValueForbidden',
+        'status.conditions',
+        'Forbidden: updates may not remove a condition of type "Approved"',
+      ),
     ]);
   });
 
@@ -265,7 +348,11 @@ describe('updates', () => {
     const errs = await validateCertificateSigningRequestStatusUpdate(next, approved(), ctx);
     expect(errs).toHaveLength(1);
     expect(errs[0].type).toBe('FieldValueForbidden');
-    expect(errs[0].message.startsWith('status.conditions: Forbidden: updates may not modify a condition of type "Approved"\n')).toBe(true);
+    expect(
+      errs[0].message.startsWith(
+        'status.conditions: Forbidden: updates may not modify a condition of type "Approved"\n',
+      ),
+    ).toBe(true);
   });
 
   it('Failed is added through /status', async () => {
@@ -279,9 +366,19 @@ describe('updates', () => {
     expect(await validateCertificateSigningRequestUpdate(issued, approved(), ctx)).toEqual([
       err('FieldValueForbidden', 'status.certificate', 'Forbidden: updates may not set certificate content'),
     ]);
-    const reissued = withChange((o) => (o.status = { conditions: [condition('Approved')], certificate: b64(`x\n${Buffer.from(certificate, 'base64')}`) }));
+    const reissued = withChange(
+      (o) =>
+        (o.status = {
+          conditions: [condition('Approved')],
+          certificate: b64(`x\n${Buffer.from(certificate, 'base64')}`),
+        }),
+    );
     expect(await validateCertificateSigningRequestStatusUpdate(reissued, issued, ctx)).toEqual([
-      err('FieldValueForbidden', 'status.certificate', 'Forbidden: updates may not modify existing certificate content'),
+      err(
+        'FieldValueForbidden',
+        'status.certificate',
+        'Forbidden: updates may not modify existing certificate content',
+      ),
     ]);
   });
 
@@ -301,14 +398,27 @@ describe('defaultCsrConditions', () => {
   it('fills unset times with now', () => {
     const o = { status: { conditions: [condition('Approved')] } };
     defaultCsrConditions(o, { status: {} }, now);
-    expect(o.status.conditions[0]).toMatchObject({ lastUpdateTime: '2026-03-04T05:06:07Z', lastTransitionTime: '2026-03-04T05:06:07Z' });
+    expect(o.status.conditions[0]).toMatchObject({
+      lastUpdateTime: '2026-03-04T05:06:07Z',
+      lastTransitionTime: '2026-03-04T05:06:07Z',
+    });
   });
 
   it('keeps the transition time of an old condition with the same type and status, and set times', () => {
     const old = { status: { conditions: [{ ...condition('Approved'), lastTransitionTime: '2020-01-01T00:00:00Z' }] } };
-    const o = { status: { conditions: [condition('Approved'), { ...condition('Failed'), lastUpdateTime: '2021-01-01T00:00:00Z' }] } };
+    const o = {
+      status: {
+        conditions: [condition('Approved'), { ...condition('Failed'), lastUpdateTime: '2021-01-01T00:00:00Z' }],
+      },
+    };
     defaultCsrConditions(o, old, now);
-    expect(o.status.conditions[0]).toMatchObject({ lastUpdateTime: '2026-03-04T05:06:07Z', lastTransitionTime: '2020-01-01T00:00:00Z' });
-    expect(o.status.conditions[1]).toMatchObject({ lastUpdateTime: '2021-01-01T00:00:00Z', lastTransitionTime: '2026-03-04T05:06:07Z' });
+    expect(o.status.conditions[0]).toMatchObject({
+      lastUpdateTime: '2026-03-04T05:06:07Z',
+      lastTransitionTime: '2020-01-01T00:00:00Z',
+    });
+    expect(o.status.conditions[1]).toMatchObject({
+      lastUpdateTime: '2021-01-01T00:00:00Z',
+      lastTransitionTime: '2026-03-04T05:06:07Z',
+    });
   });
 });

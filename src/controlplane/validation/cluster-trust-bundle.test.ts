@@ -31,8 +31,13 @@ const bundle = (name: string, spec: Record<string, unknown>) => ({
   metadata: { name, resourceVersion: '1' },
   spec,
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
-const invalidBundle = (detail: string) => err('FieldValueInvalid', 'spec.trustBundle', `Invalid value: "<value omitted>": ${detail}`);
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
+const invalidBundle = (detail: string) =>
+  err('FieldValueInvalid', 'spec.trustBundle', `Invalid value: "<value omitted>": ${detail}`);
 
 const SUBDOMAIN_REGEX =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -85,7 +90,7 @@ describe('names', () => {
       err(
         'FieldValueInvalid',
         'spec.signerName',
-        "Invalid value: \"nosigner\": must be a fully qualified domain and path of the form 'example.com/signer-name'",
+        'Invalid value: "nosigner": must be a fully qualified domain and path of the form \'example.com/signer-name\'',
       ),
     ],
   ])('rejects %s', (_n, name, spec, expected) => {
@@ -99,19 +104,31 @@ describe('names', () => {
 
 describe('trust bundle content', () => {
   it('accepts several CA certificates with text between them', () => {
-    expect(validateClusterTrustBundleCreate(bundle('b', { trustBundle: `# one\n${ca1}# two\n${ca2}` }), ctx)).toEqual([]);
+    expect(validateClusterTrustBundleCreate(bundle('b', { trustBundle: `# one\n${ca1}# two\n${ca2}` }), ctx)).toEqual(
+      [],
+    );
   });
 
   it.each([
     ['a non-certificate block', () => ca1 + request, 'entry 1 has bad block type: CERTIFICATE REQUEST'],
-    ['a block with headers', () => toPem('CERTIFICATE', Buffer.from(ca1.split('\n').slice(1, -2).join(''), 'base64'), 'Key: v\n\n'), 'entry 0 has PEM block headers'],
-    ['an unparseable certificate', () => toPem('CERTIFICATE', new Uint8Array([1, 2, 3])), 'entry 0 does not parse as X.509'],
+    [
+      'a block with headers',
+      () => toPem('CERTIFICATE', Buffer.from(ca1.split('\n').slice(1, -2).join(''), 'base64'), 'Key: v\n\n'),
+      'entry 0 has PEM block headers',
+    ],
+    [
+      'an unparseable certificate',
+      () => toPem('CERTIFICATE', new Uint8Array([1, 2, 3])),
+      'entry 0 does not parse as X.509',
+    ],
     ['a certificate without the CA bit', () => leaf, 'entry 0 does not have the CA bit set'],
     ['a certificate without basic constraints', () => noConstraints, 'entry 0 does not have the CA bit set'],
     ['no certificate at all', () => 'no pem here', 'at least one trust anchor must be provided'],
     ['a duplicate certificate', () => ca1 + ca2 + ca1, 'duplicate trust anchor (indices [0 2])'],
   ])('rejects %s', (_n, make, detail) => {
-    expect(validateClusterTrustBundleCreate(bundle('b', { trustBundle: make() }), ctx)).toEqual([invalidBundle(detail)]);
+    expect(validateClusterTrustBundleCreate(bundle('b', { trustBundle: make() }), ctx)).toEqual([
+      invalidBundle(detail),
+    ]);
   });
 
   it('rejects a bundle over 1 MiB', () => {
@@ -122,7 +139,9 @@ describe('trust bundle content', () => {
   });
 
   it('requires the spec and rejects the wrong types', () => {
-    expect(validateClusterTrustBundleCreate({ metadata: { name: 'b' } }, ctx)).toEqual([err('FieldValueRequired', 'spec', 'Required value')]);
+    expect(validateClusterTrustBundleCreate({ metadata: { name: 'b' } }, ctx)).toEqual([
+      err('FieldValueRequired', 'spec', 'Required value'),
+    ]);
     expect(validateClusterTrustBundleCreate(bundle('b', { trustBundle: 7 }), ctx)).toEqual([
       err('FieldValueInvalid', 'spec.trustBundle', 'Invalid value: 7: must be of type string'),
     ]);

@@ -75,7 +75,7 @@ describe('qualified names and label values', () => {
   });
 
   it('isConfigMapKey', () => {
-    expect(isConfigMapKey('kube-controller-manager_host-1')).toEqual([]);
+    expect(isConfigMapKey('controller-manager_host-1')).toEqual([]);
     expect(isConfigMapKey('..a')).toEqual(["must not start with '..'"]);
     expect(isConfigMapKey('a/b')).toEqual([
       "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
@@ -109,7 +109,11 @@ describe('labels, annotations, selectors', () => {
   it('validateLabels reports at the map path', () => {
     expect(validateLabels({ app: 'web' }, 'metadata.labels')).toEqual([]);
     expect(validateLabels({ app: 'a-' }, 'metadata.labels')).toEqual([
-      { type: 'FieldValueInvalid', field: 'metadata.labels', message: `metadata.labels: Invalid value: "a-": ${LABEL_VALUE_REGEX}` },
+      {
+        type: 'FieldValueInvalid',
+        field: 'metadata.labels',
+        message: `metadata.labels: Invalid value: "a-": ${LABEL_VALUE_REGEX}`,
+      },
     ]);
   });
 
@@ -144,7 +148,8 @@ describe('labels, annotations, selectors', () => {
         {
           type: 'FieldValueForbidden',
           field: 's.matchExpressions[0].values',
-          message: "s.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+          message:
+            "s.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
         },
       ],
     ],
@@ -192,9 +197,15 @@ describe('metav1 conditions', () => {
     expect(validateConditions([good], 'status.conditions')).toEqual([]);
   });
   it.each([
-    [{ ...good, status: 'Yes' }, 'status.conditions[0].status: Unsupported value: "Yes": supported values: "False", "True", "Unknown"'],
+    [
+      { ...good, status: 'Yes' },
+      'status.conditions[0].status: Unsupported value: "Yes": supported values: "False", "True", "Unknown"',
+    ],
     [{ ...good, reason: '' }, 'status.conditions[0].reason: Required value: must be set'],
-    [{ ...good, lastTransitionTime: undefined }, 'status.conditions[0].lastTransitionTime: Required value: must be set'],
+    [
+      { ...good, lastTransitionTime: undefined },
+      'status.conditions[0].lastTransitionTime: Required value: must be set',
+    ],
     [
       { ...good, reason: '1bad' },
       "status.conditions[0].reason: Invalid value: \"1bad\": a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')",
@@ -203,7 +214,9 @@ describe('metav1 conditions', () => {
     expect(validateConditions([c], 'status.conditions').map((e) => e.message)).toEqual([message]);
   });
   it('rejects duplicate types', () => {
-    expect(validateConditions([good, good], 'c').map((e) => e.message)).toEqual(['c[1].type: Duplicate value: "Ready"']);
+    expect(validateConditions([good, good], 'c').map((e) => e.message)).toEqual([
+      'c[1].type: Duplicate value: "Ready"',
+    ]);
   });
 });
 
@@ -219,8 +232,26 @@ describe('ObjectMeta', () => {
     [{ name: 'web' }, true, 'metadata.namespace: Required value'],
     [{ name: 'web', namespace: 'Bad' }, true, `metadata.namespace: Invalid value: "Bad": ${LABEL_REGEX}`],
     [{ name: 'web', namespace: 'd' }, false, 'metadata.namespace: Forbidden: not allowed on this type'],
-    [{ name: 'web', namespace: 'd', generation: -1 }, true, 'metadata.generation: Invalid value: -1: must be greater than or equal to 0'],
-    [{ name: 'x', namespace: 'd', generateName: 'Web-' }, true, `metadata.generateName: Invalid value: "Web-": ${SUBDOMAIN_REGEX}`],
+    [
+      { name: 'web', namespace: 'd', labels: { 'a b': 'x' } },
+      true,
+      `metadata.labels: Invalid value: "a b": ${NAME_PART_REGEX}`,
+    ],
+    [
+      { name: 'web', namespace: 'd', annotations: { '/x': 'y' } },
+      true,
+      'metadata.annotations: Invalid value: "/x": prefix part must be non-empty',
+    ],
+    [
+      { name: 'web', namespace: 'd', generation: -1 },
+      true,
+      'metadata.generation: Invalid value: -1: must be greater than or equal to 0',
+    ],
+    [
+      { name: 'x', namespace: 'd', generateName: 'Web-' },
+      true,
+      `metadata.generateName: Invalid value: "Web-": ${SUBDOMAIN_REGEX}`,
+    ],
   ])('rejects %j (namespaced %s)', (meta, namespaced, message) => {
     expect(validateObjectMeta(meta, namespaced, nameIsDNSSubdomain).map((e) => e.message)).toEqual([message]);
   });
@@ -251,9 +282,12 @@ describe('signer names', () => {
     ['', 'spec.signerName: Required value'],
     [
       'nodomain',
-      "spec.signerName: Invalid value: \"nodomain\": must be a fully qualified domain and path of the form 'example.com/signer-name'",
+      'spec.signerName: Invalid value: "nodomain": must be a fully qualified domain and path of the form \'example.com/signer-name\'',
     ],
-    ['example/x', 'spec.signerName: Invalid value: "example": should be a domain with at least two segments separated by dots'],
+    [
+      'example/x',
+      'spec.signerName: Invalid value: "example": should be a domain with at least two segments separated by dots',
+    ],
     ['Example.com/x', `spec.signerName: Invalid value: "Example.com": validating label "Example": ${LABEL_REGEX}`],
     ['example.com/X', `spec.signerName: Invalid value: "X": validating label "X": ${SUBDOMAIN_REGEX}`],
   ])('rejects %j', (name, message) => {

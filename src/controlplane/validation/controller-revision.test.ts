@@ -7,7 +7,11 @@ const rev = (extra: Record<string, unknown>) => ({
   metadata: { name: 'web-7b9c5d6f8', namespace: 'default', resourceVersion: '1' },
   ...extra,
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 const data = { spec: { template: { metadata: { labels: { app: 'web' } } } } };
 
 describe('ControllerRevision', () => {
@@ -17,15 +21,29 @@ describe('ControllerRevision', () => {
 
   it.each([
     ['no data', rev({ revision: 1 }), err('FieldValueRequired', 'data', 'Required value: data is mandatory')],
-    ['a negative revision', rev({ data, revision: -1 }), err('FieldValueInvalid', 'revision', 'Invalid value: -1: must be greater than or equal to 0')],
-    ['a revision of the wrong type', rev({ data, revision: '1' }), err('FieldValueInvalid', 'revision', 'Invalid value: "1": must be of type integer')],
+    [
+      'a negative revision',
+      rev({ data, revision: -1 }),
+      err('FieldValueInvalid', 'revision', 'Invalid value: -1: must be greater than or equal to 0'),
+    ],
+    [
+      'a revision of the wrong type',
+      rev({ data, revision: '1' }),
+      err('FieldValueInvalid', 'revision', 'Invalid value: "1": must be of type integer'),
+    ],
   ])('rejects %s', (_n, o, expected) => {
     expect(validateControllerRevisionCreate(o, ctx)).toEqual([expected]);
   });
 
   it('allows metadata updates only', () => {
     const old = rev({ data, revision: 3 });
-    expect(validateControllerRevisionUpdate(rev({ data, revision: 3, metadata: { ...old.metadata, labels: { a: 'b' } } }), old, ctx)).toEqual([]);
+    expect(
+      validateControllerRevisionUpdate(
+        rev({ data, revision: 3, metadata: { ...old.metadata, labels: { a: 'b' } } }),
+        old,
+        ctx,
+      ),
+    ).toEqual([]);
     expect(validateControllerRevisionUpdate(rev({ data: { x: 1 }, revision: 3 }), old, ctx)).toEqual([
       err('FieldValueInvalid', 'data', 'Invalid value: {"x":1}: field is immutable'),
     ]);

@@ -2,22 +2,32 @@ import { describe, expect, it } from 'vitest';
 import type { FieldError } from './field-errors.ts';
 import { defaultIngressClass, validateIngressClassCreate, validateIngressClassUpdate } from './ingress-class.ts';
 import { clone, type Obj } from './raw.ts';
-import { ctx } from './test-helpers.ts';
+import { ctx, type Loose } from './test-helpers.ts';
 
-const valid = () => ({
+const valid = (): Loose => ({
   metadata: { name: 'nginx', resourceVersion: '1' },
   spec: {
     controller: 'example.com/ingress-nginx',
-    parameters: { apiGroup: 'k8s.example.com', kind: 'IngressParameters', name: 'external', scope: 'Namespace', namespace: 'ingress' },
+    parameters: {
+      apiGroup: 'k8s.example.com',
+      kind: 'IngressParameters',
+      name: 'external',
+      scope: 'Namespace',
+      namespace: 'ingress',
+    },
   },
 });
-type IC = ReturnType<typeof valid> & { spec: Obj & { parameters: Obj } };
+type IC = Loose;
 const withChange = (change: (o: IC) => void) => {
   const o = clone(valid()) as IC;
   change(o);
   return o;
 };
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 
 describe('IngressClass create', () => {
   it.each([
@@ -38,9 +48,17 @@ describe('IngressClass create', () => {
     [
       'a controller without domain',
       (o: IC) => (o.spec.controller = 'nginx'),
-      err('FieldValueInvalid', 'spec.controller', 'Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")'),
+      err(
+        'FieldValueInvalid',
+        'spec.controller',
+        'Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")',
+      ),
     ],
-    ['no controller', (o: IC) => delete (o.spec as Obj).controller, err('FieldValueRequired', 'spec.controller', 'Required value')],
+    [
+      'no controller',
+      (o: IC) => delete (o.spec as Obj).controller,
+      err('FieldValueRequired', 'spec.controller', 'Required value'),
+    ],
     [
       'a parameters kind missing',
       (o: IC) => delete o.spec.parameters.kind,
@@ -68,13 +86,25 @@ describe('IngressClass create', () => {
     [
       'an unknown scope',
       (o: IC) => (o.spec.parameters.scope = 'Global'),
-      err('FieldValueNotSupported', 'spec.parameters.scope', 'Unsupported value: "Global": supported values: "Cluster", "Namespace"'),
+      err(
+        'FieldValueNotSupported',
+        'spec.parameters.scope',
+        'Unsupported value: "Global": supported values: "Cluster", "Namespace"',
+      ),
     ],
-    ['no scope', (o: IC) => delete o.spec.parameters.scope, err('FieldValueRequired', 'spec.parameters.scope', 'Required value')],
+    [
+      'no scope',
+      (o: IC) => delete o.spec.parameters.scope,
+      err('FieldValueRequired', 'spec.parameters.scope', 'Required value'),
+    ],
     [
       'scope Namespace without namespace',
       (o: IC) => delete o.spec.parameters.namespace,
-      err('FieldValueRequired', 'spec.parameters.namespace', "Required value: `parameters.scope` is set to 'Namespace'"),
+      err(
+        'FieldValueRequired',
+        'spec.parameters.namespace',
+        "Required value: `parameters.scope` is set to 'Namespace'",
+      ),
     ],
     [
       'scope Cluster with a namespace',

@@ -1,18 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldError } from './field-errors.ts';
 import { validateLeaseCandidateCreate, validateLeaseCandidateUpdate } from './lease-candidate.ts';
-import { ctx } from './test-helpers.ts';
+import { ctx, n } from './test-helpers.ts';
 
 const candidate = (spec: Record<string, unknown>) => ({
-  metadata: { name: 'orch-controller-manager-host_1', namespace: 'orch-system', resourceVersion: '1' },
-  spec: { leaseName: 'orch-controller-manager', binaryVersion: '1.33.0', emulationVersion: '1.32.0', strategy: 'OldestEmulationVersion', ...spec },
+  metadata: { name: `${n.controllerManager}-host_1`, namespace: n.systemNamespace, resourceVersion: '1' },
+  spec: {
+    leaseName: n.controllerManager,
+    binaryVersion: '1.33.0',
+    emulationVersion: '1.32.0',
+    strategy: 'OldestEmulationVersion',
+    ...spec,
+  },
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 
 describe('LeaseCandidate', () => {
   it.each([
     ['the default strategy', {}],
-    ['a third-party strategy without emulationVersion', { strategy: 'example.com/custom', emulationVersion: undefined }],
+    [
+      'a third-party strategy without emulationVersion',
+      { strategy: 'example.com/custom', emulationVersion: undefined },
+    ],
     ['equal versions with pre-release', { binaryVersion: '1.33.0-alpha.1', emulationVersion: '1.33.0-alpha.1' }],
   ])('accepts %s', (_n, spec) => {
     expect(validateLeaseCandidateCreate(candidate(spec), ctx)).toEqual([]);
@@ -31,24 +44,46 @@ describe('LeaseCandidate', () => {
       { emulationVersion: '1.32' },
       [
         err('FieldValueInvalid', 'spec.emulationVersion', 'Invalid value: "1.32": must be a valid semantic version'),
-        err('FieldValueRequired', 'spec.emulationVersion', "Required value: must be specified when `strategy` is 'OldestEmulationVersion'"),
+        err(
+          'FieldValueRequired',
+          'spec.emulationVersion',
+          "Required value: must be specified when `strategy` is 'OldestEmulationVersion'",
+        ),
       ],
     ],
     [
       'emulationVersion above binaryVersion',
       { emulationVersion: '1.34.0' },
-      [err('FieldValueInvalid', 'spec.binaryVersion', 'Invalid value: "1.33.0": must be greater than or equal to `emulationVersion`')],
+      [
+        err(
+          'FieldValueInvalid',
+          'spec.binaryVersion',
+          'Invalid value: "1.33.0": must be greater than or equal to `emulationVersion`',
+        ),
+      ],
     ],
     [
       'OldestEmulationVersion without emulationVersion',
       { emulationVersion: undefined },
-      [err('FieldValueRequired', 'spec.emulationVersion', "Required value: must be specified when `strategy` is 'OldestEmulationVersion'")],
+      [
+        err(
+          'FieldValueRequired',
+          'spec.emulationVersion',
+          "Required value: must be specified when `strategy` is 'OldestEmulationVersion'",
+        ),
+      ],
     ],
     ['no strategy', { strategy: '' }, [err('FieldValueRequired', 'spec.strategy', 'Required value')]],
     [
       'an unqualified unknown strategy',
       { strategy: 'Random' },
-      [err('FieldValueNotSupported', 'spec.strategy.strategy', 'Unsupported value: "Random": supported values: "OldestEmulationVersion"')],
+      [
+        err(
+          'FieldValueNotSupported',
+          'spec.strategy.strategy',
+          'Unsupported value: "Random": supported values: "OldestEmulationVersion"',
+        ),
+      ],
     ],
   ])('rejects %s', (_n, spec, expected) => {
     expect(validateLeaseCandidateCreate(candidate(spec), ctx)).toEqual(expected);

@@ -1,18 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldError } from './field-errors.ts';
 import { validateLeaseCreate, validateLeaseUpdate } from './lease.ts';
-import { ctx, ctxWithGates } from './test-helpers.ts';
+import { ctx, ctxWithGates, n } from './test-helpers.ts';
 
 const lease = (spec: Record<string, unknown>) => ({
-  metadata: { name: 'orch-controller-manager', namespace: 'orch-system', resourceVersion: '1' },
+  metadata: { name: n.controllerManager, namespace: n.systemNamespace, resourceVersion: '1' },
   spec,
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 const gateOn = ctxWithGates({ CoordinatedLeaderElection: true });
 
 describe('Lease', () => {
   it.each([
-    ['a classic lease', { holderIdentity: 'host_1', leaseDurationSeconds: 15, leaseTransitions: 0, renewTime: '2026-01-01T00:00:00.000000Z' }, ctx],
+    [
+      'a classic lease',
+      {
+        holderIdentity: 'host_1',
+        leaseDurationSeconds: 15,
+        leaseTransitions: 0,
+        renewTime: '2026-01-01T00:00:00.000000Z',
+      },
+      ctx,
+    ],
     ['a coordinated lease with the gate on', { strategy: 'OldestEmulationVersion', preferredHolder: 'b' }, gateOn],
     ['a third-party strategy', { strategy: 'example.com/custom' }, gateOn],
   ])('accepts %s', (_n, spec, c) => {
@@ -42,13 +55,21 @@ describe('Lease', () => {
       'an unknown strategy',
       { strategy: 'Newest' },
       gateOn,
-      err('FieldValueNotSupported', 'spec.strategy.strategy', 'Unsupported value: "Newest": supported values: "OldestEmulationVersion"'),
+      err(
+        'FieldValueNotSupported',
+        'spec.strategy.strategy',
+        'Unsupported value: "Newest": supported values: "OldestEmulationVersion"',
+      ),
     ],
     [
       'a strategy with the gate off',
       { strategy: 'OldestEmulationVersion' },
       ctx,
-      err('FieldValueForbidden', 'spec.strategy', 'Forbidden: may only be set when the CoordinatedLeaderElection feature gate is enabled'),
+      err(
+        'FieldValueForbidden',
+        'spec.strategy',
+        'Forbidden: may only be set when the CoordinatedLeaderElection feature gate is enabled',
+      ),
     ],
     [
       'a duration of the wrong type',
@@ -62,7 +83,9 @@ describe('Lease', () => {
 
   it('keeps a strategy stored before the gate was turned off', () => {
     const old = lease({ strategy: 'OldestEmulationVersion' });
-    expect(validateLeaseUpdate(lease({ strategy: 'OldestEmulationVersion', holderIdentity: 'a' }), old, ctx)).toEqual([]);
+    expect(validateLeaseUpdate(lease({ strategy: 'OldestEmulationVersion', holderIdentity: 'a' }), old, ctx)).toEqual(
+      [],
+    );
     expect(validateLeaseUpdate(lease({ leaseDurationSeconds: -5 }), lease({}), ctx)).toEqual([
       err('FieldValueInvalid', 'spec.leaseDurationSeconds', 'Invalid value: -5: must be greater than 0'),
     ]);

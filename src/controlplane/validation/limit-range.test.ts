@@ -4,8 +4,15 @@ import { defaultLimitRange, validateLimitRangeCreate, validateLimitRangeUpdate }
 import { ctx } from './test-helpers.ts';
 
 type Item = Record<string, unknown>;
-const lr = (...limits: Item[]) => ({ metadata: { name: 'limits', namespace: 'team-a', resourceVersion: '1' }, spec: { limits } });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const lr = (...limits: Item[]) => ({
+  metadata: { name: 'limits', namespace: 'team-a', resourceVersion: '1' },
+  spec: { limits },
+});
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 const item0 = (member: string, name: string) => `spec.limits[0].${member}[${name}]`;
 
 describe('LimitRange item rules', () => {
@@ -24,8 +31,14 @@ describe('LimitRange item rules', () => {
     ['a pod item with min and max', { type: 'Pod', min: { cpu: '100m' }, max: { cpu: '4' } }],
     ['a PVC item with storage max', { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } }],
     ['a custom type', { type: 'example.com/widget', max: { 'example.com/things': '3' } }],
-    ['huge pages with equal default and request', { type: 'Container', default: { 'hugepages-2Mi': '4Mi' }, defaultRequest: { 'hugepages-2Mi': '4Mi' } }],
-    ['ratio within max/min', { type: 'Container', min: { cpu: '500m' }, max: { cpu: '2' }, maxLimitRequestRatio: { cpu: '4' } }],
+    [
+      'huge pages with equal default and request',
+      { type: 'Container', default: { 'hugepages-2Mi': '4Mi' }, defaultRequest: { 'hugepages-2Mi': '4Mi' } },
+    ],
+    [
+      'ratio within max/min',
+      { type: 'Container', min: { cpu: '500m' }, max: { cpu: '2' }, maxLimitRequestRatio: { cpu: '4' } },
+    ],
   ])('accepts %s', (_n, item) => {
     expect(validateLimitRangeCreate(lr(item), ctx)).toEqual([]);
   });
@@ -34,7 +47,11 @@ describe('LimitRange item rules', () => {
     [
       'an unknown plain type',
       { type: 'Widget' },
-      err('FieldValueInvalid', 'spec.limits[0].type', 'Invalid value: "Widget": must be a standard limit type or fully qualified'),
+      err(
+        'FieldValueInvalid',
+        'spec.limits[0].type',
+        'Invalid value: "Widget": must be a standard limit type or fully qualified',
+      ),
     ],
     [
       'default on a Pod item',
@@ -44,7 +61,11 @@ describe('LimitRange item rules', () => {
     [
       'defaultRequest on a Pod item',
       { type: 'Pod', defaultRequest: { cpu: '1' } },
-      err('FieldValueForbidden', 'spec.limits[0].defaultRequest', "Forbidden: may not be specified when `type` is 'Pod'"),
+      err(
+        'FieldValueForbidden',
+        'spec.limits[0].defaultRequest',
+        "Forbidden: may not be specified when `type` is 'Pod'",
+      ),
     ],
     [
       'a PVC item without storage bounds',
@@ -63,12 +84,20 @@ describe('LimitRange item rules', () => {
     [
       'min above defaultRequest',
       { type: 'Container', min: { cpu: '500m' }, defaultRequest: { cpu: '100m' } },
-      err('FieldValueInvalid', item0('defaultRequest', 'cpu'), 'Invalid value: "100m": min value 500m is greater than default request value 100m'),
+      err(
+        'FieldValueInvalid',
+        item0('defaultRequest', 'cpu'),
+        'Invalid value: "100m": min value 500m is greater than default request value 100m',
+      ),
     ],
     [
       'defaultRequest above max',
       { type: 'Container', defaultRequest: { cpu: '2' }, max: { cpu: '1' } },
-      err('FieldValueInvalid', item0('defaultRequest', 'cpu'), 'Invalid value: "2": default request value 2 is greater than max value 1'),
+      err(
+        'FieldValueInvalid',
+        item0('defaultRequest', 'cpu'),
+        'Invalid value: "2": default request value 2 is greater than max value 1',
+      ),
     ],
     [
       'defaultRequest above default',
@@ -82,22 +111,38 @@ describe('LimitRange item rules', () => {
     [
       'min above default',
       { type: 'Container', min: { cpu: '1' }, default: { cpu: '500m' } },
-      err('FieldValueInvalid', item0('default', 'cpu'), 'Invalid value: "1": min value 1 is greater than default value 500m'),
+      err(
+        'FieldValueInvalid',
+        item0('default', 'cpu'),
+        'Invalid value: "1": min value 1 is greater than default value 500m',
+      ),
     ],
     [
       'default above max',
       { type: 'Container', default: { cpu: '3' }, defaultRequest: { cpu: '1' }, max: { cpu: '2' } },
-      err('FieldValueInvalid', item0('default', 'cpu'), 'Invalid value: "2": default value 3 is greater than max value 2'),
+      err(
+        'FieldValueInvalid',
+        item0('default', 'cpu'),
+        'Invalid value: "2": default value 3 is greater than max value 2',
+      ),
     ],
     [
       'a ratio below 1',
       { type: 'Container', maxLimitRequestRatio: { cpu: '0.5' } },
-      err('FieldValueInvalid', item0('maxLimitRequestRatio', 'cpu'), 'Invalid value: "500m": ratio 500m is less than 1'),
+      err(
+        'FieldValueInvalid',
+        item0('maxLimitRequestRatio', 'cpu'),
+        'Invalid value: "500m": ratio 500m is less than 1',
+      ),
     ],
     [
       'a ratio above max/min',
       { type: 'Container', min: { cpu: '1' }, max: { cpu: '2' }, maxLimitRequestRatio: { cpu: '3' } },
-      err('FieldValueInvalid', item0('maxLimitRequestRatio', 'cpu'), 'Invalid value: "3": ratio 3 is greater than max/min = 2.000000'),
+      err(
+        'FieldValueInvalid',
+        item0('maxLimitRequestRatio', 'cpu'),
+        'Invalid value: "3": ratio 3 is greater than max/min = 2.000000',
+      ),
     ],
     [
       'huge pages with default different from request',
@@ -111,12 +156,20 @@ describe('LimitRange item rules', () => {
     [
       'a resource not for containers',
       { type: 'Container', max: { pods: '3' } },
-      err('FieldValueInvalid', item0('max', 'pods'), 'Invalid value: "pods": must be a standard resource for containers'),
+      err(
+        'FieldValueInvalid',
+        item0('max', 'pods'),
+        'Invalid value: "pods": must be a standard resource for containers',
+      ),
     ],
     [
       'an unqualified unknown resource on a PVC',
       { type: 'PersistentVolumeClaim', max: { storage: '1Gi', widgets: '1' } },
-      err('FieldValueInvalid', item0('max', 'widgets'), 'Invalid value: "widgets": must be a standard resource type or fully qualified'),
+      err(
+        'FieldValueInvalid',
+        item0('max', 'widgets'),
+        'Invalid value: "widgets": must be a standard resource type or fully qualified',
+      ),
     ],
     [
       'an unparseable quantity',
@@ -124,7 +177,7 @@ describe('LimitRange item rules', () => {
       err(
         'FieldValueInvalid',
         item0('max', 'cpu'),
-        "Invalid value: \"two\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        'Invalid value: "two": quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'',
       ),
     ],
   ])('rejects %s', (_n, item, expected) => {
@@ -157,7 +210,11 @@ describe('LimitRange item rules', () => {
 
 describe('LimitRange defaulting of Container items', () => {
   it('max → default, default → defaultRequest, min → defaultRequest', () => {
-    const o = lr({ type: 'Container', max: { cpu: '2', memory: '1Gi' }, min: { cpu: '100m', 'ephemeral-storage': '1Gi' } });
+    const o = lr({
+      type: 'Container',
+      max: { cpu: '2', memory: '1Gi' },
+      min: { cpu: '100m', 'ephemeral-storage': '1Gi' },
+    });
     defaultLimitRange(o);
     expect(o.spec.limits[0]).toEqual({
       type: 'Container',
@@ -171,7 +228,12 @@ describe('LimitRange defaulting of Container items', () => {
   it('keeps given defaults and requests, and serializes quantities canonically', () => {
     const o = lr({ type: 'Container', max: { cpu: 1.5 }, default: { cpu: '1000m' }, defaultRequest: { cpu: '0.5' } });
     defaultLimitRange(o);
-    expect(o.spec.limits[0]).toEqual({ type: 'Container', max: { cpu: '1500m' }, default: { cpu: '1' }, defaultRequest: { cpu: '500m' } });
+    expect(o.spec.limits[0]).toEqual({
+      type: 'Container',
+      max: { cpu: '1500m' },
+      default: { cpu: '1' },
+      defaultRequest: { cpu: '500m' },
+    });
   });
 
   it('leaves other item types alone', () => {

@@ -13,8 +13,13 @@ const pdb = (spec: Record<string, unknown>, status?: Record<string, unknown>) =>
   spec,
   ...(status ? { status } : {}),
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
-const PERCENT = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
+const PERCENT =
+  "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
 
 describe('PodDisruptionBudget spec', () => {
   it.each([
@@ -33,14 +38,22 @@ describe('PodDisruptionBudget spec', () => {
     [
       'both minAvailable and maxUnavailable',
       { minAvailable: 1, maxUnavailable: 1 },
-      err('FieldValueInvalid', 'spec', 'Invalid value: {"maxUnavailable":1,"minAvailable":1}: minAvailable and maxUnavailable cannot be both set'),
+      err(
+        'FieldValueInvalid',
+        'spec',
+        'Invalid value: {"maxUnavailable":1,"minAvailable":1}: minAvailable and maxUnavailable cannot be both set',
+      ),
     ],
     [
       'a negative minAvailable',
       { minAvailable: -1 },
       err('FieldValueInvalid', 'spec.minAvailable', 'Invalid value: -1: must be greater than or equal to 0'),
     ],
-    ['a malformed percentage', { maxUnavailable: '25' }, err('FieldValueInvalid', 'spec.maxUnavailable', `Invalid value: "25": ${PERCENT}`)],
+    [
+      'a malformed percentage',
+      { maxUnavailable: '25' },
+      err('FieldValueInvalid', 'spec.maxUnavailable', `Invalid value: "25": ${PERCENT}`),
+    ],
     [
       'a percentage over 100',
       { minAvailable: '101%' },
@@ -49,7 +62,11 @@ describe('PodDisruptionBudget spec', () => {
     [
       'a boolean',
       { minAvailable: true },
-      err('FieldValueInvalid', 'spec.minAvailable', "Invalid value: true: must be an integer or percentage (e.g '5%%')"),
+      err(
+        'FieldValueInvalid',
+        'spec.minAvailable',
+        "Invalid value: true: must be an integer or percentage (e.g '5%%')",
+      ),
     ],
     [
       'an invalid selector',
@@ -63,7 +80,11 @@ describe('PodDisruptionBudget spec', () => {
     [
       'an unknown eviction policy',
       { minAvailable: 1, unhealthyPodEvictionPolicy: 'Never' },
-      err('FieldValueNotSupported', 'spec.unhealthyPodEvictionPolicy', 'Unsupported value: "Never": supported values: "AlwaysAllow", "IfHealthyBudget"'),
+      err(
+        'FieldValueNotSupported',
+        'spec.unhealthyPodEvictionPolicy',
+        'Unsupported value: "Never": supported values: "AlwaysAllow", "IfHealthyBudget"',
+      ),
     ],
   ])('rejects %s', (_n, spec, expected) => {
     expect(validatePodDisruptionBudgetCreate(pdb(spec), ctx)).toContainEqual(expected);
@@ -80,16 +101,29 @@ describe('PodDisruptionBudget spec', () => {
 
 describe('PodDisruptionBudget updates', () => {
   it('allows spec changes, tolerating invalid selector values already stored', () => {
-    const stored = pdb({ minAvailable: 1, selector: { matchExpressions: [{ key: 'a', operator: 'In', values: ['-bad'] }] } });
+    const stored = pdb({
+      minAvailable: 1,
+      selector: { matchExpressions: [{ key: 'a', operator: 'In', values: ['-bad'] }] },
+    });
     expect(validatePodDisruptionBudgetUpdate(pdb({ ...stored.spec, minAvailable: 2 }), stored, ctx)).toEqual([]);
-    expect(validatePodDisruptionBudgetUpdate(pdb({ maxUnavailable: '10%', minAvailable: 1 }), pdb({ minAvailable: 1 }), ctx)).toHaveLength(1);
+    expect(
+      validatePodDisruptionBudgetUpdate(pdb({ maxUnavailable: '10%', minAvailable: 1 }), pdb({ minAvailable: 1 }), ctx),
+    ).toHaveLength(1);
   });
 
   it('checks status counters and conditions', () => {
     const good = { currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, disruptionsAllowed: 1, conditions: [] };
-    expect(validatePodDisruptionBudgetStatusUpdate(pdb({ minAvailable: 1 }, good), pdb({ minAvailable: 1 }), ctx)).toEqual([]);
-    const bad = { ...good, disruptionsAllowed: -1, conditions: [{ type: 'DisruptionAllowed', status: 'True', reason: 'SufficientPods' }] };
-    expect(validatePodDisruptionBudgetStatusUpdate(pdb({ minAvailable: 1 }, bad), pdb({ minAvailable: 1 }), ctx)).toEqual([
+    expect(
+      validatePodDisruptionBudgetStatusUpdate(pdb({ minAvailable: 1 }, good), pdb({ minAvailable: 1 }), ctx),
+    ).toEqual([]);
+    const bad = {
+      ...good,
+      disruptionsAllowed: -1,
+      conditions: [{ type: 'DisruptionAllowed', status: 'True', reason: 'SufficientPods' }],
+    };
+    expect(
+      validatePodDisruptionBudgetStatusUpdate(pdb({ minAvailable: 1 }, bad), pdb({ minAvailable: 1 }), ctx),
+    ).toEqual([
       err('FieldValueRequired', 'status.conditions[0].lastTransitionTime', 'Required value: must be set'),
       err('FieldValueInvalid', 'status.disruptionsAllowed', 'Invalid value: -1: must be greater than or equal to 0'),
     ]);

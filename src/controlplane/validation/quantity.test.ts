@@ -66,6 +66,9 @@ describe('values and comparison', () => {
     expect(fromNumber.ok && fromNumber.quantity.toString()).toBe('500m');
     const fromString = parseQuantityValue(' 2Gi ');
     expect(fromString.ok && fromString.quantity.toString()).toBe('2Gi');
-    expect(parseQuantityValue(true)).toEqual({ ok: false, error: 'must be a quantity (a string such as "500m" or a number)' });
+    expect(parseQuantityValue(true)).toEqual({
+      ok: false,
+      error: 'must be a quantity (a string such as "500m" or a number)',
+    });
   });
 });

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { FieldError } from './field-errors.ts';
 import { clone, type Obj } from './raw.ts';
 import { validateRuntimeClassCreate, validateRuntimeClassUpdate } from './runtime-class.ts';
-import { ctx } from './test-helpers.ts';
+import { ctx, type Loose } from './test-helpers.ts';
 
-const valid = () => ({
+const valid = (): Loose => ({
   metadata: { name: 'gvisor', resourceVersion: '1' },
   handler: 'runsc',
   overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
@@ -13,29 +13,49 @@ const valid = () => ({
     tolerations: [{ key: 'sandbox', operator: 'Equal', value: 'gvisor', effect: 'NoSchedule' }],
   },
 });
-type RC = ReturnType<typeof valid> & Obj;
+type RC = Loose;
 const withChange = (change: (o: RC) => void) => {
   const o = clone(valid()) as RC;
   change(o);
   return o;
 };
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({ type, field, message: `${field}: ${body}` });
+const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
 const LABEL_REGEX =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 describe('RuntimeClass create', () => {
   it.each([
     ['a full class', () => {}],
+    ['a match-all toleration', (o: RC) => (o.scheduling.tolerations = [{ operator: 'Exists' }])],
     ['no overhead or scheduling', (o: RC) => delete (o as Obj).overhead && delete (o as Obj).scheduling],
-    ['an extended resource in the overhead', (o: RC) => (o.overhead.podFixed = { cpu: '1', 'example.com/gpu': '1' } as never)],
+    [
+      'an extended resource in the overhead',
+      (o: RC) => (o.overhead.podFixed = { cpu: '1', 'example.com/gpu': '1' } as never),
+    ],
   ])('accepts %s', (_n, change) => {
     expect(validateRuntimeClassCreate(withChange(change), ctx)).toEqual([]);
   });
 
   it.each([
-    ['an uppercase handler', (o: RC) => (o.handler = 'Runsc'), err('FieldValueInvalid', 'handler', `Invalid value: "Runsc": ${LABEL_REGEX}`)],
-    ['a handler with dots', (o: RC) => (o.handler = 'run.sc'), err('FieldValueInvalid', 'handler', 'Invalid value: "run.sc": must not contain dots')],
-    ['no handler', (o: RC) => delete (o as Obj).handler, err('FieldValueInvalid', 'handler', `Invalid value: "": ${LABEL_REGEX}`)],
+    [
+      'an uppercase handler',
+      (o: RC) => (o.handler = 'Runsc'),
+      err('FieldValueInvalid', 'handler', `Invalid value: "Runsc": ${LABEL_REGEX}`),
+    ],
+    [
+      'a handler with dots',
+      (o: RC) => (o.handler = 'run.sc'),
+      err('FieldValueInvalid', 'handler', 'Invalid value: "run.sc": must not contain dots'),
+    ],
+    [
+      'no handler',
+      (o: RC) => delete (o as Obj).handler,
+      err('FieldValueInvalid', 'handler', `Invalid value: "": ${LABEL_REGEX}`),
+    ],
     [
       'a negative overhead',
       (o: RC) => (o.overhead.podFixed.cpu = '-1'),
@@ -47,13 +67,17 @@ describe('RuntimeClass create', () => {
       err(
         'FieldValueInvalid',
         'overhead.podFixed[memory]',
-        "Invalid value: \"lots\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        'Invalid value: "lots": quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'',
       ),
     ],
     [
       'a non-container resource name',
       (o: RC) => (o.overhead.podFixed = { pods: '1' } as never),
-      err('FieldValueInvalid', 'overhead.limits[pods]', 'Invalid value: "pods": must be a standard resource for containers'),
+      err(
+        'FieldValueInvalid',
+        'overhead.limits[pods]',
+        'Invalid value: "pods": must be a standard resource for containers',
+      ),
     ],
     [
       'a fractional extended resource',
@@ -84,6 +108,33 @@ describe('RuntimeClass create', () => {
       ),
     ],
     [
+      'Exists with a value',
+      (o: RC) => (o.scheduling.tolerations[0].operator = 'Exists'),
+      err(
+        'FieldValueInvalid',
+        'scheduling.tolerations[0].operator',
+        'Invalid value: {"effect":"NoSchedule","key":"sandbox","operator":"Exists","value":"gvisor"}: value must be empty when `operator` is \'Exists\'',
+      ),
+    ],
+    [
+      'an empty key without Exists',
+      (o: RC) => (o.scheduling.tolerations = [{ operator: 'Equal' }]),
+      err(
+        'FieldValueInvalid',
+        'scheduling.tolerations[0].operator',
+        'Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"',
+      ),
+    ],
+    [
+      'tolerationSeconds without NoExecute',
+      (o: RC) => (o.scheduling.tolerations[0].tolerationSeconds = 30),
+      err(
+        'FieldValueInvalid',
+        'scheduling.tolerations[0].effect',
+        'Invalid value: "NoSchedule": effect must be \'NoExecute\' when `tolerationSeconds` is set',
+      ),
+    ],
+    [
       'an unknown toleration effect',
       (o: RC) => (o.scheduling.tolerations[0].effect = 'Never'),
       err(
@@ -100,8 +151,12 @@ describe('RuntimeClass create', () => {
 describe('RuntimeClass update', () => {
   it('keeps the handler immutable', () => {
     expect(validateRuntimeClassUpdate(valid(), valid(), ctx)).toEqual([]);
-    expect(validateRuntimeClassUpdate(withChange((o) => (o.handler = 'kata')), valid(), ctx)).toEqual([
-      err('FieldValueInvalid', 'handler', 'Invalid value: "kata": field is immutable'),
-    ]);
+    expect(
+      validateRuntimeClassUpdate(
+        withChange((o) => (o.handler = 'kata')),
+        valid(),
+        ctx,
+      ),
+    ).toEqual([err('FieldValueInvalid', 'handler', 'Invalid value: "kata": field is immutable')]);
   });
 });

@@ -1,5 +1,6 @@
 /** Fixtures for the validation tests: a naming context, generated CSRs and certificates, base64. */
 import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
 import {
   BasicConstraintsExtension,
   type Extension,
@@ -21,19 +22,27 @@ export const b64 = (s: string): string => Buffer.from(s, 'latin1').toString('bas
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
-async function keys(): Promise<CryptoKeyPair> {
-  return (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+async function keys(): Promise<webcrypto.CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
 }
 
 /** A PEM `CERTIFICATE REQUEST` for `CN=<cn>`, signed by a fresh P-256 key. */
 export async function csrPem(cn = 'system:node:worker-1'): Promise<string> {
-  const csr = await Pkcs10CertificateRequestGenerator.create({ name: `CN=${cn}, O=system:nodes`, keys: await keys(), signingAlgorithm: ALG });
+  const csr = await Pkcs10CertificateRequestGenerator.create({
+    name: `CN=${cn}, O=system:nodes`,
+    keys: await keys(),
+    signingAlgorithm: ALG,
+  });
   return withNewline(csr.toString('pem'));
 }
 
 /** The same request with one byte of its signature flipped: it parses but does not verify. */
 export async function tamperedCsrPem(): Promise<string> {
-  const csr = await Pkcs10CertificateRequestGenerator.create({ name: 'CN=tampered', keys: await keys(), signingAlgorithm: ALG });
+  const csr = await Pkcs10CertificateRequestGenerator.create({
+    name: 'CN=tampered',
+    keys: await keys(),
+    signingAlgorithm: ALG,
+  });
   const der = new Uint8Array(csr.rawData).slice();
   der[der.length - 5] ^= 0xff;
   return toPem('CERTIFICATE REQUEST', der);
@@ -42,7 +51,10 @@ export async function tamperedCsrPem(): Promise<string> {
 const withNewline = (pem: string): string => (pem.endsWith('\n') ? pem : `${pem}\n`);
 
 export function toPem(type: string, der: Uint8Array, headers = ''): string {
-  const body = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const body = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${type}-----\n${headers}${body}\n-----END ${type}-----\n`;
 }
 
@@ -60,6 +72,9 @@ export async function certPem(ca: boolean | 'none' = true, cn = 'test-ca'): Prom
   });
   return withNewline(cert.toString('pem'));
 }
+
+/** A loosely typed JSON object, for building test inputs. */
+export type Loose = Record<string, any>;
 
 /** Only the errors at one field, for focused assertions. */
 export const at = (errs: FieldError[], field: string): FieldError[] => errs.filter((e) => e.field === field);

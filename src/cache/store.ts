@@ -1,0 +1,174 @@
+/**
+ * The informer cache: objects keyed `namespace/name` (or `name` when cluster-scoped), with named
+ * secondary indexes kept exact across add, update, delete and replace. Like client-go's
+ * thread-safe store, it hands out the stored objects themselves: callers must not mutate them.
+ */
+import { type KubeObject, objectKey } from '../api/meta.ts';
+
+/** The values an object is filed under in one index (duplicates are ignored). */
+export type IndexFunc<T> = (obj: T) => string[];
+
+/** The built-in index: every object filed under its namespace ("" when cluster-scoped). */
+export const NAMESPACE_INDEX = 'namespace';
+
+export function keyOf(obj: KubeObject): string {
+  return objectKey(obj.metadata);
+}
+
+export class Store<T extends KubeObject> {
+  private readonly items = new Map<string, T>();
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  /** index name → index value → keys filed under that value. */
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  /**
+   * key → index name → values the object was filed under. Kept rather than recomputed from the old
+   * object, so removal stays exact even if someone mutated a cached object.
+   */
+  private readonly filed = new Map<string, Map<string, string[]>>();
+  private lastReplaceRv = '';
+
+  constructor(indexers: Record<string, IndexFunc<T>> = {}) {
+    this.addIndexer(NAMESPACE_INDEX, (obj) => [obj.metadata.namespace ?? '']);
+    for (const [name, fn] of Object.entries(indexers)) this.addIndexer(name, fn);
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  /** Adds an index; objects already stored are filed in it at once. */
+  addIndexer(name: string, fn: IndexFunc<T>): void {
+    if (this.indexers.has(name)) throw new Error(`indexer ${JSON.stringify(name)} already exists`);
+    // Compute everything first, so a throwing index function leaves the store unchanged.
+    const computed = [...this.items].map(([key, obj]) => [key, unique(fn(obj))] as const);
+    const index = new Map<string, Set<string>>();
+    for (const [key, values] of computed) {
+      fileUnder(index, key, values);
+      this.filed.get(key)!.set(name, values);
+    }
+    this.indexers.set(name, fn);
+    this.indices.set(name, index);
+  }
+
+  /** Inserts the object under its key, or replaces the one there. */
+  add(obj: T): void {
+    const key = keyOf(obj);
+    const values = this.compute(obj);
+    this.unindex(key);
+    this.items.set(key, obj);
+    this.index(key, values);
+  }
+
+  update(obj: T): void {
+    this.add(obj);
+  }
+
+  /** Removes an object, given it or its key; unknown keys are ignored. */
+  delete(objOrKey: T | string): void {
+    const key = typeof objOrKey === 'string' ? objOrKey : keyOf(objOrKey);
+    this.unindex(key);
+    this.items.delete(key);
+  }
+
+  /** Swaps the whole content for `items` (a relist at `resourceVersion`). */
+  replace(items: readonly T[], resourceVersion: string): void {
+    const next = new Map<string, T>();
+    for (const obj of items) next.set(keyOf(obj), obj);
+    const computed = new Map([...next].map(([key, obj]) => [key, this.compute(obj)]));
+    this.items.clear();
+    this.filed.clear();
+    for (const index of this.indices.values()) index.clear();
+    for (const [key, obj] of next) {
+      this.items.set(key, obj);
+      this.index(key, computed.get(key)!);
+    }
+    this.lastReplaceRv = resourceVersion;
+  }
+
+  /** The resourceVersion given to the last replace ("" before the first). */
+  resourceVersion(): string {
+    return this.lastReplaceRv;
+  }
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.items.has(key);
+  }
+
+  list(): T[] {
+    return [...this.items.values()];
+  }
+
+  keys(): string[] {
+    return [...this.items.keys()];
+  }
+
+  /** Objects filed under `value` in the index `name`. */
+  byIndex(name: string, value: string): T[] {
+    return this.indexKeys(name, value).map((key) => this.items.get(key)!);
+  }
+
+  /** Keys filed under `value` in the index `name`. */
+  indexKeys(name: string, value: string): string[] {
+    return [...(this.indexNamed(name).get(value) ?? [])];
+  }
+
+  /** The values of an index that have at least one object filed under them. */
+  indexValues(name: string): string[] {
+    return [...this.indexNamed(name).keys()];
+  }
+
+  byNamespace(namespace: string): T[] {
+    return this.byIndex(NAMESPACE_INDEX, namespace);
+  }
+
+  private indexNamed(name: string): Map<string, Set<string>> {
+    const index = this.indices.get(name);
+    if (!index) throw new Error(`no indexer named ${JSON.stringify(name)}`);
+    return index;
+  }
+
+  private compute(obj: T): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const [name, fn] of this.indexers) out.set(name, unique(fn(obj)));
+    return out;
+  }
+
+  private index(key: string, values: Map<string, string[]>): void {
+    for (const [name, vals] of values) fileUnder(this.indices.get(name)!, key, vals);
+    this.filed.set(key, values);
+  }
+
+  private unindex(key: string): void {
+    const values = this.filed.get(key);
+    if (!values) return;
+    for (const [name, vals] of values) {
+      const index = this.indices.get(name)!;
+      for (const value of vals) {
+        const keys = index.get(value);
+        keys?.delete(key);
+        // Drop empty buckets so churn over many distinct values does not leak memory.
+        if (keys?.size === 0) index.delete(value);
+      }
+    }
+    this.filed.delete(key);
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): void {
+  for (const value of values) {
+    let keys = index.get(value);
+    if (!keys) {
+      keys = new Set();
+      index.set(value, keys);
+    }
+    keys.add(key);
+  }
+}

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { schemaFor } from '../../api/schema.ts';
+import { DecodeError, decodeBody, isDecodable } from '../decode.ts';
+import {
+  decodeKubernetesProtobuf,
+  decodeProtobufBody,
+  isProtobufMediaType,
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufError,
+  protobufBytes,
+  readEnvelope,
+} from './index.ts';
+import { concat, envelope, pb } from './test-encoder.ts';
+
+const text = (s: string) => new TextEncoder().encode(s);
+const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+const namespace = (name: string) => envelope('v1', 'Namespace', pb.message(1, pb.string(1, name)));
+/** A body as the server hands it over: one character per byte. */
+const binary = (bytes: Uint8Array) => Buffer.from(bytes).toString('latin1');
+
+describe('readEnvelope', () => {
+  it('reads typeMeta, raw, contentEncoding and contentType', () => {
+    const bytes = concat(
+      MAGIC,
+      pb.message(1, pb.string(1, 'apps/v1'), pb.string(2, 'Deployment'), pb.varint(9, 1)),
+      pb.bytes(2, Uint8Array.of(1, 2, 3)),
+      pb.string(3, 'gzip'),
+      pb.string(4, PROTOBUF_MEDIA_TYPE),
+      pb.varint(15, 1),
+    );
+    expect(readEnvelope(bytes)).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      raw: Uint8Array.of(1, 2, 3),
+      contentEncoding: 'gzip',
+      contentType: PROTOBUF_MEDIA_TYPE,
+    });
+  });
+
+  it('needs the k8s\\0 prefix', () => {
+    expect(() => readEnvelope(text('{"kind":"Namespace"}'))).toThrow(/"k8s\\0" prefix/);
+    expect(() => readEnvelope(Uint8Array.of(0x6b, 0x38))).toThrow(ProtobufError);
+  });
+});
+
+describe('decodeKubernetesProtobuf', () => {
+  it('decodes raw by the table of the envelope kind and sets apiVersion and kind first', () => {
+    const object = decodeKubernetesProtobuf(namespace('team-a'));
+    expect(object).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
+    expect(Object.keys(object)).toEqual(['apiVersion', 'kind', 'metadata']);
+  });
+
+  it('refuses kinds without a table, with the kind in the message', () => {
+    const bytes = envelope('batch/v1', 'Job', pb.message(1, pb.string(1, 'j')));
+    expect(() => decodeKubernetesProtobuf(bytes)).toThrow(/batch\/v1, Kind=Job cannot be decoded from protobuf/);
+  });
+
+  it('refuses an envelope without a kind and content encodings', () => {
+    expect(() => decodeKubernetesProtobuf(concat(MAGIC, pb.bytes(2, new Uint8Array(0))))).toThrow(/no kind/);
+    const gzip = concat(MAGIC, pb.message(1, pb.string(1, 'v1'), pb.string(2, 'Namespace')), pb.string(3, 'gzip'));
+    expect(() => decodeKubernetesProtobuf(gzip)).toThrow(/content encoding "gzip"/);
+  });
+
+  it('accepts raw JSON when the envelope says so', () => {
+    const bytes = concat(
+      MAGIC,
+      pb.message(1, pb.string(1, 'batch/v1'), pb.string(2, 'Job')),
+      pb.bytes(2, text('{"apiVersion":"x","kind":"y","metadata":{"name":"j"}}')),
+      pb.string(4, 'application/json'),
+    );
+    expect(decodeKubernetesProtobuf(bytes)).toEqual({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' } });
+  });
+
+  it('reports truncated input', () => {
+    const bytes = namespace('team-a');
+    expect(() => decodeKubernetesProtobuf(bytes.subarray(0, bytes.length - 3))).toThrow(/truncated/);
+  });
+});
+
+describe('protobufBytes', () => {
+  it('turns a binary string back into its bytes and passes bytes through', () => {
+    const bytes = Uint8Array.of(0x6b, 0x38, 0x73, 0x00, 0x80, 0xff, 0x0a);
+    expect(Uint8Array.from(protobufBytes(binary(bytes)))).toEqual(bytes);
+    expect(protobufBytes(bytes)).toBe(bytes);
+  });
+
+  it('refuses a body that went through UTF-8 decoding and lost bytes', () => {
+    const lossy = Buffer.from(Uint8Array.of(0x6b, 0x38, 0x73, 0x00, 0x12, 0x85, 0x01)).toString('utf8');
+    expect(() => protobufBytes(lossy)).toThrow(/decoded as UTF-8/);
+  });
+
+  it('decodes a body whose lengths need multi-byte varints', () => {
+    const long = 'x'.repeat(300);
+    const bytes = envelope('v1', 'ConfigMap', concat(pb.message(1, pb.string(1, 'big')), pb.stringMap(2, { long })));
+    expect(decodeProtobufBody(binary(bytes))).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'big' },
+      data: { long },
+    });
+  });
+});
+
+describe('decodeBody with application/vnd.kubernetes.protobuf', () => {
+  it('is decodable, with or without parameters', () => {
+    expect(isDecodable(PROTOBUF_MEDIA_TYPE)).toBe(true);
+    expect(isDecodable('application/vnd.kubernetes.protobuf; charset=binary')).toBe(true);
+    expect(isProtobufMediaType('Application/Vnd.Kubernetes.Protobuf')).toBe(true);
+    expect(isProtobufMediaType('application/json')).toBe(false);
+  });
+
+  it('decodes to the JSON object form with no unknown or duplicate fields', () => {
+    const body = binary(namespace('team-a'));
+    expect(decodeBody(body, PROTOBUF_MEDIA_TYPE, schemaFor('Namespace'))).toEqual({
+      object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
+      unknown: [],
+      duplicate: [],
+    });
+  });
+
+  it('runs the unknown-field walk on the decoded object', () => {
+    // A Namespace body decoded against the ConfigMap schema: `spec` is not a ConfigMap field.
+    const body = binary(envelope('v1', 'Namespace', concat(pb.message(1, pb.string(1, 'n')), pb.message(2))));
+    expect(decodeBody(body, PROTOBUF_MEDIA_TYPE, schemaFor('ConfigMap')).unknown).toEqual(['spec']);
+  });
+
+  it('throws DecodeError for malformed bodies', () => {
+    expect(() => decodeBody('{"kind":"Namespace"}', PROTOBUF_MEDIA_TYPE, undefined)).toThrow(DecodeError);
+    expect(() => decodeBody('{"kind":"Namespace"}', PROTOBUF_MEDIA_TYPE, undefined)).toThrow(
+      /^failed to decode protobuf body: /,
+    );
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * The Kubernetes protobuf envelope (`application/vnd.kubernetes.protobuf`): the four magic bytes `k8s\0`,
+ * then a `runtime.Unknown` message {typeMeta {apiVersion = 1, kind = 2} = 1, raw = 2, contentEncoding = 3,
+ * contentType = 4} whose `raw` is the object encoded as its kind's message. Decoding gives the object's
+ * JSON form with `apiVersion` and `kind` from the envelope.
+ */
+import { decodeMessage } from './schema.ts';
+import { tableForKind } from './tables.ts';
+import { ProtobufError, ProtoReader, WireType } from './wire.ts';
+
+export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
+
+/** `k8s\0`. */
+export const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+
+export interface Unknown {
+  apiVersion: string;
+  kind: string;
+  raw: Uint8Array;
+  contentEncoding: string;
+  contentType: string;
+}
+
+/** Whether a media type (parameters allowed) is the Kubernetes protobuf one. */
+export function isProtobufMediaType(contentType: string): boolean {
+  return contentType.split(';', 1)[0].trim().toLowerCase() === PROTOBUF_MEDIA_TYPE;
+}
+
+/** Reads the envelope: checks the magic and decodes the `runtime.Unknown` after it. */
+export function readEnvelope(bytes: Uint8Array): Unknown {
+  if (bytes.length < MAGIC.length || MAGIC.some((b, i) => bytes[i] !== b)) {
+    throw new ProtobufError('protobuf body does not start with the "k8s\\0" prefix');
+  }
+  const r = new ProtoReader(bytes, MAGIC.length);
+  const unknown: Unknown = { apiVersion: '', kind: '', raw: new Uint8Array(0), contentEncoding: '', contentType: '' };
+  while (!r.done()) {
+    const { field, wireType } = r.tag();
+    if (field >= 1 && field <= 4 && wireType !== WireType.LENGTH_DELIMITED) {
+      throw new ProtobufError(`runtime.Unknown field ${field}: wrong wire type ${wireType}`);
+    }
+    if (field === 1) readTypeMeta(r.sub(), unknown);
+    else if (field === 2) unknown.raw = r.bytes();
+    else if (field === 3) unknown.contentEncoding = r.string();
+    else if (field === 4) unknown.contentType = r.string();
+    else r.skip(wireType, field);
+  }
+  return unknown;
+}
+
+function readTypeMeta(r: ProtoReader, out: Unknown): void {
+  while (!r.done()) {
+    const { field, wireType } = r.tag();
+    if ((field === 1 || field === 2) && wireType !== WireType.LENGTH_DELIMITED) {
+      throw new ProtobufError(`runtime.TypeMeta field ${field}: wrong wire type ${wireType}`);
+    }
+    if (field === 1) out.apiVersion = r.string();
+    else if (field === 2) out.kind = r.string();
+    else r.skip(wireType, field);
+  }
+}
+
+/**
+ * Decodes a Kubernetes protobuf body into the object's JSON form. `raw` is decoded by the table of the
+ * envelope's kind; the envelope's apiVersion and kind are set on the result. Fails for a kind without a
+ * table, for a content encoding (compression) and for malformed input.
+ */
+export function decodeKubernetesProtobuf(bytes: Uint8Array): Record<string, unknown> {
+  const unknown = readEnvelope(bytes);
+  if (!unknown.kind) throw new ProtobufError('protobuf envelope has no kind');
+  if (unknown.contentEncoding) {
+    throw new ProtobufError(`protobuf content encoding "${unknown.contentEncoding}" is not supported`);
+  }
+  const rawType = unknown.contentType.split(';', 1)[0].trim().toLowerCase();
+  let body: unknown;
+  if (rawType === 'application/json') {
+    try {
+      body = JSON.parse(Buffer.from(unknown.raw).toString('utf8'));
+    } catch (e) {
+      throw new ProtobufError(`raw JSON of ${unknown.kind}: ${(e as Error).message}`);
+    }
+  } else if (rawType === '' || rawType === PROTOBUF_MEDIA_TYPE) {
+    const table = tableForKind(unknown.kind);
+    if (!table) {
+      throw new ProtobufError(
+        `kind ${unknown.apiVersion ? `${unknown.apiVersion}, ` : ''}Kind=${unknown.kind} cannot be decoded from protobuf; send it as application/json`,
+      );
+    }
+    body = decodeMessage(unknown.raw, table);
+  } else {
+    throw new ProtobufError(`protobuf envelope content type "${unknown.contentType}" is not supported`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ProtobufError(`${unknown.kind}: the decoded object is not an object`);
+  }
+  const fields = body as Record<string, unknown>;
+  delete fields.apiVersion;
+  delete fields.kind;
+  return { ...(unknown.apiVersion ? { apiVersion: unknown.apiVersion } : {}), kind: unknown.kind, ...fields };
+}
+
+/**
+ * The bytes of a protobuf body handed over as a string. The server keeps non-text bodies as a binary
+ * (latin1) string, one character per byte; a body that went through UTF-8 decoding has lost bytes
+ * (characters above U+00FF show it) and is refused rather than misread.
+ */
+export function protobufBytes(body: string | Uint8Array): Uint8Array {
+  if (typeof body !== 'string') return body;
+  for (let i = 0; i < body.length; i++) {
+    if (body.charCodeAt(i) > 0xff) {
+      throw new ProtobufError(
+        'protobuf body was decoded as UTF-8 text and its bytes cannot be recovered (the server must keep it as binary)',
+      );
+    }
+  }
+  return Buffer.from(body, 'latin1');
+}

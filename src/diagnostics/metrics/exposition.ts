@@ -1,0 +1,236 @@
+/**
+ * Renders a prom-client Registry in the format the scraper's `Accept` asks for: Prometheus text 0.0.4 (the
+ * default), OpenMetrics 1.0.0, or delimited protobuf. All three are rendered here from `getMetricsAsJSON()`, so
+ * no shared registry state changes per request (prom-client's own OpenMetrics rendering renames counters in
+ * place). Native histogram buckets go out only in protobuf and only with the `NativeHistograms` gate on.
+ */
+import type { Registry } from 'prom-client';
+import type { HistogramSample } from './native-histogram.ts';
+import { encodeDelimited, type FamilyType, type Histogram, type Metric, type MetricFamily } from './protobuf.ts';
+
+export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
+
+export const CONTENT_TYPES: Record<ExpositionFormat, string> = {
+  text: 'text/plain; version=0.0.4; charset=utf-8',
+  openmetrics: 'application/openmetrics-text; version=1.0.0; charset=utf-8',
+  protobuf: 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited',
+};
+
+const PROTO_MESSAGE = 'io.prometheus.client.MetricFamily';
+const OPENMETRICS_VERSIONS = ['1.0.0', '0.0.1'];
+
+interface MediaRange {
+  type: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+function parseAccept(accept: string): MediaRange[] {
+  const ranges: MediaRange[] = [];
+  for (const part of accept.split(',')) {
+    const [type, ...rest] = part.split(';').map((s) => s.trim());
+    if (!type) continue;
+    const params: Record<string, string> = {};
+    for (const p of rest) {
+      const eq = p.indexOf('=');
+      if (eq > 0)
+        params[p.slice(0, eq).trim().toLowerCase()] = p
+          .slice(eq + 1)
+          .trim()
+          .replace(/^"(.*)"$/, '$1');
+    }
+    const q = params.q === undefined ? 1 : Number(params.q);
+    if (Number.isFinite(q) && q > 0) ranges.push({ type: type.toLowerCase(), params, q });
+  }
+  return ranges.sort((a, b) => b.q - a.q); // stable: equal weights keep the header's order
+}
+
+function formatOf(range: MediaRange): ExpositionFormat | undefined {
+  const { type, params } = range;
+  if (type === 'application/vnd.google.protobuf') {
+    const proto = params.proto ?? PROTO_MESSAGE;
+    const encoding = params.encoding ?? 'delimited';
+    return proto === PROTO_MESSAGE && encoding === 'delimited' ? 'protobuf' : undefined;
+  }
+  if (type === 'application/openmetrics-text') {
+    return params.version === undefined || OPENMETRICS_VERSIONS.includes(params.version) ? 'openmetrics' : undefined;
+  }
+  if (type === 'text/plain' || type === 'text/*' || type === '*/*') return 'text';
+  return undefined;
+}
+
+/** The most preferred format we serve; text when the header is missing or names nothing we serve. */
+export function negotiate(accept: string | undefined): ExpositionFormat {
+  for (const range of parseAccept(accept ?? '')) {
+    const format = formatOf(range);
+    if (format) return format;
+  }
+  return 'text';
+}
+
+/** One family as `getMetricsAsJSON()` gives it. */
+interface FamilyJSON {
+  name: string;
+  help: string;
+  type: string;
+  values?: SampleJSON[];
+}
+
+interface SampleJSON extends Partial<Omit<HistogramSample, 'value' | 'labels'>> {
+  value: number;
+  labels?: Record<string, string | number | undefined>;
+  exemplar?: { labelSet: Record<string, string | number>; value: number; timestamp?: number } | null;
+}
+
+export interface RenderOptions {
+  /** The `NativeHistograms` feature gate. */
+  nativeHistograms: boolean;
+}
+
+export async function renderMetrics(
+  registry: Registry,
+  accept: string | undefined,
+  options: RenderOptions,
+): Promise<{ contentType: string; body: string | Buffer }> {
+  const format = negotiate(accept);
+  const families = (await registry.getMetricsAsJSON()) as unknown as FamilyJSON[];
+  const body =
+    format === 'protobuf'
+      ? encodeDelimited(toMetricFamilies(families, options.nativeHistograms))
+      : renderText(families, format === 'openmetrics');
+  return { contentType: CONTENT_TYPES[format], body };
+}
+
+export function formatNumber(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Number.POSITIVE_INFINITY) return '+Inf';
+  if (v === Number.NEGATIVE_INFINITY) return '-Inf';
+  return String(v);
+}
+
+/** A number from a label value, in the text formats' spelling of the infinities too. */
+function parseNumber(v: string | number | undefined): number {
+  if (v === '+Inf') return Number.POSITIVE_INFINITY;
+  if (v === '-Inf') return Number.NEGATIVE_INFINITY;
+  return Number(v);
+}
+
+function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+/** HELP escapes backslash and newline; OpenMetrics also escapes double quotes. */
+function escapeHelp(help: string, openMetrics: boolean): string {
+  const s = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return openMetrics ? s.replace(/"/g, '\\"') : s;
+}
+
+function labelString(labels: Record<string, string | number | undefined> | undefined): string {
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(labels ?? {})) {
+    if (value === undefined) continue;
+    parts.push(`${name}="${escapeLabelValue(typeof value === 'number' ? formatNumber(value) : value)}"`);
+  }
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
+/** Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (counters' `_total` samples, `# EOF`). */
+export function renderText(families: readonly FamilyJSON[], openMetrics: boolean): string {
+  const lines: string[] = [];
+  for (const f of families) {
+    const counter = f.type === 'counter';
+    const family = openMetrics && counter ? f.name.replace(/_total$/, '') : f.name;
+    const type = ['counter', 'gauge', 'histogram', 'summary'].includes(f.type)
+      ? f.type
+      : openMetrics
+        ? 'unknown'
+        : 'untyped';
+    lines.push(`# HELP ${family} ${escapeHelp(f.help, openMetrics)}`, `# TYPE ${family} ${type}`);
+    for (const s of f.values ?? []) {
+      const name = openMetrics && counter ? `${family}_total` : (s.metricName ?? f.name);
+      let line = `${name}${labelString(s.labels)} ${formatNumber(s.value)}`;
+      if (openMetrics && s.exemplar) {
+        const { labelSet, value, timestamp } = s.exemplar;
+        line += ` # ${labelString(labelSet) || '{}'} ${formatNumber(value)}`;
+        if (timestamp !== undefined) line += ` ${formatNumber(timestamp)}`;
+      }
+      lines.push(line);
+    }
+  }
+  if (openMetrics) lines.push('# EOF');
+  return lines.length ? `${lines.join('\n')}\n` : '';
+}
+
+function labelPairs(labels: SampleJSON['labels'], without?: string): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const [name, value] of Object.entries(labels ?? {})) {
+    if (name !== without && value !== undefined)
+      pairs.push([name, typeof value === 'number' ? formatNumber(value) : value]);
+  }
+  return pairs;
+}
+
+/** Groups a family's samples into series by their labels without `le` (histograms) or `quantile` (summaries). */
+function groupSeries(
+  f: FamilyJSON,
+  splitLabel: string,
+): Map<string, { labels: Array<[string, string]>; samples: SampleJSON[] }> {
+  const series = new Map<string, { labels: Array<[string, string]>; samples: SampleJSON[] }>();
+  for (const s of f.values ?? []) {
+    const labels = labelPairs(s.labels, splitLabel);
+    const key = JSON.stringify([...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    let entry = series.get(key);
+    if (!entry) {
+      entry = { labels, samples: [] };
+      series.set(key, entry);
+    }
+    entry.samples.push(s);
+  }
+  return series;
+}
+
+/** Converts prom-client's JSON to protobuf families; families without samples are left out. */
+export function toMetricFamilies(families: readonly FamilyJSON[], nativeHistograms: boolean): MetricFamily[] {
+  const out: MetricFamily[] = [];
+  for (const f of families) {
+    const type: FamilyType =
+      f.type === 'counter' || f.type === 'gauge' || f.type === 'summary' || f.type === 'histogram' ? f.type : 'untyped';
+    let metrics: Metric[];
+    if (type === 'histogram') {
+      metrics = [...groupSeries(f, 'le').values()].map(({ labels, samples }) => ({
+        labels,
+        histogram: histogramOf(f.name, samples, nativeHistograms),
+      }));
+    } else if (type === 'summary') {
+      metrics = [...groupSeries(f, 'quantile').values()].map(({ labels, samples }) => {
+        const summary = { count: 0, sum: 0, quantiles: [] as Array<[number, number]> };
+        for (const s of samples) {
+          if (s.metricName === `${f.name}_count`) summary.count = s.value;
+          else if (s.metricName === `${f.name}_sum`) summary.sum = s.value;
+          else summary.quantiles.push([parseNumber(s.labels?.quantile), s.value]);
+        }
+        return { labels, summary };
+      });
+    } else {
+      metrics = (f.values ?? []).map((s) => ({ labels: labelPairs(s.labels), value: s.value }));
+    }
+    if (metrics.length) out.push({ name: f.name, help: f.help, type, metrics });
+  }
+  return out;
+}
+
+function histogramOf(name: string, samples: SampleJSON[], nativeHistograms: boolean): Histogram {
+  const h: Histogram = { count: 0, sum: 0, buckets: [] };
+  for (const s of samples) {
+    if (s.metricName === `${name}_count`) {
+      h.count = s.value;
+      if (nativeHistograms && s.native) h.native = s.native;
+    } else if (s.metricName === `${name}_sum`) {
+      h.sum = s.value;
+    } else if (s.metricName === `${name}_bucket`) {
+      const le = parseNumber(s.labels?.le);
+      if (le !== Number.POSITIVE_INFINITY) h.buckets.push([le, s.value]);
+    }
+  }
+  return h;
+}
