@@ -106,7 +106,7 @@ export class ApiServer {
 
   get(req: ResourceRequest): KubeObject {
     const obj = this.read(req.rt, keyOf(req));
-    return req.subresource === 'scale' ? this.toScale(req.rt, obj) : obj;
+    return req.subresource === 'scale' ? this.toScale(obj) : obj;
   }
 
   list(req: ResourceRequest, query: URLSearchParams): KubeList {
@@ -303,7 +303,7 @@ export class ApiServer {
     const key = keyOf(req);
     for (let attempt = 0; ; attempt++) {
       const old = this.read(rt, key);
-      const view = req.subresource === 'scale' ? this.toScale(rt, old) : old;
+      const view = req.subresource === 'scale' ? this.toScale(old) : old;
       const requested = build(structuredClone(view));
       const pinnedRv =
         expectedRv ??
@@ -553,7 +553,7 @@ export class ApiServer {
 
   /** What a write through a subresource answers: the Scale view for `/scale`, the object otherwise. */
   private view(req: ResourceRequest, obj: KubeObject): KubeObject {
-    return req.subresource === 'scale' ? this.toScale(req.rt, obj) : obj;
+    return req.subresource === 'scale' ? this.toScale(obj) : obj;
   }
 
   read(rt: ResourceType, key: string): KubeObject {
@@ -697,7 +697,7 @@ export class ApiServer {
     contentType: string,
     opts: WriteOptions,
   ): { object: unknown; warnings: string[] } {
-    if (!body || !body.text.trim()) throw badRequest('the request body is empty');
+    if (!body?.text.trim()) throw badRequest('the request body is empty');
     if (!isDecodable(contentType)) throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
     const schema = schemaFor(rt.kind, apiVersionOf(rt));
     let decoded: ReturnType<typeof decodeBody>;
@@ -749,7 +749,7 @@ export class ApiServer {
     return { ...this.registry.byKind('Deployment')!, kind: 'Scale', group: 'autoscaling', version: 'v1' };
   }
 
-  toScale(rt: ResourceType, obj: KubeObject): KubeObject {
+  toScale(obj: KubeObject): KubeObject {
     const spec = (obj.spec ?? {}) as { replicas?: number; selector?: LabelSelector | Record<string, string> };
     const status = (obj.status ?? {}) as { replicas?: number };
     const sel = spec.selector;

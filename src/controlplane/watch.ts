@@ -97,7 +97,7 @@ export class WatchStream implements WatchSubscriber {
     }
     const timeout = opts.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     this.timers.push(setTimeout(() => this.stop(), timeout * 1000));
-    this.timers.forEach((t) => t.unref());
+    for (const t of this.timers) t.unref();
   }
 
   deliver(event: StoredEvent): void {

@@ -21,7 +21,8 @@ export function defaultIngressClass(registry: ResourceRegistry, storage: Storage
         !a.object
       )
         return;
-      const spec = (a.object.spec ??= {}) as { ingressClassName?: string | null };
+      a.object.spec ??= {};
+      const spec = a.object.spec as { ingressClassName?: string | null };
       if (
         spec.ingressClassName != null ||
         a.object.metadata.annotations?.[n.annotations.legacyIngressClass] !== undefined

@@ -151,7 +151,7 @@ export function limitRanger(registry: ResourceRegistry, storage: Storage, n: Nam
     !a.oldObject?.metadata.deletionTimestamp &&
     (a.operation === 'CREATE' || (a.operation === 'UPDATE' && a.rt.kind !== 'Pod'));
   const itemsIn = (namespace: string | undefined) =>
-    storage.list(limitRanges, namespace).map((lr) => ((lr.spec as { limits?: LimitItem[] }) ?? {}).limits ?? []);
+    storage.list(limitRanges, namespace).map((lr) => (lr.spec as { limits?: LimitItem[] })?.limits ?? []);
   return {
     name: 'LimitRanger',
     admit(a) {

@@ -69,7 +69,8 @@ export function runtimeClassAdmission(registry: ResourceRegistry, storage: Stora
       if (!found) return;
       const deny = (why: string) => forbidden(a.rt, a.name, why);
       if (!found.rc) throw deny(`pod rejected: RuntimeClass "${found.name}" not found`);
-      const spec = (a.object!.spec ??= {}) as PodSpec;
+      a.object!.spec ??= {};
+      const spec = a.object!.spec as PodSpec;
       const rc = found.rc as {
         overhead?: { podFixed?: Record<string, string> };
         scheduling?: { nodeSelector?: Record<string, string>; tolerations?: Toleration[] };
