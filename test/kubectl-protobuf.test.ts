@@ -66,7 +66,16 @@ describe.skipIf(!hasKubectl)('kubectl typed generators (protobuf bodies), orch f
   });
 
   it('kubectl create secret generic --from-literal', async () => {
-    await kubectl.ok(['create', 'secret', 'generic', 'creds', '-n', NS, '--from-literal=password=s3cr3t', '--from-literal=user=admin']);
+    await kubectl.ok([
+      'create',
+      'secret',
+      'generic',
+      'creds',
+      '-n',
+      NS,
+      '--from-literal=password=s3cr3t',
+      '--from-literal=user=admin',
+    ]);
     const secret = await kubectl.json(['get', 'secret', 'creds', '-n', NS]);
     // kubectl sends no type unless --type is given (the reference server then defaults it to Opaque).
     expect([undefined, 'Opaque']).toContain(secret.type);

@@ -183,7 +183,7 @@ export class Reflector<T extends KubeObject> {
         res = await this.lw.list(namespace, { ...opts, limit, signal });
       } catch (err) {
         if (page === 0 || signal.aborted || !isExpired(err)) throw err;
-        // The continue token expired mid-way: take the rest in one unpaged list at the original version.
+        // The continue token expired mid-way: list everything again, unpaged, at the original version.
         const full = await this.lw.list(namespace, { ...first, signal });
         return { items: full.items, rv: full.metadata.resourceVersion ?? '' };
       }

@@ -485,7 +485,7 @@ export class ApiServer {
     let fromBody: Omit<Partial<DeleteOptions>, 'dryRun'> & { dryRun?: string[] } = {};
     if (body?.text.trim()) {
       try {
-        fromBody = JSON.parse(body.text);
+        fromBody = decodeBody(body.text, body.contentType, undefined).object as typeof fromBody;
       } catch (err) {
         throw badRequest(`invalid DeleteOptions: ${(err as Error).message}`);
       }

@@ -19,6 +19,7 @@ import {
 } from './discovery.ts';
 import { ApiError, internalError, methodNotAllowed, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
+import { isProtobufMediaType } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
@@ -346,7 +347,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
     });
     req.on('end', () => {
       if (size === 0) return resolve(undefined);
-      resolve({ text: Buffer.concat(chunks).toString('utf8'), contentType: req.headers['content-type'] ?? JSON_TYPE });
+      const contentType = req.headers['content-type'] ?? JSON_TYPE;
+      // Protobuf bodies are binary: one character per byte (latin1) keeps every byte.
+      const encoding = isProtobufMediaType(contentType) ? 'latin1' : 'utf8';
+      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType });
     });
     req.on('error', reject);
   });

@@ -86,7 +86,8 @@ export function apiTokenReviewer(client: Requester, naming: Naming, audiences: s
     });
     const status = res.body?.status ?? {};
     // As the reference's webhook authenticator: `error` only matters for a token that was not accepted.
-    if (!status.authenticated) return status.error ? { authenticated: false, error: status.error } : { authenticated: false };
+    if (!status.authenticated)
+      return status.error ? { authenticated: false, error: status.error } : { authenticated: false };
     const u = status.user ?? {};
     const user: UserInfo = { username: u.username ?? '', groups: [...(u.groups ?? [])] };
     if (u.uid) user.uid = u.uid;
@@ -284,7 +285,9 @@ export async function authenticateRequest(
     if (cert && Object.keys(cert).length > 0) {
       const described = `"${firstOf(cert.subject?.CN) ?? ''}"`;
       if (!socket.authorized) {
-        errors.push(`verifying certificate ${described} failed: ${String(socket.authorizationError ?? 'unknown error')}`);
+        errors.push(
+          `verifying certificate ${described} failed: ${String(socket.authorizationError ?? 'unknown error')}`,
+        );
       } else if (!allowsClientAuth(cert as DetailedPeerCertificate)) {
         errors.push(`verifying certificate ${described} failed: certificate specifies an incompatible key usage`);
       } else {

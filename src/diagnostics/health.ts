@@ -166,7 +166,8 @@ export class HealthChecks {
 
   private installCheck(registry: RouteRegistry, c: Registered): void {
     for (const endpoint of HEALTH_ENDPOINTS) {
-      if (c.endpoints.has(endpoint)) registry.route(`/${endpoint}/${c.name}`, this.checkHandler(c.name), { listed: false });
+      if (c.endpoints.has(endpoint))
+        registry.route(`/${endpoint}/${c.name}`, this.checkHandler(c.name), { listed: false });
     }
   }
 

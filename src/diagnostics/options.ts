@@ -3,7 +3,7 @@
  * flag values `/flagz` reports. The port and address flags are named by the caller, since a binary with an
  * embedded control plane already uses `--secure-port` and `--bind-address` for that.
  */
-import type { Flags, FlagSpec } from '../cli/flags.ts';
+import type { FlagSpec, Flags } from '../cli/flags.ts';
 import { DEFAULT_ALWAYS_ALLOW_PATHS } from './auth.ts';
 import { DEFAULT_BIND_ADDRESS, DEFAULT_SECURE_PORT, type DiagnosticsServerOptions } from './server.ts';
 
@@ -14,19 +14,74 @@ export interface ServingFlagNames {
   bindAddress: string;
 }
 
-export const REFERENCE_SERVING_FLAG_NAMES: ServingFlagNames = { securePort: 'secure-port', bindAddress: 'bind-address' };
+export const REFERENCE_SERVING_FLAG_NAMES: ServingFlagNames = {
+  securePort: 'secure-port',
+  bindAddress: 'bind-address',
+};
 
 export function diagnosticsFlags(names: ServingFlagNames = REFERENCE_SERVING_FLAG_NAMES): FlagSpec[] {
   return [
-    { name: names.bindAddress, type: 'string', section: SECTION, default: DEFAULT_BIND_ADDRESS, usage: 'The IP address on which to serve health, metrics and z-pages.' },
-    { name: names.securePort, type: 'int', section: SECTION, default: String(DEFAULT_SECURE_PORT), usage: 'The port on which to serve HTTPS with authentication and authorization. 0 disables serving.' },
-    { name: 'tls-cert-file', type: 'string', section: SECTION, usage: 'File with the serving certificate (and intermediates). Without it a self-signed certificate is made in memory.' },
-    { name: 'tls-private-key-file', type: 'string', section: SECTION, usage: 'File with the private key of --tls-cert-file.' },
-    { name: 'client-ca-file', type: 'string', section: SECTION, usage: 'CA bundle that client certificates are verified against; the CN is the user, the O entries the groups.' },
-    { name: 'authentication-token-webhook-cache-ttl', type: 'duration', section: SECTION, default: '10s', usage: 'How long TokenReview answers are cached.' },
-    { name: 'authorization-webhook-cache-authorized-ttl', type: 'duration', section: SECTION, default: '10s', usage: 'How long allowed SubjectAccessReview answers are cached.' },
-    { name: 'authorization-webhook-cache-unauthorized-ttl', type: 'duration', section: SECTION, default: '10s', usage: 'How long denied SubjectAccessReview answers are cached.' },
-    { name: 'authorization-always-allow-paths', type: 'stringArray', section: SECTION, default: DEFAULT_ALWAYS_ALLOW_PATHS.join(','), usage: 'Paths served without authorization (a trailing * matches a prefix).' },
+    {
+      name: names.bindAddress,
+      type: 'string',
+      section: SECTION,
+      default: DEFAULT_BIND_ADDRESS,
+      usage: 'The IP address on which to serve health, metrics and z-pages.',
+    },
+    {
+      name: names.securePort,
+      type: 'int',
+      section: SECTION,
+      default: String(DEFAULT_SECURE_PORT),
+      usage: 'The port on which to serve HTTPS with authentication and authorization. 0 disables serving.',
+    },
+    {
+      name: 'tls-cert-file',
+      type: 'string',
+      section: SECTION,
+      usage:
+        'File with the serving certificate (and intermediates). Without it a self-signed certificate is made in memory.',
+    },
+    {
+      name: 'tls-private-key-file',
+      type: 'string',
+      section: SECTION,
+      usage: 'File with the private key of --tls-cert-file.',
+    },
+    {
+      name: 'client-ca-file',
+      type: 'string',
+      section: SECTION,
+      usage: 'CA bundle that client certificates are verified against; the CN is the user, the O entries the groups.',
+    },
+    {
+      name: 'authentication-token-webhook-cache-ttl',
+      type: 'duration',
+      section: SECTION,
+      default: '10s',
+      usage: 'How long TokenReview answers are cached.',
+    },
+    {
+      name: 'authorization-webhook-cache-authorized-ttl',
+      type: 'duration',
+      section: SECTION,
+      default: '10s',
+      usage: 'How long allowed SubjectAccessReview answers are cached.',
+    },
+    {
+      name: 'authorization-webhook-cache-unauthorized-ttl',
+      type: 'duration',
+      section: SECTION,
+      default: '10s',
+      usage: 'How long denied SubjectAccessReview answers are cached.',
+    },
+    {
+      name: 'authorization-always-allow-paths',
+      type: 'stringArray',
+      section: SECTION,
+      default: DEFAULT_ALWAYS_ALLOW_PATHS.join(','),
+      usage: 'Paths served without authorization (a trailing * matches a prefix).',
+    },
   ];
 }
 
@@ -38,7 +93,10 @@ export interface DiagnosticsFlagValues {
 }
 
 /** Server options (without the reviewers, which need a client) and cache TTLs from parsed flags. */
-export function diagnosticsOptionsFromFlags(flags: Flags, names: ServingFlagNames = REFERENCE_SERVING_FLAG_NAMES): DiagnosticsFlagValues {
+export function diagnosticsOptionsFromFlags(
+  flags: Flags,
+  names: ServingFlagNames = REFERENCE_SERVING_FLAG_NAMES,
+): DiagnosticsFlagValues {
   const given = flags.all('authorization-always-allow-paths');
   const paths = (given.length ? given : [flags.string('authorization-always-allow-paths') ?? ''])
     .flatMap((v) => v.split(','))
@@ -64,8 +122,9 @@ export function flagzValues(specs: readonly FlagSpec[], flags: Flags): Record<st
   const out: Record<string, string> = {};
   for (const spec of specs) {
     const given = flags.all(spec.name);
-    if (given.length === 0) out[spec.name] = spec.default ?? (spec.type === 'bool' ? 'false' : '');
-    else if (spec.type === 'stringArray') out[spec.name] = `[${given.join(',')}]`;
+    if (spec.type === 'stringArray')
+      out[spec.name] = `[${(given.length ? given : spec.default ? [spec.default] : []).join(',')}]`;
+    else if (given.length === 0) out[spec.name] = spec.default ?? (spec.type === 'bool' ? 'false' : '');
     else if (spec.type === 'mapStringBool') out[spec.name] = given.join(',');
     else out[spec.name] = given[given.length - 1];
   }

@@ -140,7 +140,9 @@ export class DiagnosticsServer implements RouteRegistry {
       throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
     }
     if (!Number.isInteger(securePort) || securePort < 0 || securePort > 65535) {
-      throw new Error(`--secure-port ${securePort} must be between 0 and 65535, inclusive. 0 for turning off secure port`);
+      throw new Error(
+        `--secure-port ${securePort} must be between 0 and 65535, inclusive. 0 for turning off secure port`,
+      );
     }
     this.allowedPath = pathMatcher(this.options.alwaysAllowPaths ?? DEFAULT_ALWAYS_ALLOW_PATHS);
   }
@@ -167,7 +169,10 @@ export class DiagnosticsServer implements RouteRegistry {
   }
 
   paths(): string[] {
-    return [...this.routes].filter(([, r]) => r.listed).map(([p]) => p).sort();
+    return [...this.routes]
+      .filter(([, r]) => r.listed)
+      .map(([p]) => p)
+      .sort();
   }
 
   /** Loads or makes the certificate and listens; resolves with the port, or undefined when serving is disabled. */
@@ -182,13 +187,16 @@ export class DiagnosticsServer implements RouteRegistry {
     this.serving = await this.loadServingCertificate();
     const clientCa = o.clientCaPem ?? (o.clientCaFile ? await readFile(o.clientCaFile, 'utf8') : undefined);
     const tls = clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: false } : {};
-    const http = createServer({ key: this.serving.keyPem, cert: this.serving.certPem, minVersion: 'TLSv1.2', ...tls }, (req, res) => {
-      this.handle(req, res, clientCa !== undefined).catch((err) => {
-        o.logger?.error({ err, path: req.url }, 'diagnostics request failed');
-        if (!res.headersSent) this.write(req, res, textReply(500, 'Internal Server Error\n'));
-        else res.end();
-      });
-    });
+    const http = createServer(
+      { key: this.serving.keyPem, cert: this.serving.certPem, minVersion: 'TLSv1.2', ...tls },
+      (req, res) => {
+        this.handle(req, res, clientCa !== undefined).catch((err) => {
+          o.logger?.error({ err, path: req.url }, 'diagnostics request failed');
+          if (!res.headersSent) this.write(req, res, textReply(500, 'Internal Server Error\n'));
+          else res.end();
+        });
+      },
+    );
     http.keepAliveTimeout = 5_000;
     http.requestTimeout = 60_000;
     http.headersTimeout = 30_000;
@@ -241,7 +249,9 @@ export class DiagnosticsServer implements RouteRegistry {
     } else {
       user = authn.kind === 'user' ? authn.user : anonymousUser();
       const verdict = await this.authorize(user, authn.kind === 'anonymous', method, path, req.url ?? path);
-      reply = verdict ?? (await this.dispatch({ method, path, query: url.searchParams, headers: req.headers, user, raw: req }));
+      reply =
+        verdict ??
+        (await this.dispatch({ method, path, query: url.searchParams, headers: req.headers, user, raw: req }));
     }
     this.write(req, res, reply);
     o.logger?.debug(
@@ -272,7 +282,10 @@ export class DiagnosticsServer implements RouteRegistry {
         reason = decision.reason ?? '';
       } catch (err) {
         o.logger?.warn({ err, path, user: user.username }, 'SubjectAccessReview failed');
-        return textReply(500, sanitize(`Internal Server Error: ${JSON.stringify(uri)}: ${(err as Error)?.message ?? err}`) + '\n');
+        return textReply(
+          500,
+          sanitize(`Internal Server Error: ${JSON.stringify(uri)}: ${(err as Error)?.message ?? err}`) + '\n',
+        );
       }
     }
     const message = sanitize(`User ${JSON.stringify(user.username)} cannot ${verb} path ${JSON.stringify(path)}`);
@@ -307,7 +320,11 @@ function sanitize(text: string): string {
  */
 export async function selfSignedServingCertificate(now = new Date()): Promise<ServingCertificate> {
   const stamp = Math.floor(now.getTime() / 1000);
-  const ca = await createSelfSignedCa({ commonName: `localhost-ca@${stamp}`, validityDays: 365, now: new Date(now.getTime() - 60_000) });
+  const ca = await createSelfSignedCa({
+    commonName: `localhost-ca@${stamp}`,
+    validityDays: 365,
+    now: new Date(now.getTime() - 60_000),
+  });
   const serving = await issueKeyAndCertificate({
     ca,
     subject: { commonName: `localhost@${stamp}` },

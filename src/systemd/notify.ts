@@ -55,7 +55,10 @@ export class SystemdNotifyBackend implements NotifyBackend {
 
   send(assignments: readonly string[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { NOTIFY_SOCKET: this.options.socket, PATH: this.options.path ?? process.env.PATH ?? '/usr/bin:/bin' };
+      const env: NodeJS.ProcessEnv = {
+        NOTIFY_SOCKET: this.options.socket,
+        PATH: this.options.path ?? process.env.PATH ?? '/usr/bin:/bin',
+      };
       const child = spawn(this.binary, this.args(assignments), { env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       let timedOut = false;
@@ -151,7 +154,12 @@ export class Notifier {
     if (this.socket) {
       this.backend =
         options.backend ??
-        new SystemdNotifyBackend({ socket: this.socket, pid, binary: options.binary, timeoutMs: options.sendTimeoutMs });
+        new SystemdNotifyBackend({
+          socket: this.socket,
+          pid,
+          binary: options.binary,
+          timeoutMs: options.sendTimeoutMs,
+        });
     }
   }
 
@@ -235,7 +243,9 @@ export class Notifier {
 
   /** The `watchdog` health check: fails while the last notification could not be delivered. */
   readonly check = (): { ok: boolean; message?: string } =>
-    this.lastError === undefined ? { ok: true } : { ok: false, message: `notifying the service manager failed: ${this.lastError}` };
+    this.lastError === undefined
+      ? { ok: true }
+      : { ok: false, message: `notifying the service manager failed: ${this.lastError}` };
 
   private notify(assignments: string[]): Promise<boolean> {
     const backend = this.backend;

@@ -133,7 +133,8 @@ function readSingle(r: ProtoReader, wireType: number, spec: FieldSpec, out: Json
 }
 
 function readRepeated(r: ProtoReader, wireType: number, spec: FieldSpec, out: JsonObject, at: string): void {
-  const items = (Array.isArray(out[spec.name]) ? out[spec.name] : (out[spec.name] = [])) as unknown[];
+  if (!Array.isArray(out[spec.name])) out[spec.name] = [];
+  const items = out[spec.name] as unknown[];
   const kind = spec.kind;
   if (wireType === WireType.LENGTH_DELIMITED && isPackable(kind)) {
     // Packed numbers: a run of varints in one payload.
@@ -172,7 +173,8 @@ function readMapEntry(r: ProtoReader, wireType: number, spec: FieldSpec, out: Js
       entry.skip(t.wireType, t.field);
     }
   }
-  const map = (typeof out[spec.name] === 'object' ? out[spec.name] : (out[spec.name] = {})) as JsonObject;
+  if (typeof out[spec.name] !== 'object' || out[spec.name] === null) out[spec.name] = {};
+  const map = out[spec.name] as JsonObject;
   map[key] = value ?? zeroOf(spec.kind);
 }
 

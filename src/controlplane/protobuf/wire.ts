@@ -167,32 +167,29 @@ export class ProtoReader {
     const b = this.buf;
     let lo = 0;
     let hi = 0;
-    let byte: number;
-    for (let shift = 0; shift < 28; shift += 7) {
+    let byte = 0x80;
+    // Bytes 1-4 fill bits 0-27; byte 5 bits 28-34 (split over lo and hi); bytes 6-10 bits 35-63.
+    for (let shift = 0; shift < 28 && byte >= 0x80; shift += 7) {
       byte = this.byte(b);
       lo |= (byte & 0x7f) << shift;
-      if (byte < 0x80) return this.setVarint(lo, 0);
     }
-    byte = this.byte(b);
-    lo |= (byte & 0x0f) << 28;
-    hi = (byte & 0x7f) >> 4;
-    if (byte < 0x80) return this.setVarint(lo, hi);
-    for (let shift = 3; shift < 32; shift += 7) {
+    if (byte >= 0x80) {
+      byte = this.byte(b);
+      lo |= (byte & 0x0f) << 28;
+      hi = (byte & 0x7f) >> 4;
+    }
+    for (let shift = 3; shift < 32 && byte >= 0x80; shift += 7) {
       byte = this.byte(b);
       hi |= (byte & 0x7f) << shift;
-      if (byte < 0x80) return this.setVarint(lo, hi);
     }
-    throw new ProtobufError(`varint longer than 10 bytes at offset ${this.pos}`);
+    if (byte >= 0x80) throw new ProtobufError(`varint longer than 10 bytes at offset ${this.pos}`);
+    this.lo = lo >>> 0;
+    this.hi = hi >>> 0;
   }
 
   private byte(b: Uint8Array): number {
     if (this.pos >= this.end) throw new ProtobufError(`truncated varint at offset ${this.pos}`);
     return b[this.pos++];
-  }
-
-  private setVarint(lo: number, hi: number): void {
-    this.lo = lo >>> 0;
-    this.hi = hi >>> 0;
   }
 }
 

@@ -39,7 +39,11 @@ export function frexp(v: number): [frac: number, exp: number] {
 
 const boundsBySchema = new Map<number, number[]>();
 
-/** For schema > 0: the 2^schema bucket bounds within [0.5, 1), i.e. 2^(j·2^-schema) / 2. */
+/**
+ * For schema > 0: the 2^schema bucket bounds within [0.5, 1), i.e. 2^(j·2^-schema) / 2. Computed here, they can
+ * differ by an ulp or two from client_golang's literal table (whose upper half is rounded low), so a value exactly
+ * on such a boundary may land one bucket off from where client_golang would put it.
+ */
 function fractionBounds(schema: number): number[] {
   let bounds = boundsBySchema.get(schema);
   if (!bounds) {
