@@ -1,4 +1,6 @@
 /** Every controller the daemon can run: the CLI selects from this list with `--controllers`. */
 import type { ControllerDefinition } from '../src/controller/controller.ts';
+import { certificateControllers } from './certificates/index.ts';
+import { disruptionControllerDefinition } from './disruption/index.ts';
 
-export const controllerDefinitions: ControllerDefinition[] = [];
+export const controllerDefinitions: ControllerDefinition[] = [disruptionControllerDefinition, ...certificateControllers];

@@ -72,7 +72,9 @@ describe.skipIf(!haveTools)('watchdog over a real notify socket', () => {
   const assignments = (d: Datagram) => d.data.split('\n').sort();
 
   it('sends READY=1, STATUS=, keep-alives at half the timeout only while healthy, and STOPPING=1', async () => {
-    const notifier = new Notifier({ env: { NOTIFY_SOCKET: socketPath, WATCHDOG_USEC: '1000000', PATH: process.env.PATH } });
+    const notifier = new Notifier({
+      env: { NOTIFY_SOCKET: socketPath, WATCHDOG_USEC: '1000000', PATH: process.env.PATH },
+    });
     expect(notifier.enabled).toBe(true);
     expect(notifier.watchdogIntervalMs).toBe(500);
 
@@ -127,7 +129,9 @@ describe.skipIf(!haveTools)('watchdog over a real notify socket', () => {
     expect(await notifier.ready()).toBe(false);
     const check = notifier.check();
     expect(check.ok).toBe(false);
-    expect(check.message).toMatch(/^notifying the service manager failed: systemd-notify exited with 1: .*No such file or directory/);
+    expect(check.message).toMatch(
+      /^notifying the service manager failed: systemd-notify exited with 1: .*No such file or directory/,
+    );
   });
 
   it('sends nothing when NOTIFY_SOCKET is unset', async () => {

@@ -1,6 +1,6 @@
 /** `orch-control-plane`: the embedded control plane alone. */
 import { isFlavorName } from '../api/naming.ts';
-import { EMBEDDED_FLAGS, printWelcome, startEmbedded } from './embedded.ts';
+import { CONTROL_PLANE_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, Flags, parseFlags, usage } from './flags.ts';
 import { runUntilSignal } from './signals.ts';
 
@@ -12,7 +12,7 @@ const SPECS = [
     default: 'orch',
     usage: 'Naming flavor of groups, signers, labels and metrics: orch or kubernetes.',
   },
-  ...EMBEDDED_FLAGS,
+  ...embeddedFlags(CONTROL_PLANE_FLAG_NAMES),
   {
     name: 'feature-gates',
     type: 'mapStringBool' as const,
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const flavor = flags.string('api-flavor')!;
   if (!isFlavorName(flavor))
     throw new FlagError(`invalid argument "${flavor}" for "--api-flavor" flag: must be orch or kubernetes`);
-  const cp = await startEmbedded(flags, flags.mapStringBool('feature-gates'), flavor);
+  const cp = await startEmbedded(flags, flags.mapStringBool('feature-gates'), flavor, CONTROL_PLANE_FLAG_NAMES);
   printWelcome(cp);
   await runUntilSignal(() => cp.stop());
 }

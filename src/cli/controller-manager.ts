@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { register } from 'prom-client';
 import { controllerDefinitions } from '../../controllers/index.ts';
-import { type FlavorName, isFlavorName, naming } from '../api/naming.ts';
+import { type FlavorName, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from '../client/client.ts';
 import { selectControllers } from '../controller/controller.ts';
@@ -17,7 +17,7 @@ import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger, type LoggingFormat } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
-import { EMBEDDED_FLAGS, printWelcome, startEmbedded } from './embedded.ts';
+import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
 
 export const VERSION = '0.1.0';
@@ -126,7 +126,7 @@ function specs(): FlagSpec[] {
     },
     { name: 'help', type: 'bool', section: GENERIC, usage: 'Show this help.' },
     ...concurrency,
-    ...EMBEDDED_FLAGS,
+    ...embeddedFlags(DAEMON_FLAG_NAMES),
   ];
 }
 
@@ -165,7 +165,7 @@ async function main(): Promise<number> {
 
   const kc = new KubeConfig();
   const embedded = flags.bool('embedded')
-    ? await startEmbedded(flags, gates, requested === 'auto' ? 'orch' : requested)
+    ? await startEmbedded(flags, gates, requested === 'auto' ? 'orch' : requested, DAEMON_FLAG_NAMES)
     : undefined;
   if (embedded) {
     printWelcome(embedded);
@@ -183,7 +183,10 @@ async function main(): Promise<number> {
     userAgent: `${n.controllerManager}/${VERSION}`,
   });
   const identity = newIdentity();
-  const recorder = new ApiEventRecorder(client.kind('Event'), n.controllerManager, identity, realClock, logger);
+  // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
+  const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
+  if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
+  const recorder = new ApiEventRecorder(client.resource(eventsRt), n.controllerManager, identity, realClock, logger);
   const definitions = selectControllers(
     controllerDefinitions,
     flags.all('controllers').length ? flags.all('controllers') : ['*'],

@@ -5,16 +5,25 @@ import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 
 const SECTION = 'Embedded control plane';
 
-export const EMBEDDED_FLAGS: FlagSpec[] = [
+/** What the API's port and address flags are called: the daemon keeps `--secure-port` for its own serving. */
+export interface EmbeddedFlagNames {
+  port: string;
+  bind: string;
+}
+
+export const CONTROL_PLANE_FLAG_NAMES: EmbeddedFlagNames = { port: 'secure-port', bind: 'bind-address' };
+export const DAEMON_FLAG_NAMES: EmbeddedFlagNames = { port: 'embedded-secure-port', bind: 'embedded-bind-address' };
+
+export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
   {
-    name: 'secure-port',
+    name: names.port,
     type: 'int',
     section: SECTION,
     default: '6443',
     usage: 'HTTPS port of the API; 0 picks a free port and prints it.',
   },
   {
-    name: 'bind-address',
+    name: names.bind,
     type: 'string',
     section: SECTION,
     default: '127.0.0.1',
@@ -80,12 +89,13 @@ export async function startEmbedded(
   flags: Flags,
   featureGates: Record<string, boolean>,
   flavor: FlavorName,
+  names: EmbeddedFlagNames,
 ): Promise<ControlPlane> {
   const dataDir = flags.string('data-dir')!;
   const cp = new ControlPlane({
     flavor,
-    host: flags.string('bind-address')!,
-    port: flags.int('secure-port')!,
+    host: flags.string(names.bind)!,
+    port: flags.int(names.port)!,
     dataDir,
     kubeconfigOut: flags.string('kubeconfig-out'),
     caCertFile: flags.string('ca-cert-file'),

@@ -39,6 +39,8 @@ export class ApiEventRecorder implements EventRecorder {
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private stopped = false;
+  /** Last name stamp handed out, so two events within one millisecond still get distinct names. */
+  private lastStamp = 0n;
 
   constructor(
     private readonly events: ResourceClient,
@@ -63,7 +65,10 @@ export class ApiEventRecorder implements EventRecorder {
       return;
     }
     const event: KubeObject = {
-      metadata: { namespace: m.namespace || 'default', generateName: `${m.name}.` },
+      apiVersion: this.events.apiVersion,
+      kind: 'Event',
+      // client-go's `<name>.<unix nanos in hex>`: a generateName of `<name>.` is not a valid prefix (it ends in a dot).
+      metadata: { namespace: m.namespace || 'default', name: this.eventName(m.name ?? '') },
       eventTime: rfc3339Micro(new Date()),
       reportingController: this.controller,
       reportingInstance: this.instance,
@@ -92,6 +97,12 @@ export class ApiEventRecorder implements EventRecorder {
     this.stopped = true;
     for (const s of this.series.values()) if (s.flushTimer) this.clock.clearTimeout(s.flushTimer);
     this.series.clear();
+  }
+
+  private eventName(objectName: string): string {
+    const wallNanos = BigInt(Date.now()) * 1_000_000n;
+    this.lastStamp = wallNanos > this.lastStamp ? wallNanos : this.lastStamp + 1n;
+    return `${objectName}.${this.lastStamp.toString(16)}`;
   }
 
   private scheduleFlush(s: Series): void {

@@ -73,6 +73,10 @@ export class Manager {
     }
     const log = this.ctx.logger;
     let leadership: Promise<void> = Promise.resolve();
+    // A term that cannot start (caches not synced) ends the election too, so `run` rejects with its error
+    // (after releasing the lease) instead of leaving a rejected promise nobody awaits.
+    let failure: { err: unknown } | undefined;
+    const election = new AbortController();
     const config: LeaderElectionConfig = {
       lock: { namespace: le.namespace, name: le.name },
       leases: this.ctx.client.kind<Lease>('Lease') as unknown as LeaderElectionConfig['leases'],
@@ -98,8 +102,9 @@ export class Manager {
     };
     const elector = new LeaderElector(config);
     this.opts.health?.attach(elector);
-    await elector.run(signal);
+    await elector.run(AbortSignal.any([signal, election.signal]));
     await leadership;
+    if (failure) throw failure.err;
     return signal.aborted ? 'stopped' : 'lostLeadership';
   }
 
@@ -117,6 +122,8 @@ export class Manager {
       await ctx.informers.waitForSync(this.opts.syncTimeoutMs, signal);
     } catch (err) {
       await this.stopAll();
+      // Shutdown during the initial sync is a stop, not a failure.
+      if (signal.aborted) return;
       throw err;
     }
     this.synced = true;

@@ -158,7 +158,7 @@ describe('reviews through the API', () => {
     const client = {
       request: async (method: string, path: string, opts?: { body?: unknown }) => {
         requests.push({ method, path, body: opts?.body });
-        const token = (opts?.body as { spec: { token: string } }).spec.token;
+        const token = (opts?.body as { spec: { token: string } } | undefined)?.spec.token;
         const status =
           token === 'good'
             ? { authenticated: true, user: { username: 'tina', uid: 'u1', groups: ['qa'], extra: { k: ['v'] } } }
@@ -184,7 +184,11 @@ describe('reviews through the API', () => {
     const client = {
       request: async (_method: string, path: string, opts?: { body?: unknown }) => {
         requests.push({ path, body: opts?.body });
-        return { status: 201, body: { status: { allowed: false, denied: true, reason: 'nope' } } as never, warnings: [] };
+        return {
+          status: 201,
+          body: { status: { allowed: false, denied: true, reason: 'nope' } } as never,
+          warnings: [],
+        };
       },
     };
     const review = apiAccessReviewer(client, naming('kubernetes'));

@@ -21,7 +21,9 @@ describe('HealthChecks', () => {
       body: 'ok',
     });
     expect(text(await h.handler('livez')(q('verbose')))).toBe('[+]ping ok\n[+]leaderElection ok\nlivez check passed\n');
-    expect(text(await h.handler('readyz')(q('verbose=1')))).toBe('[+]ping ok\n[+]leaderElection ok\nreadyz check passed\n');
+    expect(text(await h.handler('readyz')(q('verbose=1')))).toBe(
+      '[+]ping ok\n[+]leaderElection ok\nreadyz check passed\n',
+    );
   });
 
   it('fails with 500 and every line, withholding reasons, verbose or not', async () => {
@@ -32,7 +34,9 @@ describe('HealthChecks', () => {
       const r = await h.handler('healthz')(q(query));
       expect(r.status).toBe(500);
       expect(r.headers?.['Content-Type']).toBe('text/plain; charset=utf-8');
-      expect(text(r)).toBe('[+]ping ok\n[-]leaderElection failed: reason withheld\n[+]watchdog ok\nhealthz check failed\n');
+      expect(text(r)).toBe(
+        '[+]ping ok\n[-]leaderElection failed: reason withheld\n[+]watchdog ok\nhealthz check failed\n',
+      );
     }
   });
 
@@ -40,7 +44,9 @@ describe('HealthChecks', () => {
     const h = new HealthChecks()
       .add('leaderElection', () => ({ ok: false, message: 'stale' }))
       .add('informer-sync', () => ({ ok: false }), ['readyz']);
-    const r = await h.handler('readyz')(q('exclude=leaderElection&exclude=informer-sync&exclude=nope&exclude=abc&verbose'));
+    const r = await h.handler('readyz')(
+      q('exclude=leaderElection&exclude=informer-sync&exclude=nope&exclude=abc&verbose'),
+    );
     expect(r.status).toBe(200);
     expect(text(r)).toBe(
       '[+]ping ok\n[+]leaderElection excluded: ok\n[+]informer-sync excluded: ok\n' +

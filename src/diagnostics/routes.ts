@@ -1,19 +1,22 @@
 /** `/metrics` and `/metrics/slis` on the diagnostics server, rendered by the metrics exposition code. */
-import type { Registry } from 'prom-client';
+import type { Registry, RegistryContentType } from 'prom-client';
+
+type AnyRegistry = Registry<RegistryContentType>;
+
 import { renderMetrics } from './metrics/exposition.ts';
 import type { DiagnosticsRequest, Reply, RouteRegistry } from './server.ts';
 
 export interface MetricsRoutesOptions {
   /** The component's metrics, served on `/metrics` in the format `Accept` asks for. */
-  metrics: Registry;
+  metrics: AnyRegistry;
   /** The health SLIs, served on `/metrics/slis`. */
-  slis?: Registry;
+  slis?: AnyRegistry;
   /** The `NativeHistograms` gate. */
   nativeHistograms: boolean;
 }
 
 export function metricsHandler(
-  registry: Registry,
+  registry: AnyRegistry,
   nativeHistograms: boolean,
 ): (req: Pick<DiagnosticsRequest, 'headers'>) => Promise<Reply> {
   return async (req) => {

@@ -140,9 +140,7 @@ export class DiagnosticsServer implements RouteRegistry {
       throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
     }
     if (!Number.isInteger(securePort) || securePort < 0 || securePort > 65535) {
-      throw new Error(
-        `--secure-port ${securePort} must be between 0 and 65535, inclusive. 0 for turning off secure port`,
-      );
+      throw new Error(`secure port ${securePort} must be between 0 and 65535, inclusive (0 turns serving off)`);
     }
     this.allowedPath = pathMatcher(this.options.alwaysAllowPaths ?? DEFAULT_ALWAYS_ALLOW_PATHS);
   }
@@ -181,7 +179,7 @@ export class DiagnosticsServer implements RouteRegistry {
     this.started = true;
     const o = this.options;
     if (!this.enabled) {
-      o.logger?.info('secure serving of diagnostics is disabled (--secure-port=0)');
+      o.logger?.info('secure serving of diagnostics is disabled (secure port 0)');
       return undefined;
     }
     this.serving = await this.loadServingCertificate();

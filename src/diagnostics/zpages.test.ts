@@ -68,11 +68,9 @@ describe('formatting helpers', () => {
   });
 
   it('aggregates listed paths to their top-level folders without the API paths', () => {
-    expect(aggregatePaths(['/metrics/slis', '/metrics', '/healthz', '/livez/ping', '/apis/x', '/openapi/v3', '/'])).toEqual([
-      '/healthz',
-      '/livez',
-      '/metrics',
-    ]);
+    expect(
+      aggregatePaths(['/metrics/slis', '/metrics', '/healthz', '/livez/ping', '/apis/x', '/openapi/v3', '/']),
+    ).toEqual(['/healthz', '/livez', '/metrics']);
   });
 });
 
@@ -85,7 +83,16 @@ describe('statusz', () => {
     binaryVersion: '0.1.0+build<1>',
     emulationVersion: '1.34',
     minimumCompatibilityVersion: '1.33',
-    paths: () => ['/healthz', '/livez', '/readyz', '/metrics', '/metrics/slis', '/statusz', '/version', '/healthz/ping'],
+    paths: () => [
+      '/healthz',
+      '/livez',
+      '/readyz',
+      '/metrics',
+      '/metrics/slis',
+      '/statusz',
+      '/version',
+      '/healthz/ping',
+    ],
     runtimeVersion: 'v20.20.2',
     now: () => new Date('2026-03-01T11:02:03.900Z'),
   });
@@ -203,7 +210,9 @@ describe('configz and version', () => {
   it('serves the configuration as JSON', () => {
     const r = configzHandler(() => ({ [`component.${G}`]: { generic: { leaderElection: { leaderElect: true } } } }))();
     expect(r.headers).toEqual({ 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
-    expect(JSON.parse(r.body as string)).toEqual({ [`component.${G}`]: { generic: { leaderElection: { leaderElect: true } } } });
+    expect(JSON.parse(r.body as string)).toEqual({
+      [`component.${G}`]: { generic: { leaderElection: { leaderElect: true } } },
+    });
   });
 
   it('serves version information, indented', () => {
@@ -241,7 +250,13 @@ describe('installZPages', () => {
     installZPages(r, { ...base, configz: () => ({}), version: versionInfo('0.1.0') });
     expect([...routes.keys()].sort()).toEqual(['/configz', '/flagz', '/metrics', '/statusz', '/version']);
     const statusz = await routes.get('/statusz')!({ headers: { accept: STATUSZ } } as never);
-    expect(JSON.parse(statusz.body as string).paths).toEqual(['/configz', '/flagz', '/metrics', '/statusz', '/version']);
+    expect(JSON.parse(statusz.body as string).paths).toEqual([
+      '/configz',
+      '/flagz',
+      '/metrics',
+      '/statusz',
+      '/version',
+    ]);
   });
 
   it('leaves a page out when its gate is off', () => {

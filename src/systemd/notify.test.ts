@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../util/clock.ts';
-import { type NotifyBackend, Notifier, readNotifyEnvironment, SystemdNotifyBackend } from './notify.ts';
+import { Notifier, type NotifyBackend, readNotifyEnvironment, SystemdNotifyBackend } from './notify.ts';
 
 /** A backend that records messages and can be made to fail. */
 function recording(): NotifyBackend & { sent: string[]; fail: boolean } {
@@ -32,7 +32,9 @@ describe('readNotifyEnvironment', () => {
       socket: '/run/n',
       watchdogTimeoutMs: 15_000,
     });
-    expect(readNotifyEnvironment({ NOTIFY_SOCKET: '@abstract', WATCHDOG_USEC: '1500000', WATCHDOG_PID: '10' }, 10)).toEqual({
+    expect(
+      readNotifyEnvironment({ NOTIFY_SOCKET: '@abstract', WATCHDOG_USEC: '1500000', WATCHDOG_PID: '10' }, 10),
+    ).toEqual({
       socket: '@abstract',
       watchdogTimeoutMs: 1_500,
     });
@@ -45,9 +47,9 @@ describe('readNotifyEnvironment', () => {
     });
     expect(readNotifyEnvironment({ NOTIFY_SOCKET: '/n', WATCHDOG_USEC: 'soon' }, 10).watchdogTimeoutMs).toBeUndefined();
     expect(readNotifyEnvironment({ NOTIFY_SOCKET: '/n', WATCHDOG_USEC: '0' }, 10).watchdogTimeoutMs).toBeUndefined();
-    expect(readNotifyEnvironment({ NOTIFY_SOCKET: '/n', WATCHDOG_USEC: '9', WATCHDOG_PID: 'x' }, 10).watchdogIgnored).toBe(
-      'invalid WATCHDOG_PID "x"',
-    );
+    expect(
+      readNotifyEnvironment({ NOTIFY_SOCKET: '/n', WATCHDOG_USEC: '9', WATCHDOG_PID: 'x' }, 10).watchdogIgnored,
+    ).toBe('invalid WATCHDOG_PID "x"');
   });
 
   it('refuses watchdog timeouts under one second', () => {
@@ -77,7 +79,7 @@ describe('Notifier', () => {
     const n = new Notifier({ env: { NOTIFY_SOCKET: '/n' }, backend });
     const results = await Promise.all([n.ready(), n.status('syncing\ninformers'), n.watchdog()]);
     expect(results).toEqual([true, true, true]);
-    await n.stop();
+    await Promise.all([n.stop(), n.stop()]);
     await n.stop();
     expect(backend.sent).toEqual(['READY=1', 'STATUS=syncing informers', 'WATCHDOG=1', 'STOPPING=1']);
   });
@@ -195,9 +197,9 @@ describe('SystemdNotifyBackend', () => {
 
   it('fails with the exit code and stderr, for a missing binary, and after its timeout', async () => {
     const failing = await script('failing-notify', 'echo "Failed to notify init system: No such file" >&2; exit 1');
-    await expect(new SystemdNotifyBackend({ socket: '/n', pid: 1, binary: failing }).send(['WATCHDOG=1'])).rejects.toThrow(
-      'exited with 1: Failed to notify init system: No such file',
-    );
+    await expect(
+      new SystemdNotifyBackend({ socket: '/n', pid: 1, binary: failing }).send(['WATCHDOG=1']),
+    ).rejects.toThrow('exited with 1: Failed to notify init system: No such file');
     await expect(
       new SystemdNotifyBackend({ socket: '/n', pid: 1, binary: join(dir, 'missing') }).send(['WATCHDOG=1']),
     ).rejects.toThrow('ENOENT');

@@ -141,6 +141,7 @@ export class Notifier {
   private tick?: Promise<void>;
   private watching = false;
   private stopped = false;
+  private stopOnce?: Promise<void>;
   private lastError?: string;
 
   constructor(options: NotifierOptions = {}) {
@@ -233,12 +234,14 @@ export class Notifier {
     await this.tick;
   }
 
-  /** Stops the watchdog loop and sends `STOPPING=1`; later calls do nothing. */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  /** Stops the watchdog loop and sends `STOPPING=1`, once; later calls wait for the first to finish. */
+  stop(): Promise<void> {
     this.stopped = true;
-    await this.stopWatchdog();
-    await this.stopping();
+    this.stopOnce ??= (async () => {
+      await this.stopWatchdog();
+      await this.stopping();
+    })();
+    return this.stopOnce;
   }
 
   /** The `watchdog` health check: fails while the last notification could not be delivered. */

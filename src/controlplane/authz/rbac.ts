@@ -21,7 +21,6 @@ import type { AccessChecker } from '../plugins/authorize.ts';
 import type { RequestInfo } from '../request-info.ts';
 import type { RequestAuthorizer } from '../server.ts';
 import type { Storage } from '../storage.ts';
-
 import { PRIVILEGED_GROUP } from './policy.ts';
 
 export { defaultPolicy, PRIVILEGED_GROUP } from './policy.ts';

@@ -2,8 +2,8 @@
  * Protobuf field tables of the review kinds, for the protobuf request decoder (`../protobuf`): kubectl's
  * typed clients post SelfSubjectAccessReview (`auth can-i`), SelfSubjectRulesReview (`auth can-i --list`)
  * and SelfSubjectReview (`auth whoami`) as `application/vnd.kubernetes.protobuf`, and other clients may
- * post the rest the same way. Field numbers are those of the upstream `generated.proto` files of
- * k8s.io/api `authorization/v1` and `authentication/v1`. Statuses are answers, so they are not decoded.
+ * post the rest the same way. Field numbers are those of the reference's `generated.proto` files of the
+ * `authorization/v1` and `authentication/v1` API packages. Statuses are answers, so they are not decoded.
  */
 import { field, list, type MessageTable, mapOf, message } from '../protobuf/schema.ts';
 import { ExtraValue, LabelSelectorRequirement, ObjectMeta } from '../protobuf/tables.ts';

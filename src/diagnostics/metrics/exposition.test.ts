@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, Gauge, Histogram, type OpenMetricsContentType, Registry, Summary } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_TYPES, negotiate, renderMetrics } from './exposition.ts';
 import { nativeHistogram } from './native-histogram.ts';
@@ -237,7 +237,8 @@ describe('renderMetrics', () => {
   });
 
   it('writes exemplars in OpenMetrics only', async () => {
-    const registry = new Registry(Registry.OPENMETRICS_CONTENT_TYPE);
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE); // prom-client allows exemplars on such registries only
     const c = new Counter({ name: 'hits_total', help: 'Hits.', enableExemplars: true, registers: [registry] });
     c.inc({ value: 1, exemplarLabels: { trace_id: 'abc' } });
     const om = (await renderMetrics(registry, 'application/openmetrics-text', { nativeHistograms: false }))

@@ -4,7 +4,7 @@
  * no shared registry state changes per request (prom-client's own OpenMetrics rendering renames counters in
  * place). Native histogram buckets go out only in protobuf and only with the `NativeHistograms` gate on.
  */
-import type { Registry } from 'prom-client';
+import type { Registry, RegistryContentType } from 'prom-client';
 import type { HistogramSample } from './native-histogram.ts';
 import { encodeDelimited, type FamilyType, type Histogram, type Metric, type MetricFamily } from './protobuf.ts';
 
@@ -25,20 +25,27 @@ interface MediaRange {
   q: number;
 }
 
+/** `key=value` media type parameters, keys lower-cased, quotes taken off values. */
+function parseParams(parts: string[]): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const p of parts) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) continue;
+    params[p.slice(0, eq).trim().toLowerCase()] = p
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+  }
+  return params;
+}
+
+/** The media ranges of an Accept header, most preferred first; those weighted q=0 (refused) are dropped. */
 function parseAccept(accept: string): MediaRange[] {
   const ranges: MediaRange[] = [];
   for (const part of accept.split(',')) {
     const [type, ...rest] = part.split(';').map((s) => s.trim());
     if (!type) continue;
-    const params: Record<string, string> = {};
-    for (const p of rest) {
-      const eq = p.indexOf('=');
-      if (eq > 0)
-        params[p.slice(0, eq).trim().toLowerCase()] = p
-          .slice(eq + 1)
-          .trim()
-          .replace(/^"(.*)"$/, '$1');
-    }
+    const params = parseParams(rest);
     const q = params.q === undefined ? 1 : Number(params.q);
     if (Number.isFinite(q) && q > 0) ranges.push({ type: type.toLowerCase(), params, q });
   }
@@ -88,7 +95,7 @@ export interface RenderOptions {
 }
 
 export async function renderMetrics(
-  registry: Registry,
+  registry: Registry<RegistryContentType>,
   accept: string | undefined,
   options: RenderOptions,
 ): Promise<{ contentType: string; body: string | Buffer }> {
@@ -115,7 +122,10 @@ function parseNumber(v: string | number | undefined): number {
   return Number(v);
 }
 
+const NEEDS_ESCAPE = /[\\\n"]/;
+
 function escapeLabelValue(v: string): string {
+  if (!NEEDS_ESCAPE.test(v)) return v;
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
@@ -125,13 +135,18 @@ function escapeHelp(help: string, openMetrics: boolean): string {
   return openMetrics ? s.replace(/"/g, '\\"') : s;
 }
 
+function labelValue(value: string | number): string {
+  return typeof value === 'number' ? formatNumber(value) : value;
+}
+
 function labelString(labels: Record<string, string | number | undefined> | undefined): string {
-  const parts: string[] = [];
-  for (const [name, value] of Object.entries(labels ?? {})) {
+  let out = '';
+  for (const name in labels) {
+    const value = labels[name];
     if (value === undefined) continue;
-    parts.push(`${name}="${escapeLabelValue(typeof value === 'number' ? formatNumber(value) : value)}"`);
+    out += `${out ? ',' : '{'}${name}="${escapeLabelValue(labelValue(value))}"`;
   }
-  return parts.length ? `{${parts.join(',')}}` : '';
+  return out ? `${out}}` : '';
 }
 
 /** Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (counters' `_total` samples, `# EOF`). */
@@ -161,30 +176,53 @@ export function renderText(families: readonly FamilyJSON[], openMetrics: boolean
   return lines.length ? `${lines.join('\n')}\n` : '';
 }
 
-function labelPairs(labels: SampleJSON['labels'], without?: string): Array<[string, string]> {
-  const pairs: Array<[string, string]> = [];
-  for (const [name, value] of Object.entries(labels ?? {})) {
-    if (name !== without && value !== undefined)
-      pairs.push([name, typeof value === 'number' ? formatNumber(value) : value]);
+type LabelPairs = Array<[string, string]>;
+
+function labelPairs(labels: SampleJSON['labels'], without?: string): LabelPairs {
+  const pairs: LabelPairs = [];
+  for (const name in labels) {
+    const value = labels[name];
+    if (name !== without && value !== undefined) pairs.push([name, labelValue(value)]);
   }
   return pairs;
 }
 
+/** Whether `labels`, without `skip`, are `pairs` in the same order (a cheap check for the common case). */
+function samePairs(labels: SampleJSON['labels'], pairs: LabelPairs, skip: string): boolean {
+  let i = 0;
+  for (const name in labels) {
+    const value = labels[name];
+    if (name === skip || value === undefined) continue;
+    const pair = pairs[i++];
+    if (!pair || pair[0] !== name || pair[1] !== labelValue(value)) return false;
+  }
+  return i === pairs.length;
+}
+
+interface SeriesSamples {
+  labels: LabelPairs;
+  samples: SampleJSON[];
+}
+
 /** Groups a family's samples into series by their labels without `le` (histograms) or `quantile` (summaries). */
-function groupSeries(
-  f: FamilyJSON,
-  splitLabel: string,
-): Map<string, { labels: Array<[string, string]>; samples: SampleJSON[] }> {
-  const series = new Map<string, { labels: Array<[string, string]>; samples: SampleJSON[] }>();
+function groupSeries(f: FamilyJSON, splitLabel: string): Map<string, SeriesSamples> {
+  const series = new Map<string, SeriesSamples>();
+  let current: SeriesSamples | undefined;
   for (const s of f.values ?? []) {
-    const labels = labelPairs(s.labels, splitLabel);
-    const key = JSON.stringify([...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    let entry = series.get(key);
-    if (!entry) {
-      entry = { labels, samples: [] };
-      series.set(key, entry);
+    // A series' samples usually come in a row: look the series up only when the labels change.
+    if (!current || !samePairs(s.labels, current.labels, splitLabel)) {
+      const labels = labelPairs(s.labels, splitLabel);
+      const key = labels
+        .map(([name, value]) => `${name}\u0000${value}`)
+        .sort()
+        .join('\u0001');
+      current = series.get(key);
+      if (!current) {
+        current = { labels, samples: [] };
+        series.set(key, current);
+      }
     }
-    entry.samples.push(s);
+    current.samples.push(s);
   }
   return series;
 }
@@ -221,13 +259,14 @@ export function toMetricFamilies(families: readonly FamilyJSON[], nativeHistogra
 
 function histogramOf(name: string, samples: SampleJSON[], nativeHistograms: boolean): Histogram {
   const h: Histogram = { count: 0, sum: 0, buckets: [] };
+  const [count, sum, bucket] = [`${name}_count`, `${name}_sum`, `${name}_bucket`];
   for (const s of samples) {
-    if (s.metricName === `${name}_count`) {
+    if (s.metricName === count) {
       h.count = s.value;
       if (nativeHistograms && s.native) h.native = s.native;
-    } else if (s.metricName === `${name}_sum`) {
+    } else if (s.metricName === sum) {
       h.sum = s.value;
-    } else if (s.metricName === `${name}_bucket`) {
+    } else if (s.metricName === bucket) {
       const le = parseNumber(s.labels?.le);
       if (le !== Number.POSITIVE_INFINITY) h.buckets.push([le, s.value]);
     }

@@ -8,7 +8,7 @@
  * at most the zero threshold go to the zero bucket. When a series holds more than `maxBuckets` populated buckets,
  * its schema drops by one (each pair of buckets merges into one) until it fits, down to schema -4.
  */
-import { register as globalRegistry, type Metric, type Registry } from 'prom-client';
+import { register as globalRegistry, type Metric, type Registry, type RegistryContentType } from 'prom-client';
 import type { NativeBuckets } from './protobuf.ts';
 
 export const MIN_SCHEMA = -4;
@@ -107,7 +107,7 @@ export interface NativeHistogramConfig<L extends string> {
   /** Observations with |v| at most this go to the zero bucket. */
   zeroThreshold?: number;
   /** Default: prom-client's global registry, as prom-client's own metrics. */
-  registers?: Registry[];
+  registers?: Registry<RegistryContentType>[];
 }
 
 /** A sample as prom-client's `get()` gives it; the `_count` sample of a series carries its native buckets. */

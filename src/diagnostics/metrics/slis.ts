@@ -2,7 +2,7 @@
  * The `/metrics/slis` registry (spec §2.5): the result of each health check as a gauge and the running totals
  * of results as a counter, both alpha, meant to be scraped often for availability SLOs.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client';
 import type { Naming } from '../../api/naming.ts';
 
 /** The spec names `healthz` and `readyz`; `livez` is accepted for components that also serve it. */
@@ -10,13 +10,16 @@ export type HealthCheckType = 'healthz' | 'readyz' | 'livez';
 
 export interface SliMetrics {
   /** The registry to serve on `/metrics/slis`. */
-  readonly registry: Registry;
+  readonly registry: Registry<RegistryContentType>;
   /** Records one run of the check `name` of endpoint `type`. */
   recordHealthCheck(type: HealthCheckType, name: string, ok: boolean): void;
 }
 
 /** The SLI metrics named with the flavor's prefix, in `registry` (default: a new one of their own). */
-export function sliMetrics(naming: Pick<Naming, 'metricPrefix'>, registry: Registry = new Registry()): SliMetrics {
+export function sliMetrics(
+  naming: Pick<Naming, 'metricPrefix'>,
+  registry: Registry<RegistryContentType> = new Registry(),
+): SliMetrics {
   const prefix = naming.metricPrefix;
   const registers = [registry];
   const result = new Gauge({

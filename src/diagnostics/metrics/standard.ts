@@ -2,7 +2,16 @@
  * Metrics every component exposes on `/metrics`: feature gate states, build information, process and Node.js
  * runtime metrics, and REST client request metrics under client-go's names.
  */
-import { Counter, collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
+import {
+  type Registry as AnyRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  type RegistryContentType,
+} from 'prom-client';
+
+type Registry = AnyRegistry<RegistryContentType>;
+
 import type { Naming } from '../../api/naming.ts';
 import { NativeHistogram, nativeHistogram } from './native-histogram.ts';
 

@@ -1,0 +1,248 @@
+/**
+ * The certificate controllers' configuration (under `certificates` in the component configuration), the
+ * signer start-up rules (reference §3.1) and the flags that fill it.
+ */
+import { type Naming, naming } from '../../src/api/naming.ts';
+import type { FlagSpec, Flags } from '../../src/cli/flags.ts';
+import { FlagError } from '../../src/cli/flags.ts';
+import { DEFAULT_CERT_TTL_MS } from './signing/policy.ts';
+
+export const SIGNER_KEYS = ['nodeAgentServing', 'apiServerClientNodeAgent', 'apiServerClient', 'legacyUnknown'] as const;
+export type SignerKey = (typeof SIGNER_KEYS)[number];
+
+export interface FilePair {
+  certFile?: string;
+  keyFile?: string;
+}
+
+export interface SigningConfig extends FilePair {
+  /** Pairs for one signer each; cannot be combined with the single pair. */
+  perSigner: Partial<Record<SignerKey, FilePair>>;
+  /** Maximum certificate lifetime (`--cluster-signing-duration`). */
+  durationMs: number;
+}
+
+export interface ServingApprovalConfig {
+  /** Approve node agent serving CSRs that pass every rule (off by default: no reference controller does it). */
+  enabled: boolean;
+  /** Regular expressions a DNS SAN may fully match when it is not the node's Hostname address. */
+  dnsPatterns: string[];
+  /** Longest lifetime approved; unset: the cluster signing duration. */
+  maxDurationMs?: number;
+}
+
+export interface CertificatesConfig {
+  signing: SigningConfig;
+  servingApproval: ServingApprovalConfig;
+  /** The serving CA the trust-bundle publisher publishes; the API client's CA when unset. */
+  rootCaFile?: string;
+}
+
+export const DEFAULT_CERTIFICATES_CONFIG: CertificatesConfig = {
+  signing: { perSigner: {}, durationMs: DEFAULT_CERT_TTL_MS },
+  servingApproval: { enabled: false, dnsPatterns: [] },
+};
+
+/** The `certificates` part of a component configuration, with defaults for what is missing. */
+export function certificatesConfig(config: Record<string, unknown>): CertificatesConfig {
+  const given = (config.certificates ?? {}) as Partial<CertificatesConfig>;
+  return {
+    signing: { ...DEFAULT_CERTIFICATES_CONFIG.signing, ...given.signing },
+    servingApproval: { ...DEFAULT_CERTIFICATES_CONFIG.servingApproval, ...given.servingApproval },
+    rootCaFile: given.rootCaFile,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the signer start-up rules
+
+/** The flag family of each signer's pair, with the node agent and API server words of the default naming. */
+export function signerFlagFamily(key: SignerKey, n: Naming = naming()): string {
+  switch (key) {
+    case 'nodeAgentServing':
+      return `cluster-signing-${n.nodeAgent}-serving`;
+    case 'apiServerClientNodeAgent':
+      return `cluster-signing-${n.nodeAgent}-client`;
+    case 'apiServerClient':
+      return `cluster-signing-${n.apiServer}-client`;
+    case 'legacyUnknown':
+      return 'cluster-signing-legacy-unknown';
+  }
+}
+
+/** Options validation: every problem, in the reference's words. */
+export function validateSigningConfig(c: SigningConfig): string[] {
+  const errors: string[] = [];
+  const single = Boolean(c.certFile || c.keyFile);
+  const anyPerSigner = SIGNER_KEYS.some((k) => c.perSigner[k]?.certFile || c.perSigner[k]?.keyFile);
+  if (single && anyPerSigner) {
+    errors.push(
+      'cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time',
+    );
+  }
+  for (const k of SIGNER_KEYS) {
+    const pair = c.perSigner[k] ?? {};
+    const problem = pairProblem(pair);
+    if (problem) errors.push(`${JSON.stringify(signerFlagFamily(k))}: ${problem}`);
+  }
+  if (!(c.durationMs > 0)) errors.push('--cluster-signing-duration must be positive');
+  return errors;
+}
+
+function pairProblem(pair: FilePair): string | undefined {
+  if (!pair.certFile && pair.keyFile) return 'cannot specify key without cert';
+  if (pair.certFile && !pair.keyFile) return 'cannot specify cert without key';
+  return undefined;
+}
+
+export interface SigningPlan {
+  /** The loops to run, each with its signer name and CA files. */
+  loops: { key: SignerKey; signer: string; certFile: string; keyFile: string }[];
+  /** Signers without a loop, and why (logged at start). */
+  skipped: { signer: string; why: string }[];
+}
+
+/** Which signing loops start (reference §3.1 decision table); throws on the combinations that are errors. */
+export function signingPlan(c: SigningConfig, n: Naming): SigningPlan {
+  const errors = validateSigningConfig(c);
+  const anyPerSigner = SIGNER_KEYS.some((k) => c.perSigner[k]?.certFile || c.perSigner[k]?.keyFile);
+  if (c.certFile && c.keyFile && anyPerSigner) throw new Error('cannot specify default and per controller certs at the same time');
+  if (errors.length) throw new Error(errors.join('; '));
+  if (c.certFile && c.keyFile) {
+    return {
+      loops: SIGNER_KEYS.map((key) => ({ key, signer: n.signers[key], certFile: c.certFile!, keyFile: c.keyFile! })),
+      skipped: [],
+    };
+  }
+  const plan: SigningPlan = { loops: [], skipped: [] };
+  for (const key of SIGNER_KEYS) {
+    const pair = c.perSigner[key];
+    if (pair?.certFile && pair.keyFile) {
+      plan.loops.push({ key, signer: n.signers[key], certFile: pair.certFile, keyFile: pair.keyFile });
+    } else {
+      plan.skipped.push({ signer: n.signers[key], why: 'no CA files configured for it' });
+    }
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------------------------------------
+// flags
+
+const SIGNING = 'CSR signing controller';
+const APPROVING = 'CSR approving controller';
+
+export function certificatesFlags(n: Naming = naming()): FlagSpec[] {
+  const pairs: FlagSpec[] = SIGNER_KEYS.flatMap((key) => {
+    const family = signerFlagFamily(key, n);
+    const signer = n.signers[key];
+    return [
+      {
+        name: `${family}-cert-file`,
+        type: 'string' as const,
+        section: SIGNING,
+        usage: `PEM CA certificate for the ${signer} signer only.`,
+      },
+      {
+        name: `${family}-key-file`,
+        type: 'string' as const,
+        section: SIGNING,
+        usage: `PEM private key for the ${signer} signer only.`,
+      },
+    ];
+  });
+  return [
+    {
+      name: 'cluster-signing-cert-file',
+      type: 'string',
+      section: SIGNING,
+      usage: 'PEM CA certificate used by every built-in signer (embedded mode: the cluster CA).',
+    },
+    {
+      name: 'cluster-signing-key-file',
+      type: 'string',
+      section: SIGNING,
+      usage: 'PEM private key (RSA, ECDSA or Ed25519) of --cluster-signing-cert-file.',
+    },
+    ...pairs,
+    {
+      name: 'cluster-signing-duration',
+      type: 'duration',
+      section: SIGNING,
+      default: '8760h',
+      usage: 'Longest lifetime of an issued certificate; a shorter spec.expirationSeconds is honoured.',
+    },
+    {
+      name: 'experimental-cluster-signing-duration',
+      type: 'duration',
+      section: SIGNING,
+      usage: 'Deprecated: use --cluster-signing-duration.',
+    },
+    {
+      name: 'root-ca-file',
+      type: 'string',
+      section: SIGNING,
+      usage: "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
+    },
+    {
+      name: `${n.nodeAgent}-serving-approval`,
+      type: 'bool',
+      section: APPROVING,
+      default: 'false',
+      usage: `Approve ${n.signers.nodeAgentServing} CSRs from the node itself whose SANs are its own addresses.`,
+    },
+    {
+      name: `${n.nodeAgent}-serving-approval-dns-pattern`,
+      type: 'stringArray',
+      section: APPROVING,
+      usage: "Regular expression a DNS SAN may match besides the node's Hostname address (repeatable).",
+    },
+    {
+      name: `${n.nodeAgent}-serving-approval-max-duration`,
+      type: 'duration',
+      section: APPROVING,
+      usage: 'Longest serving certificate lifetime approved (default: --cluster-signing-duration).',
+    },
+  ];
+}
+
+/**
+ * The configuration from parsed flags. `embeddedCa` is the embedded control plane's cluster CA: used as the
+ * single pair when no signing file flag is given, so that CSRs are issued with no flags at all.
+ */
+export function certificatesConfigFromFlags(flags: Flags, embeddedCa?: FilePair, n: Naming = naming()): CertificatesConfig {
+  const perSigner: SigningConfig['perSigner'] = {};
+  for (const key of SIGNER_KEYS) {
+    const family = signerFlagFamily(key, n);
+    const pair = { certFile: flags.string(`${family}-cert-file`), keyFile: flags.string(`${family}-key-file`) };
+    if (pair.certFile || pair.keyFile) perSigner[key] = pair;
+  }
+  let certFile = flags.string('cluster-signing-cert-file');
+  let keyFile = flags.string('cluster-signing-key-file');
+  if (embeddedCa && !certFile && !keyFile && Object.keys(perSigner).length === 0) {
+    ({ certFile, keyFile } = embeddedCa);
+  }
+  const durationMs = flags.has('cluster-signing-duration')
+    ? flags.durationMs('cluster-signing-duration')!
+    : (flags.durationMs('experimental-cluster-signing-duration') ?? flags.durationMs('cluster-signing-duration')!);
+  const signing: SigningConfig = { certFile, keyFile, perSigner, durationMs };
+  const errors = validateSigningConfig(signing);
+  if (errors.length) throw new FlagError(errors.join('; '));
+  const patterns = flags.all(`${n.nodeAgent}-serving-approval-dns-pattern`);
+  for (const p of patterns) {
+    try {
+      new RegExp(p);
+    } catch (err) {
+      throw new FlagError(`invalid argument "${p}" for "--${n.nodeAgent}-serving-approval-dns-pattern": ${err}`);
+    }
+  }
+  return {
+    signing,
+    servingApproval: {
+      enabled: flags.bool(`${n.nodeAgent}-serving-approval`),
+      dnsPatterns: patterns,
+      maxDurationMs: flags.durationMs(`${n.nodeAgent}-serving-approval-max-duration`),
+    },
+    rootCaFile: flags.string('root-ca-file'),
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * The API server serving ClusterTrustBundle publisher (`<apiserver>-serving-clustertrustbundle-publisher-controller`):
+ * keeps exactly one bundle for the serving signer, named after its content, holding the serving CA. The CA
+ * comes from `--root-ca-file` or, without it, from the API client's own CA. Unlike the reference (a static
+ * provider), a CA file is watched and a change republishes at once.
+ */
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { naming } from '../../../src/api/naming.ts';
+import { apiVersionOf } from '../../../src/api/registry.ts';
+import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
+import { isNotFound, StatusError } from '../../../src/client/errors.ts';
+import {
+  type ControllerContext,
+  type ControllerDefinition,
+  done,
+  type Reconciler,
+} from '../../../src/controller/controller.ts';
+import type { Timer } from '../../../src/util/clock.ts';
+import { certificatesConfig } from '../config.ts';
+import { certificateMetrics } from '../metrics.ts';
+import { bundleProblem, publishPlan } from './core.ts';
+
+const SUFFIX = 'serving-clustertrustbundle-publisher-controller';
+export const PUBLISHER_CONTROLLER = `${naming().apiServer}-${SUFFIX}`;
+
+/** The single key of the publisher's queue. */
+const KEY = 'publish';
+
+/** Where the CA bytes come from: a file (watched), or bytes fixed for the process's life. */
+interface CaSource {
+  read(): string;
+  file?: string;
+}
+
+function caSource(ctx: ControllerContext, rootCaFile: string | undefined): CaSource | undefined {
+  if (rootCaFile) return { read: () => readFileSync(rootCaFile, 'utf8'), file: rootCaFile };
+  const cluster = ctx.client.kubeConfig.getCurrentCluster();
+  if (cluster?.caData) {
+    const bytes = Buffer.from(cluster.caData, 'base64').toString('utf8');
+    return { read: () => bytes };
+  }
+  if (cluster?.caFile) {
+    const file = cluster.caFile;
+    return { read: () => readFileSync(file, 'utf8'), file };
+  }
+  return undefined;
+}
+
+/** Re-reads a file when its directory changes (a swap replaces the inode); calls `changed` when its bytes differ. */
+function watchFile(ctx: ControllerContext, file: string, initial: string, changed: (bytes: string) => void) {
+  let last = initial;
+  let timer: Timer | undefined;
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dirname(resolve(file)), { persistent: false }, () => {
+      if (timer) ctx.clock.clearTimeout(timer);
+      timer = ctx.clock.setTimeout(() => {
+        timer = undefined;
+        let bytes: string;
+        try {
+          bytes = readFileSync(file, 'utf8');
+        } catch {
+          return; // mid-swap; the next event reads it again
+        }
+        if (bytes !== last && !bundleProblem(bytes)) {
+          last = bytes;
+          changed(bytes);
+        }
+      }, 50);
+    });
+    watcher.on('error', (err) => ctx.logger.warn({ file, err: String(err) }, 'watching the serving CA file failed'));
+  } catch (err) {
+    ctx.logger.warn({ file, err: String(err) }, 'cannot watch the serving CA file: changes need a restart');
+  }
+  return () => {
+    watcher?.close();
+    if (timer) ctx.clock.clearTimeout(timer);
+  };
+}
+
+export const publisherController: ControllerDefinition = {
+  name: PUBLISHER_CONTROLLER,
+  // The same controller under the other flavor's component word.
+  aliases: [`${naming('kubernetes').apiServer}-${SUFFIX}`],
+  enabledByDefault: true,
+  workers: 1,
+  setup(ctx, enqueue): Reconciler {
+    const n = ctx.naming;
+    const logger = ctx.logger.child({ controller: PUBLISHER_CONTROLLER });
+    const noop: Reconciler = { reconcile: async () => done };
+    // Our spec serves ClusterTrustBundle at v1; for the reference's API it is gated, off by default, as there.
+    if (n.flavor !== 'orch' && !ctx.features('ClusterTrustBundle')) {
+      logger.info('the ClusterTrustBundle feature gate is off: not publishing the serving CA');
+      return noop;
+    }
+    const source = caSource(ctx, certificatesConfig(ctx.config).rootCaFile);
+    if (!source) {
+      logger.info('no serving CA (no --root-ca-file, no CA in the client configuration): not publishing');
+      return noop;
+    }
+    let bytes: string;
+    try {
+      bytes = source.read();
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'cannot read the serving CA: not publishing');
+      return noop;
+    }
+    const problem = bundleProblem(bytes);
+    if (problem) {
+      logger.error({ err: problem }, 'the serving CA holds no usable certificate: not publishing');
+      return noop;
+    }
+    const signer = n.signers.apiServerServing;
+    const rt = ctx.registry.byKind('ClusterTrustBundle');
+    if (!rt) throw new Error('the registry has no ClusterTrustBundle');
+    const informer = ctx.informers.informerFor<ClusterTrustBundle>(rt, { fieldSelector: `spec.signerName=${signer}` });
+    const trigger = () => enqueue.add(KEY);
+    informer.addEventHandler({ add: trigger, update: trigger, delete: trigger });
+    const stopWatch = source.file
+      ? watchFile(ctx, source.file, bytes, (next) => {
+          bytes = next;
+          logger.info({ file: source.file }, 'the serving CA changed: republishing');
+          trigger();
+        })
+      : undefined;
+    trigger();
+    const bundles = ctx.client.resource<ClusterTrustBundle>(rt);
+    const metrics = certificateMetrics(ctx.metrics);
+    const lister = informer.lister();
+
+    return {
+      async reconcile(_key, signal) {
+        const started = performance.now();
+        let code = '200';
+        try {
+          const plan = publishPlan(signer, bytes, lister.list());
+          if (plan.create) {
+            await bundles.create({ apiVersion: apiVersionOf(rt), kind: rt.kind, ...plan.create }, { signal });
+          } else if (plan.update) {
+            await bundles.replace(plan.update, { signal });
+          }
+          let lastError: unknown;
+          for (const name of plan.delete) {
+            try {
+              await bundles.delete(undefined, name, { signal });
+            } catch (err) {
+              if (!isNotFound(err)) lastError = err;
+            }
+          }
+          if (lastError) throw lastError;
+          return done;
+        } catch (err) {
+          code = err instanceof StatusError ? String(err.code) : '500';
+          throw err;
+        } finally {
+          metrics.publisherSyncs.inc({ code });
+          metrics.publisherSyncDuration.observe({ code }, (performance.now() - started) / 1000);
+        }
+      },
+      stop() {
+        stopWatch?.();
+      },
+    };
+  },
+};

@@ -1,0 +1,58 @@
+/**
+ * The API server serving trust-bundle publisher's pure core (reference §5.2): the bundle's name from its bytes,
+ * and the writes that make the signer's bundles exactly one, holding the current CA bytes verbatim.
+ */
+import 'reflect-metadata';
+import { createHash, webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
+import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
+import { splitPemBlocks } from '../../../src/pki/pem.ts';
+
+x509.cryptoProvider.set(webcrypto);
+
+/** `<signer with "/" as ":">:<hex of the first 12 bytes of SHA-256 of the bundle>`. */
+export function bundleName(signer: string, bundle: string): string {
+  const digest = createHash('sha256').update(bundle, 'utf8').digest('hex').slice(0, 24);
+  return `${signer.replaceAll('/', ':')}:${digest}`;
+}
+
+/** Whether the bytes hold at least one certificate and every CERTIFICATE block parses. */
+export function bundleProblem(bundle: string): string | undefined {
+  let blocks: ReturnType<typeof splitPemBlocks>;
+  try {
+    blocks = splitPemBlocks(bundle).filter((b) => b.type === 'CERTIFICATE');
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (!blocks.length) return 'no certificate found';
+  for (const [i, b] of blocks.entries()) {
+    try {
+      new x509.X509Certificate(b.der);
+    } catch {
+      return `certificate ${i} does not parse`;
+    }
+  }
+  return undefined;
+}
+
+export interface PublishPlan {
+  create?: ClusterTrustBundle;
+  /** The existing bundle with only `spec.trustBundle` replaced. */
+  update?: ClusterTrustBundle;
+  /** Names of the signer's other bundles. */
+  delete: string[];
+}
+
+export function publishPlan(signer: string, bundle: string, existing: readonly ClusterTrustBundle[]): PublishPlan {
+  const name = bundleName(signer, bundle);
+  const current = existing.find((b) => b.metadata.name === name);
+  const plan: PublishPlan = {
+    delete: existing.filter((b) => b.metadata.name !== name && b.spec?.signerName === signer).map((b) => b.metadata.name!),
+  };
+  if (!current) {
+    plan.create = { metadata: { name }, spec: { signerName: signer, trustBundle: bundle } };
+  } else if (current.spec?.trustBundle !== bundle) {
+    plan.update = { ...current, spec: { ...current.spec, trustBundle: bundle } };
+  }
+  return plan;
+}

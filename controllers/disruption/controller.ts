@@ -1,0 +1,327 @@
+/**
+ * The disruption controller (`disruption-controller`, alias `disruption`): keeps PodDisruptionBudget
+ * status current from the pods the budgets select and the scales of the pods' controllers, so the
+ * eviction subresource can spend the allowance. The decisions are in `core.ts`; this file wires the
+ * informers, indexes and queue to them and performs the writes.
+ *
+ * One queue carries two kinds of keys: `<namespace>/<name>` syncs a PDB, `pod:<namespace>/<name>`
+ * clears a stale `DisruptionTarget` pod condition. Two workers stand in for the reference's main and
+ * stale-pod workers (its recheck worker only moves keys into the main queue; `addAfter` does that here).
+ *
+ * `ctx.config.nowMs` (a `() => number` of epoch milliseconds) replaces the wall clock, for tests.
+ */
+import type { KubeObject } from '../../src/api/meta.ts';
+import { splitKey } from '../../src/api/meta.ts';
+import type { Pod } from '../../src/api/types/core.ts';
+import type { PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../src/api/types/policy.ts';
+import { type DeletedFinalStateUnknown, isTombstone, type Lister } from '../../src/cache/informer.ts';
+import { keyOf } from '../../src/cache/store.ts';
+import { isConflict, isNotFound } from '../../src/client/errors.ts';
+import type { ResourceClient } from '../../src/client/resource.ts';
+import {
+  type ControllerContext,
+  type ControllerDefinition,
+  done,
+  type Enqueuer,
+  errorText,
+  type Reconciler,
+  type Result,
+  requeueAfter,
+} from '../../src/controller/controller.ts';
+import { rfc3339 } from '../../src/util/time.ts';
+import { ACTION_MATCH, EVENT_MULTIPLE_PDBS, STALE_POD_KEY_PREFIX } from './constants.ts';
+import { failSafeStatus, type PlannedEvent, planSync, selectPods, usesScale } from './core.ts';
+import {
+  controllerRefOf,
+  findTypedController,
+  type ScaleLookup,
+  scaleResourceFor,
+  WORKLOAD_KINDS,
+  type WorkloadKind,
+  type Workloads,
+} from './finders.ts';
+import {
+  candidateIndexValues,
+  clearedDisruptionTarget,
+  multiplePdbsNote,
+  PDB_SELECTOR_INDEX,
+  POD_LABEL_INDEX,
+  pdbIndexValues,
+  pdbsForPod,
+  podIndexValues,
+  staleDisruptionWait,
+} from './routing.ts';
+
+export const disruptionControllerDefinition: ControllerDefinition = {
+  name: 'disruption-controller',
+  aliases: ['disruption'],
+  enabledByDefault: true,
+  workers: 2,
+  setup: (ctx, enqueue) => new DisruptionReconciler(ctx, enqueue),
+};
+
+const TYPE_META: Record<string, { apiVersion: string; kind: string }> = {
+  pdb: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
+  pod: { apiVersion: 'v1', kind: 'Pod' },
+};
+
+function unwrap<T>(obj: T | DeletedFinalStateUnknown<T>): T {
+  return isTombstone(obj) ? obj.obj : obj;
+}
+
+function replicasOf(obj: KubeObject): unknown {
+  return (obj.spec as { replicas?: unknown } | undefined)?.replicas;
+}
+
+export class DisruptionReconciler implements Reconciler {
+  private readonly pods: Lister<Pod>;
+  private readonly pdbs: Lister<PodDisruptionBudget>;
+  private readonly workloads = new Map<WorkloadKind, Lister<KubeObject>>();
+  private readonly pdbClient: ResourceClient<PodDisruptionBudget>;
+  private readonly podClient: ResourceClient<Pod>;
+  private readonly nowMs: () => number;
+  /** Workload or controller-reference UID → keys of the PDBs whose last sync depended on it. */
+  private readonly dependents = new Map<string, Set<string>>();
+  /** PDB key → the UIDs it depended on at its last sync. */
+  private readonly dependsOn = new Map<string, string[]>();
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly enqueue: Enqueuer,
+  ) {
+    const rt = (kind: string) => {
+      const found = ctx.registry.byKind(kind);
+      if (!found) throw new Error(`disruption controller: the API has no ${kind}`);
+      return found;
+    };
+    const configured = ctx.config.nowMs;
+    this.nowMs = typeof configured === 'function' ? (configured as () => number) : Date.now;
+    this.pdbClient = ctx.client.resource<PodDisruptionBudget>(rt('PodDisruptionBudget'));
+    this.podClient = ctx.client.resource<Pod>(rt('Pod'));
+
+    const podInformer = ctx.informers.informerFor<Pod>(rt('Pod'));
+    podInformer.addIndexer(POD_LABEL_INDEX, podIndexValues);
+    this.pods = podInformer.lister();
+    const pdbInformer = ctx.informers.informerFor<PodDisruptionBudget>(rt('PodDisruptionBudget'));
+    pdbInformer.addIndexer(PDB_SELECTOR_INDEX, pdbIndexValues);
+    this.pdbs = pdbInformer.lister();
+
+    pdbInformer.addEventHandler({
+      add: (pdb) => this.enqueue.add(keyOf(pdb)),
+      update: (_old, pdb) => this.enqueue.add(keyOf(pdb)),
+      delete: (obj) => this.enqueue.add(keyOf(unwrap(obj))),
+    });
+    podInformer.addEventHandler({
+      add: (pod) => {
+        this.routePod(pod, undefined, true);
+        this.checkStale(pod);
+      },
+      update: (old, pod) => {
+        this.routePod(pod, old, true);
+        this.checkStale(pod);
+      },
+      delete: (obj) => this.routePod(unwrap(obj), undefined, false),
+    });
+    for (const kind of WORKLOAD_KINDS) {
+      const informer = ctx.informers.informerFor(rt(kind));
+      this.workloads.set(kind, informer.lister());
+      informer.addEventHandler({
+        add: (obj) => this.enqueueDependents(obj.metadata.uid),
+        update: (old, obj) => {
+          const changed =
+            replicasOf(old) !== replicasOf(obj) ||
+            old.metadata.uid !== obj.metadata.uid ||
+            controllerRefOf(old)?.uid !== controllerRefOf(obj)?.uid;
+          if (!changed) return;
+          this.enqueueDependents(obj.metadata.uid);
+          if (old.metadata.uid !== obj.metadata.uid) this.enqueueDependents(old.metadata.uid);
+        },
+        delete: (obj) => this.enqueueDependents(unwrap(obj).metadata.uid),
+      });
+    }
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<Result> {
+    if (key.startsWith(STALE_POD_KEY_PREFIX)) return this.syncStalePod(key.slice(STALE_POD_KEY_PREFIX.length), signal);
+    return this.syncPdb(key, signal);
+  }
+
+  // ---- event routing ----
+
+  /** Queues every PDB that selects the pod (and, when its labels changed, every one that selected it before). */
+  private routePod(pod: Pod, old: Pod | undefined, record: boolean): void {
+    const byIndex = (value: string) => this.pdbs.byIndex(PDB_SELECTOR_INDEX, value);
+    const matched = pdbsForPod(pod, byIndex);
+    for (const pdb of matched) this.enqueue.add(keyOf(pdb));
+    if (old && JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(pod.metadata.labels ?? {})) {
+      for (const pdb of pdbsForPod(old, byIndex)) this.enqueue.add(keyOf(pdb));
+    }
+    if (record && matched.length > 1) {
+      this.ctx.recorder.event(
+        { ...TYPE_META.pod, ...pod },
+        'Warning',
+        EVENT_MULTIPLE_PDBS,
+        ACTION_MATCH,
+        multiplePdbsNote(pod, matched),
+      );
+    }
+  }
+
+  private checkStale(pod: Pod): void {
+    const wait = staleDisruptionWait(pod, this.nowMs());
+    if (wait !== undefined) this.enqueue.addAfter(STALE_POD_KEY_PREFIX + keyOf(pod), wait);
+  }
+
+  private enqueueDependents(uid: string | undefined): void {
+    if (!uid) return;
+    for (const key of this.dependents.get(uid) ?? []) this.enqueue.add(key);
+  }
+
+  private track(key: string, uids: string[]): void {
+    for (const uid of this.dependsOn.get(key) ?? []) {
+      const keys = this.dependents.get(uid);
+      keys?.delete(key);
+      if (keys?.size === 0) this.dependents.delete(uid);
+    }
+    if (uids.length === 0) {
+      this.dependsOn.delete(key);
+      return;
+    }
+    this.dependsOn.set(key, uids);
+    for (const uid of uids) {
+      let keys = this.dependents.get(uid);
+      if (!keys) {
+        keys = new Set();
+        this.dependents.set(uid, keys);
+      }
+      keys.add(key);
+    }
+  }
+
+  // ---- PDB sync ----
+
+  private candidates(pdb: PodDisruptionBudget): Pod[] {
+    const where = candidateIndexValues(pdb);
+    if (where === 'namespace') return this.pods.list(pdb.metadata.namespace ?? '');
+    return where.flatMap((value) => this.pods.byIndex(POD_LABEL_INDEX, value));
+  }
+
+  private async syncPdb(key: string, signal: AbortSignal): Promise<Result> {
+    const { namespace = '', name } = splitKey(key);
+    const pdb = this.pdbs.get(namespace, name);
+    if (!pdb) {
+      this.track(key, []);
+      return done;
+    }
+    const candidates = this.candidates(pdb);
+    const generic = new Map<string, ScaleLookup>();
+    const workloads: Workloads = {
+      get: (kind, ns, n) => this.workloads.get(kind)?.get(ns, n),
+      scale: (ref) => generic.get(ref.uid) ?? { notFound: true },
+    };
+    if (usesScale(pdb)) await this.prefetchScales(pdb, candidates, workloads, generic);
+    const nowMs = this.nowMs();
+    const plan = planSync({ pdb, candidates, workloads, nowMs });
+    this.track(key, plan.controllers);
+    for (const e of plan.events) this.record(e);
+
+    if (plan.error !== undefined) {
+      // The fail-safe write; when it succeeds the failure is not retried (the next event re-evaluates).
+      if (plan.status) await this.writeStatus(pdb, plan.status, signal);
+      return done;
+    }
+    if (plan.status) {
+      try {
+        await this.writeStatus(pdb, plan.status, signal);
+      } catch (err) {
+        if (isConflict(err)) throw err;
+        if (isNotFound(err)) return done;
+        const fallback = failSafeStatus(pdb, errorText(err), rfc3339(new Date(this.nowMs())));
+        if (fallback) await this.writeStatus(pdb, fallback, signal);
+        return done;
+      }
+    }
+    if (plan.recheckAtMs !== undefined) this.enqueue.addAfter(key, Math.max(0, plan.recheckAtMs - nowMs));
+    return done;
+  }
+
+  /**
+   * Answers the generic `/scale` finder, in pod order, for the controller references the typed
+   * finders do not resolve; stops at the first failure (which fails the sync, as in the reference).
+   */
+  private async prefetchScales(
+    pdb: PodDisruptionBudget,
+    candidates: Pod[],
+    workloads: Workloads,
+    generic: Map<string, ScaleLookup>,
+  ): Promise<void> {
+    let pods: Pod[];
+    try {
+      pods = selectPods(pdb, candidates);
+    } catch {
+      return; // the core reports the selector
+    }
+    const seen = new Set<string>();
+    for (const pod of pods) {
+      const ref = controllerRefOf(pod);
+      if (!ref || seen.has(ref.uid)) continue;
+      seen.add(ref.uid);
+      const ns = pod.metadata.namespace ?? '';
+      try {
+        if (findTypedController(ref, ns, workloads)) continue;
+      } catch {
+        return; // the core reports the malformed reference
+      }
+      const answer = await this.lookupScale(ref, ns);
+      generic.set(ref.uid, answer);
+      if ('error' in answer) return;
+    }
+  }
+
+  private async lookupScale(ref: NonNullable<ReturnType<typeof controllerRefOf>>, ns: string): Promise<ScaleLookup> {
+    const target = scaleResourceFor(ref, this.ctx.registry);
+    if ('error' in target) return target;
+    try {
+      const scale = await this.ctx.client.resource(target.rt).getScale(ns, ref.name);
+      const replicas = (scale.spec as { replicas?: number } | undefined)?.replicas ?? 0;
+      return { scale: { uid: scale.metadata.uid ?? '', replicas } };
+    } catch (err) {
+      if (isNotFound(err)) return { notFound: true };
+      return { error: errorText(err) };
+    }
+  }
+
+  private async writeStatus(
+    pdb: PodDisruptionBudget,
+    status: PodDisruptionBudgetStatus,
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.pdbClient.replaceStatus({ ...TYPE_META.pdb, ...pdb, status }, { signal });
+  }
+
+  private record(e: PlannedEvent): void {
+    this.ctx.recorder.event({ ...TYPE_META[e.subject], ...e.regarding }, e.type, e.reason, e.action, e.note);
+  }
+
+  // ---- stale DisruptionTarget ----
+
+  private async syncStalePod(key: string, signal: AbortSignal): Promise<Result> {
+    const { namespace = '', name } = splitKey(key);
+    const pod = this.pods.get(namespace, name);
+    if (!pod) return done;
+    const nowMs = this.nowMs();
+    const wait = staleDisruptionWait(pod, nowMs);
+    if (wait === undefined) return done;
+    if (wait > 0) return requeueAfter(wait);
+    try {
+      await this.podClient.replaceStatus(
+        { ...TYPE_META.pod, ...pod, status: clearedDisruptionTarget(pod, rfc3339(new Date(nowMs))) },
+        { signal },
+      );
+    } catch (err) {
+      if (isNotFound(err)) return done;
+      throw err;
+    }
+    return done;
+  }
+}

@@ -1,0 +1,2 @@
+/** The disruption controller: PodDisruptionBudget status from pods and workload scales. */
+export { DisruptionReconciler, disruptionControllerDefinition } from './controller.ts';
