@@ -3,4 +3,7 @@ import type { ControllerDefinition } from '../src/controller/controller.ts';
 import { certificateControllers } from './certificates/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
 
-export const controllerDefinitions: ControllerDefinition[] = [disruptionControllerDefinition, ...certificateControllers];
+export const controllerDefinitions: ControllerDefinition[] = [
+  disruptionControllerDefinition,
+  ...certificateControllers,
+];

@@ -21,7 +21,6 @@ import {
   type DeploymentStatus,
   desiredStatus,
   REQUEUE_ANNOTATION,
-  type SampleController,
   sampleController,
   TERMINAL_ANNOTATION,
 } from './support/sample-controller.ts';
@@ -48,7 +47,10 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `fn` every 25 ms until it returns a value other than undefined/false, failing after `ms`. */
-async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000): Promise<T> {
+async function eventually<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 10_000,
+): Promise<T> {
   const deadline = performance.now() + ms;
   let last: unknown;
   while (performance.now() < deadline) {
@@ -356,6 +358,25 @@ describe('Manager', () => {
     const held = await cluster.client.kind<Lease>('Lease').get(namespace, lease);
     expect(held.spec?.holderIdentity).toBe('');
     expect(manager.isLeader()).toBe(false);
+  });
+
+  it('treats an abort during the initial cache sync as a stop, not a failure', async () => {
+    const sample = sampleController();
+    cluster.cp.faults.failRequests({
+      code: 500,
+      count: Number.POSITIVE_INFINITY,
+      match: (m, p) => m === 'GET' && p === '/apis/apps/v1/deployments',
+    });
+    const { manager } = newManager([sample.definition], { syncTimeoutMs: 30_000 });
+    const run = start(manager);
+    await eventually(() => sample.ctx !== undefined);
+    await sleep(200);
+    const stopping = performance.now();
+    run.stop.abort();
+    const outcome = await run.done.catch((err: Error) => err);
+    expect(outcome).toBe('stopped');
+    expect(performance.now() - stopping).toBeLessThan(1_000);
+    expect(sample.ctx!.informers.all().some((i) => i.isRunning())).toBe(false);
   });
 
   it('stops workers and informers within the shutdown timeout when aborted mid-reconcile', async () => {

@@ -7,7 +7,12 @@ import type { FlagSpec, Flags } from '../../src/cli/flags.ts';
 import { FlagError } from '../../src/cli/flags.ts';
 import { DEFAULT_CERT_TTL_MS } from './signing/policy.ts';
 
-export const SIGNER_KEYS = ['nodeAgentServing', 'apiServerClientNodeAgent', 'apiServerClient', 'legacyUnknown'] as const;
+export const SIGNER_KEYS = [
+  'nodeAgentServing',
+  'apiServerClientNodeAgent',
+  'apiServerClient',
+  'legacyUnknown',
+] as const;
 export type SignerKey = (typeof SIGNER_KEYS)[number];
 
 export interface FilePair {
@@ -106,7 +111,8 @@ export interface SigningPlan {
 export function signingPlan(c: SigningConfig, n: Naming): SigningPlan {
   const errors = validateSigningConfig(c);
   const anyPerSigner = SIGNER_KEYS.some((k) => c.perSigner[k]?.certFile || c.perSigner[k]?.keyFile);
-  if (c.certFile && c.keyFile && anyPerSigner) throw new Error('cannot specify default and per controller certs at the same time');
+  if (c.certFile && c.keyFile && anyPerSigner)
+    throw new Error('cannot specify default and per controller certs at the same time');
   if (errors.length) throw new Error(errors.join('; '));
   if (c.certFile && c.keyFile) {
     return {
@@ -182,7 +188,8 @@ export function certificatesFlags(n: Naming = naming()): FlagSpec[] {
       name: 'root-ca-file',
       type: 'string',
       section: SIGNING,
-      usage: "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
+      usage:
+        "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
     },
     {
       name: `${n.nodeAgent}-serving-approval`,
@@ -210,7 +217,11 @@ export function certificatesFlags(n: Naming = naming()): FlagSpec[] {
  * The configuration from parsed flags. `embeddedCa` is the embedded control plane's cluster CA: used as the
  * single pair when no signing file flag is given, so that CSRs are issued with no flags at all.
  */
-export function certificatesConfigFromFlags(flags: Flags, embeddedCa?: FilePair, n: Naming = naming()): CertificatesConfig {
+export function certificatesConfigFromFlags(
+  flags: Flags,
+  embeddedCa?: FilePair,
+  n: Naming = naming(),
+): CertificatesConfig {
   const perSigner: SigningConfig['perSigner'] = {};
   for (const key of SIGNER_KEYS) {
     const family = signerFlagFamily(key, n);

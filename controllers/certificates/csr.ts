@@ -6,7 +6,10 @@
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import type { CertificateSigningRequest, CertificateSigningRequestCondition } from '../../src/api/types/certificates.ts';
+import type {
+  CertificateSigningRequest,
+  CertificateSigningRequestCondition,
+} from '../../src/api/types/certificates.ts';
 import { splitPemBlocks } from '../../src/pki/pem.ts';
 import type { Clock } from '../../src/util/clock.ts';
 import { itemExponential, maxOf, type RateLimiter, tokenBucket } from '../../src/workqueue/ratelimit.ts';
@@ -91,7 +94,14 @@ export class RequestParseError extends Error {}
 
 const SAN_OID = '2.5.29.17';
 const OID_TO_KEY = new Map<string, SubjectKey>(SUBJECT_ATTRIBUTES.map((a) => [a.oid, a.key]));
-const SHORT_NAMES: Record<string, string> = { CN: '2.5.4.3', L: '2.5.4.7', ST: '2.5.4.8', O: '2.5.4.10', OU: '2.5.4.11', C: '2.5.4.6' };
+const SHORT_NAMES: Record<string, string> = {
+  CN: '2.5.4.3',
+  L: '2.5.4.7',
+  ST: '2.5.4.8',
+  O: '2.5.4.10',
+  OU: '2.5.4.11',
+  C: '2.5.4.6',
+};
 
 /** `spec.request` as stored (base64 of the PEM text in JSON) to the PEM text. */
 export function requestPem(csr: CertificateSigningRequest): string {
@@ -112,7 +122,7 @@ export function parseRequestPem(pem: string): ParsedRequest {
   } catch {
     first = undefined;
   }
-  if (!first || first.type !== 'CERTIFICATE REQUEST') {
+  if (first?.type !== 'CERTIFICATE REQUEST') {
     throw new RequestParseError('PEM block type must be CERTIFICATE REQUEST');
   }
   try {
@@ -159,10 +169,16 @@ function readSubject(name: x509.Name): { subject: Subject; empty: boolean } {
 }
 
 function readSans(csr: x509.Pkcs10CertificateRequest) {
-  const out = { dnsNames: [] as string[], emailAddresses: [] as string[], ipAddresses: [] as string[], uris: [] as string[] };
+  const out = {
+    dnsNames: [] as string[],
+    emailAddresses: [] as string[],
+    ipAddresses: [] as string[],
+    uris: [] as string[],
+  };
   for (const ext of csr.extensions) {
     if (ext.type !== SAN_OID) continue;
-    const san = ext instanceof x509.SubjectAlternativeNameExtension ? ext : new x509.SubjectAlternativeNameExtension(ext.rawData);
+    const san =
+      ext instanceof x509.SubjectAlternativeNameExtension ? ext : new x509.SubjectAlternativeNameExtension(ext.rawData);
     for (const n of san.names.items) {
       if (n.type === 'dns') out.dnsNames.push(n.value);
       else if (n.type === 'email') out.emailAddresses.push(n.value);
@@ -203,11 +219,12 @@ const SERVING_USAGES = [
 /** The usage list of a CSR as a set (duplicates are rejected by the API server; a set is what the checks compare). */
 export const usageSet = (csr: CertificateSigningRequest): Set<string> => new Set(csr.spec?.usages ?? []);
 
-const orgIsNodes = (p: ParsedRequest) => p.subject.organization.length === 1 && p.subject.organization[0] === NODES_GROUP;
+const orgIsNodes = (p: ParsedRequest) =>
+  p.subject.organization.length === 1 && p.subject.organization[0] === NODES_GROUP;
 
 /**
  * The node agent client predicate (reference §2.2), in its order. Returns the first failure text, or undefined.
- * The approver and the client-nodeagent signer both use it.
+ * The approver and the node agent client signer both use it.
  */
 export function nodeAgentClientProblem(p: ParsedRequest, usages: ReadonlySet<string>): string | undefined {
   if (!orgIsNodes(p)) return `subject organization is not ${NODES_GROUP}`;
@@ -261,5 +278,8 @@ export function csrRateLimiter(clock?: Clock): RateLimiter<string> {
 
 /** Go's default `time.Time` text for a whole-second UTC instant: `2026-01-01 00:00:00 +0000 UTC`. */
 export function goTime(d: Date): string {
-  return `${d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, '')} +0000 UTC`;
+  return `${d
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, '')} +0000 UTC`;
 }

@@ -35,7 +35,13 @@ export function recordEvent(
   action: string,
   note: string,
 ): void {
-  ctx.recorder.event({ ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(rt), kind: obj.kind ?? rt.kind }, type, reason, action, note);
+  ctx.recorder.event(
+    { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(rt), kind: obj.kind ?? rt.kind },
+    type,
+    reason,
+    action,
+    note,
+  );
 }
 
 export const nowStamp = (): string => rfc3339(new Date());

@@ -45,7 +45,8 @@ export function scaledValue(value: IntOrString | null | undefined, total: number
     if (!Number.isSafeInteger(value)) {
       throw new IntOrPercentError('invalid value for IntOrString: invalid type: neither int nor percentage');
     }
-    if (value < 0) throw new IntOrPercentError(`invalid value for IntOrString: ${value}: must be greater than or equal to 0`);
+    if (value < 0)
+      throw new IntOrPercentError(`invalid value for IntOrString: ${value}: must be greater than or equal to 0`);
     return value;
   }
   if (typeof value !== 'string') {
@@ -67,10 +68,14 @@ export function scaledValue(value: IntOrString | null | undefined, total: number
     );
   }
   if (percent < 0) {
-    throw new IntOrPercentError(`invalid value for IntOrString: ${JSON.stringify(value)}: must be greater than or equal to 0`);
+    throw new IntOrPercentError(
+      `invalid value for IntOrString: ${JSON.stringify(value)}: must be greater than or equal to 0`,
+    );
   }
   if (percent > 100) {
-    throw new IntOrPercentError(`invalid value for IntOrString: ${JSON.stringify(value)}: must not be greater than 100%`);
+    throw new IntOrPercentError(
+      `invalid value for IntOrString: ${JSON.stringify(value)}: must not be greater than 100%`,
+    );
   }
   // Exact integer arithmetic: ceil(p·t/100) = floor((p·t + 99)/100) for non-negative values.
   return roundUp ? Math.floor((percent * total + 99) / 100) : Math.floor((percent * total) / 100);
@@ -428,7 +433,11 @@ export function planSync(input: SyncInput): SyncPlan {
     events.push({
       subject: 'pod',
       regarding: pod,
-      type: 'Warning', reason: EVENT_NOT_DELETED, action: ACTION_SYNC, note: notDeletedNote(pdb) });
+      type: 'Warning',
+      reason: EVENT_NOT_DELETED,
+      action: ACTION_SYNC,
+      note: notDeletedNote(pdb),
+    });
   }
   const currentHealthy = countHealthy(pods, disrupted.kept, nowMs);
   const status = nextStatus(

@@ -10,7 +10,12 @@ import type { ResourceRegistry, ResourceType } from '../../src/api/registry.ts';
 
 export type WorkloadKind = 'ReplicationController' | 'ReplicaSet' | 'Deployment' | 'StatefulSet';
 
-export const WORKLOAD_KINDS: readonly WorkloadKind[] = ['ReplicationController', 'ReplicaSet', 'Deployment', 'StatefulSet'];
+export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
+  'ReplicationController',
+  'ReplicaSet',
+  'Deployment',
+  'StatefulSet',
+];
 
 /** A workload found for a controller reference: its UID and desired replicas. */
 export interface ControllerScale {

@@ -63,7 +63,10 @@ export function pdbMatchesPod(pdb: PodDisruptionBudget, pod: Pod): boolean {
 }
 
 /** The PDBs, among candidates filed under the pod's index values, that select the pod. */
-export function pdbsForPod(pod: Pod, byIndex: (value: string) => readonly PodDisruptionBudget[]): PodDisruptionBudget[] {
+export function pdbsForPod(
+  pod: Pod,
+  byIndex: (value: string) => readonly PodDisruptionBudget[],
+): PodDisruptionBudget[] {
   const ns = pod.metadata.namespace ?? '';
   const seen = new Set<string>();
   const out: PodDisruptionBudget[] = [];
@@ -111,7 +114,7 @@ function disruptionTarget(pod: Pod): PodCondition | undefined {
 export function staleDisruptionWait(pod: Pod, nowMs: number): number | undefined {
   if (isTerminating(pod)) return undefined;
   const c = disruptionTarget(pod);
-  if (!c || c.status !== 'True' || c.reason === TERMINATION_BY_KUBELET) return undefined;
+  if (c?.status !== 'True' || c.reason === TERMINATION_BY_KUBELET) return undefined;
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return undefined;
   const since = c.lastTransitionTime ? Date.parse(c.lastTransitionTime) : 0;

@@ -6,34 +6,50 @@
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { register } from 'prom-client';
+import type { CertificatesConfig, FilePair, SignerKey, SigningConfig } from '../../controllers/certificates/config.ts';
 import { controllerDefinitions } from '../../controllers/index.ts';
-import { type FlavorName, group, isFlavorName, naming } from '../api/naming.ts';
+import { FLAVORS, type FlavorName, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from '../client/client.ts';
+import { FeatureGates } from '../config/features.ts';
+import { ConfigError, loadConfiguration } from '../config/load.ts';
+import {
+  type ConfigSchema,
+  type ControllerManagerConfiguration,
+  configFileFlagSpecs,
+  configFlagSpecs,
+  controllerManagerSchema,
+  SECTIONS,
+  type SignerFilesConfiguration,
+} from '../config/schema.ts';
 import { selectControllers } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager } from '../controller/manager.ts';
+import { standardMetrics } from '../diagnostics/metrics/standard.ts';
+import { reviewCacheFlags } from '../diagnostics/options.ts';
+import { versionInfo } from '../diagnostics/zpages.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
-import { createLogger, type LoggingFormat } from '../log/logger.ts';
+import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
+import { startDiagnostics } from './diagnostics.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
 
 export const VERSION = '0.1.0';
 
-const GENERIC = 'Generic';
-const ELECTION = 'Leader-election';
+const GENERIC = SECTIONS.generic;
 
-function specs(): FlagSpec[] {
-  const concurrency: FlagSpec[] = controllerDefinitions.map((d) => ({
-    name: `concurrent-${d.name}-syncs`,
-    type: 'int',
-    section: 'Controllers',
-    default: String(d.workers),
-    usage: `Number of ${d.name} objects synced concurrently.`,
-  }));
-  return [
+/**
+ * The component configuration's schema. Flag names carry the node agent's and the API server's words; flags are
+ * fixed before discovery picks a flavor, so they use the default flavor's words.
+ */
+function configSchema(gates: FeatureGates): ConfigSchema {
+  return controllerManagerSchema({ naming: naming(), controllers: controllerDefinitions, features: gates });
+}
+
+function specs(schema: ConfigSchema): FlagSpec[] {
+  const all: FlagSpec[] = [
     {
       name: 'kubeconfig',
       type: 'string',
@@ -48,86 +64,51 @@ function specs(): FlagSpec[] {
       default: 'auto',
       usage: 'Naming flavor: orch, kubernetes, or auto (decided from discovery).',
     },
-    {
-      name: 'controllers',
-      type: 'stringArray',
-      section: GENERIC,
-      default: '*',
-      usage: "Controllers to enable: '*' all on by default, 'foo' enables foo, '-foo' disables foo.",
-    },
-    {
-      name: 'kube-api-qps',
-      type: 'int',
-      section: GENERIC,
-      default: '20',
-      usage: 'QPS to use while talking with the API server.',
-    },
-    {
-      name: 'kube-api-burst',
-      type: 'int',
-      section: GENERIC,
-      default: '30',
-      usage: 'Burst to use while talking with the API server.',
-    },
-    { name: 'v', type: 'int', section: 'Logs', default: '2', usage: 'Log verbosity.' },
-    { name: 'logging-format', type: 'string', section: 'Logs', default: 'text', usage: 'Log format: text or json.' },
-    {
-      name: 'feature-gates',
-      type: 'mapStringBool',
-      section: 'Feature gate',
-      usage: 'Gates of alpha/experimental features, as Name=true,...',
-    },
-    {
-      name: 'leader-elect',
-      type: 'bool',
-      section: ELECTION,
-      default: 'true',
-      usage: 'Acquire a leader lease before running controllers.',
-    },
-    {
-      name: 'leader-elect-lease-duration',
-      type: 'duration',
-      section: ELECTION,
-      default: '15s',
-      usage: 'How long non-leaders wait after observing a renewal before taking over.',
-    },
-    {
-      name: 'leader-elect-renew-deadline',
-      type: 'duration',
-      section: ELECTION,
-      default: '10s',
-      usage: 'How long the leader retries renewing before giving up.',
-    },
-    {
-      name: 'leader-elect-retry-period',
-      type: 'duration',
-      section: ELECTION,
-      default: '2s',
-      usage: 'Interval between acquire and renew attempts.',
-    },
-    {
-      name: 'leader-elect-resource-name',
-      type: 'string',
-      section: ELECTION,
-      usage: 'Name of the Lease (default the component name).',
-    },
-    {
-      name: 'leader-elect-resource-namespace',
-      type: 'string',
-      section: ELECTION,
-      usage: 'Namespace of the Lease (default the system namespace).',
-    },
-    {
-      name: 'leader-elect-release-on-cancel',
-      type: 'bool',
-      section: ELECTION,
-      default: 'true',
-      usage: 'Release the lease on graceful shutdown so a standby takes over at once.',
-    },
+    ...configFileFlagSpecs(),
     { name: 'help', type: 'bool', section: GENERIC, usage: 'Show this help.' },
-    ...concurrency,
+    // Every flag that sets a configuration field: generic, leader election, logs, feature gates, controllers,
+    // CSR signing, secure serving.
+    ...configFlagSpecs(schema),
+    ...reviewCacheFlags(),
     ...embeddedFlags(DAEMON_FLAG_NAMES),
   ];
+  const seen = new Set<string>();
+  for (const s of all) {
+    if (seen.has(s.name)) throw new Error(`flag --${s.name} is defined twice`);
+    seen.add(s.name);
+  }
+  return all;
+}
+
+/**
+ * The certificate controllers' part of the component configuration. `embeddedCa` (the embedded control plane's
+ * cluster CA) signs for every signer when no signing file is configured, so CSRs are issued with no flags at all.
+ */
+function certificatesConfig(cfg: ControllerManagerConfiguration, embeddedCa?: FilePair): CertificatesConfig {
+  const s = cfg.csrSigningController;
+  const pair = (p: SignerFilesConfiguration): FilePair | undefined =>
+    p.certFile || p.keyFile ? { certFile: p.certFile || undefined, keyFile: p.keyFile || undefined } : undefined;
+  const given: Record<SignerKey, FilePair | undefined> = {
+    nodeAgentServing: pair(s.nodeAgentServingSignerConfiguration),
+    apiServerClientNodeAgent: pair(s.nodeAgentClientSignerConfiguration),
+    apiServerClient: pair(s.apiServerClientSignerConfiguration),
+    legacyUnknown: pair(s.legacyUnknownSignerConfiguration),
+  };
+  const perSigner: SigningConfig['perSigner'] = {};
+  for (const [key, files] of Object.entries(given)) if (files) perSigner[key as SignerKey] = files;
+  let certFile = s.clusterSigningCertFile || undefined;
+  let keyFile = s.clusterSigningKeyFile || undefined;
+  if (embeddedCa && !certFile && !keyFile && Object.keys(perSigner).length === 0) ({ certFile, keyFile } = embeddedCa);
+  const approval = cfg.csrApprovingController.nodeAgentServing;
+  return {
+    signing: { certFile, keyFile, perSigner, durationMs: s.clusterSigningDuration },
+    servingApproval: {
+      enabled: approval.enabled,
+      dnsPatterns: approval.dnsNamePatterns,
+      maxDurationMs: approval.maxExpirationSeconds ? approval.maxExpirationSeconds * 1000 : undefined,
+    },
+    rootCaFile: cfg.clusterTrustBundlePublisherController.rootCAFile || undefined,
+  };
 }
 
 /** `auto`: the flavor whose coordination group the server serves. */
@@ -145,7 +126,10 @@ async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {
 }
 
 async function main(): Promise<number> {
-  const all = specs();
+  const startTime = new Date(Date.now() - process.uptime() * 1000);
+  const gates = new FeatureGates();
+  const schema = configSchema(gates);
+  const all = specs(schema);
   const flags = new Flags(all, parseFlags(all, process.argv.slice(2)));
   if (flags.bool('help')) {
     console.log(
@@ -153,19 +137,32 @@ async function main(): Promise<number> {
     );
     return 0;
   }
-  const format = flags.string('logging-format') as LoggingFormat;
-  if (!['text', 'json'].includes(format))
-    throw new FlagError(`invalid argument "${format}" for "--logging-format" flag: must be text or json`);
-  const logger = createLogger({ verbosity: flags.int('v')!, format });
-  const gates = flags.mapStringBool('feature-gates');
   const requested = flags.string('api-flavor')!;
   if (requested !== 'auto' && !isFlavorName(requested)) {
     throw new FlagError(`invalid argument "${requested}" for "--api-flavor" flag: must be auto, orch or kubernetes`);
   }
+  // Defaults, then --config, then --config-dir drop-ins, then the flags given: strict, or start-up fails.
+  const loaded = await loadConfiguration({
+    schema,
+    accept: requested === 'auto' ? FLAVORS.map((f) => naming(f)) : [naming(requested)],
+    configFile: flags.string('config'),
+    configDir: flags.string('config-dir'),
+    flags,
+  });
+  const cfg = loaded.config;
+  const gateWarnings = gates.set(cfg.featureGates);
+  const logger = createLogger({ verbosity: cfg.logging.verbosity, format: cfg.logging.format });
+  for (const warning of gateWarnings) logger.warn(warning);
+  if (loaded.files.length) logger.info({ files: loaded.files }, 'configuration loaded');
 
   const kc = new KubeConfig();
   const embedded = flags.bool('embedded')
-    ? await startEmbedded(flags, gates, requested === 'auto' ? 'orch' : requested, DAEMON_FLAG_NAMES)
+    ? await startEmbedded(
+        flags,
+        gates.asMap(),
+        requested === 'auto' ? (loaded.flavor ?? 'orch') : requested,
+        DAEMON_FLAG_NAMES,
+      )
     : undefined;
   if (embedded) {
     printWelcome(embedded);
@@ -175,22 +172,41 @@ async function main(): Promise<number> {
 
   const flavor = requested === 'auto' ? await detectFlavor(kc) : requested;
   if (requested === 'auto') logger.info({ flavor }, 'API flavor chosen from discovery');
+  if (loaded.flavor && loaded.flavor !== flavor) {
+    throw new ConfigError([
+      {
+        source: loaded.files[0],
+        path: 'apiVersion',
+        problem: `names the ${loaded.flavor} flavor, but the server serves the ${flavor} flavor`,
+      },
+    ]);
+  }
   const registry = new ResourceRegistry(flavor);
   const n = registry.naming;
+  const { observeClientRequest } = standardMetrics(register, {
+    naming: n,
+    gates: gates.metricStates(),
+    build: versionInfo(VERSION),
+  });
   const client = new KubeClient(kc, registry, {
-    qps: flags.int('kube-api-qps')!,
-    burst: flags.int('kube-api-burst')!,
+    qps: cfg.generic.clientConnection.qps,
+    burst: cfg.generic.clientConnection.burst,
     userAgent: `${n.controllerManager}/${VERSION}`,
+    observe: observeClientRequest,
   });
   const identity = newIdentity();
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
   const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
   if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
   const recorder = new ApiEventRecorder(client.resource(eventsRt), n.controllerManager, identity, realClock, logger);
-  const definitions = selectControllers(
-    controllerDefinitions,
-    flags.all('controllers').length ? flags.all('controllers') : ['*'],
-  );
+  let definitions: typeof controllerDefinitions;
+  try {
+    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers);
+  } catch (err) {
+    // A bad --controllers value is a usage error: one line, not a stack trace.
+    throw new FlagError((err as Error).message);
+  }
+  const le = cfg.generic.leaderElection;
   const health = new LeaderElectionHealth();
   const manager = new Manager(
     {
@@ -201,32 +217,52 @@ async function main(): Promise<number> {
       logger,
       clock: realClock,
       metrics: register,
-      features: (g) => gates[g] ?? false,
-      config: {},
+      features: (g) => gates.enabled(g),
+      config: { certificates: certificatesConfig(cfg, embedded?.caFiles) },
     },
     {
       controllers: definitions,
-      workers: Object.fromEntries(controllerDefinitions.map((d) => [d.name, flags.int(`concurrent-${d.name}-syncs`)!])),
+      workers: cfg.concurrency,
       leaderElection: {
-        enabled: flags.bool('leader-elect'),
-        namespace: flags.string('leader-elect-resource-namespace') ?? n.systemNamespace,
-        name: flags.string('leader-elect-resource-name') ?? n.controllerManager,
+        enabled: le.leaderElect,
+        namespace: le.resourceNamespace || n.systemNamespace,
+        name: le.resourceName || n.controllerManager,
         identity,
-        leaseDurationMs: flags.durationMs('leader-elect-lease-duration')!,
-        renewDeadlineMs: flags.durationMs('leader-elect-renew-deadline')!,
-        retryPeriodMs: flags.durationMs('leader-elect-retry-period')!,
-        releaseOnCancel: flags.bool('leader-elect-release-on-cancel'),
+        leaseDurationMs: le.leaseDuration,
+        renewDeadlineMs: le.renewDeadline,
+        retryPeriodMs: le.retryPeriod,
+        releaseOnCancel: le.releaseOnCancel,
       },
       syncTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,
       health,
     },
   );
-  logger.info({ identity, host: hostname(), controllers: definitions.map((d) => d.name) }, 'starting');
+  const diagnostics = await startDiagnostics({
+    cfg,
+    schema,
+    gates,
+    naming: n,
+    specs: all,
+    flags,
+    client,
+    registry: register,
+    logger,
+    manager,
+    leaderHealth: health,
+    controllers: definitions,
+    version: VERSION,
+    startTime,
+  });
+  logger.info(
+    { identity, host: hostname(), controllers: definitions.map((d) => d.name), diagnosticsPort: diagnostics.port },
+    'starting',
+  );
 
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
   const outcome = await manager.run(stop.signal);
+  await diagnostics.stop();
   await embedded?.stop();
   if (outcome === 'lostLeadership') {
     logger.error('leaderelection lost');
@@ -238,7 +274,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof FlagError ? `Error: ${err.message}` : err);
+    console.error(err instanceof FlagError || err instanceof ConfigError ? `Error: ${err.message}` : err);
     process.exit(1);
   },
 );

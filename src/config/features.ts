@@ -44,6 +44,8 @@ export const CONTROLLER_MANAGER_FEATURES: Readonly<Record<string, FeatureSpec>> 
   StatefulSetRecreateStrategy: { stage: 'ALPHA', default: false },
   // `rollingUpdate.maxUnavailable` honoured (beta, on again from 1.37).
   MaxUnavailableStatefulSet: { stage: 'BETA', default: true },
+  // ClusterTrustBundle objects in the reference's API (the publisher checks it outside the orch flavor).
+  ClusterTrustBundle: { stage: 'BETA', default: false },
   // Sharded list and watch in the embedded control plane.
   ShardedListAndWatch: { stage: 'ALPHA', default: false },
   // Informers start with a streaming watch-list instead of a paged list (client gate, beta and on).

@@ -138,7 +138,9 @@ function decodeScalar(type: ScalarType, v: unknown): { value?: unknown; problem?
         ? { value: v }
         : { problem: `must be an integer, got ${describe(v)}` };
     case 'float':
-      return typeof v === 'number' && Number.isFinite(v) ? { value: v } : { problem: `must be a number, got ${describe(v)}` };
+      return typeof v === 'number' && Number.isFinite(v)
+        ? { value: v }
+        : { problem: `must be a number, got ${describe(v)}` };
     case 'duration': {
       const ms = typeof v === 'string' ? parseDuration(v) : undefined;
       return ms === undefined
@@ -252,7 +254,12 @@ class Decoder {
     }
   }
 
-  struct(field: AnyStruct, raw: unknown, path: string, skip: readonly string[] = []): Record<string, unknown> | undefined {
+  struct(
+    field: AnyStruct,
+    raw: unknown,
+    path: string,
+    skip: readonly string[] = [],
+  ): Record<string, unknown> | undefined {
     if (!isPlainObject(raw)) return this.fail(path, `must be a map of fields, got ${describe(raw)}`);
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(raw)) {
@@ -286,7 +293,11 @@ export function decodeConfigurationObject(
 ): DecodedFile {
   if (!isPlainObject(raw)) {
     throw new ConfigError([
-      { source, path: '', problem: `must be a YAML or JSON map with apiVersion and kind, got ${describe(raw ?? null)}` },
+      {
+        source,
+        path: '',
+        problem: `must be a YAML or JSON map with apiVersion and kind, got ${describe(raw ?? null)}`,
+      },
     ]);
   }
   const problems: ConfigProblem[] = [];
@@ -297,7 +308,11 @@ export function decodeConfigurationObject(
   else {
     flavor = accept.find((n) => configApiVersion(n) === raw.apiVersion);
     if (!flavor)
-      problems.push({ source, path: 'apiVersion', problem: `must be ${one(versions)}, got ${describe(raw.apiVersion)}` });
+      problems.push({
+        source,
+        path: 'apiVersion',
+        problem: `must be ${one(versions)}, got ${describe(raw.apiVersion)}`,
+      });
   }
   if (raw.kind === undefined) problems.push({ source, path: 'kind', problem: 'required' });
   else {
@@ -348,7 +363,14 @@ export function mergeStruct(
         break;
       }
       case 'struct':
-        mergeStruct(child, target[key] as Record<string, unknown>, value as Record<string, unknown>, source, origins, p);
+        mergeStruct(
+          child,
+          target[key] as Record<string, unknown>,
+          value as Record<string, unknown>,
+          source,
+          origins,
+          p,
+        );
         break;
     }
   }
@@ -379,8 +401,7 @@ function flagScalar(target: FlagTarget, type: ScalarType, text: string, check: (
       break;
     case 'duration':
       value = parseDuration(text);
-      if (value === undefined)
-        throw flagProblem(target.spec.name, text, 'must be a duration such as 15s or 1h30m');
+      if (value === undefined) throw flagProblem(target.spec.name, text, 'must be a duration such as 15s or 1h30m');
       break;
   }
   const problem = check(value);
@@ -395,11 +416,17 @@ function parentOf(config: Record<string, unknown>, segments: readonly string[]):
 }
 
 /** Applies the flags given on the command line (not their defaults) over `config`. */
-export function applyFlags(schema: ConfigSchema, config: ControllerManagerConfiguration, flags: Flags, origins: Origins) {
+export function applyFlags(
+  schema: ConfigSchema,
+  config: ControllerManagerConfiguration,
+  flags: Flags,
+  origins: Origins,
+) {
   const root = config as unknown as Record<string, unknown>;
   for (const target of flagTargets(schema)) {
     const name = target.spec.name;
     if (!flags.has(name)) continue;
+    if (target.aliasOf && flags.has(target.aliasOf)) continue;
     const given = flags.all(name);
     const source = `flag --${name}`;
     const field = target.field;
@@ -407,15 +434,26 @@ export function applyFlags(schema: ConfigSchema, config: ControllerManagerConfig
     const last = target.segments[target.segments.length - 1];
     switch (field.kind) {
       case 'scalar': {
-        parent[last] = flagScalar(target, field.type, given[given.length - 1], (v) => checkScalar(field, v));
+        const text = given[given.length - 1];
+        if (field.flag?.durationSeconds) {
+          const ms = parseDuration(text);
+          if (ms === undefined || ms % 1000 !== 0)
+            throw flagProblem(name, text, 'must be a duration of whole seconds such as 90s or 24h');
+          const problem = checkScalar(field, ms / 1000);
+          if (problem) throw flagProblem(name, text, problem);
+          parent[last] = ms / 1000;
+        } else parent[last] = flagScalar(target, field.type, text, (v) => checkScalar(field, v));
         origins.set(target.path, source);
         break;
       }
       case 'list': {
-        const items = given
-          .flatMap((g) => g.split(','))
-          .map((s) => s.trim())
-          .filter(Boolean);
+        const split = field.flag?.splitCommas ?? true;
+        const items = split
+          ? given
+              .flatMap((g) => g.split(','))
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : [...given];
         for (const item of items) {
           const problem = decodeScalar(field.item, item).problem ?? field.checkItem?.(item);
           if (problem) throw flagProblem(name, item, problem);
@@ -488,7 +526,11 @@ export function validateConfiguration(config: ControllerManagerConfiguration, or
     'legacyUnknownSignerConfiguration',
   ] as const;
   for (const name of signers) pair(`csrSigningController.${name}`, s[name].certFile, s[name].keyFile);
-  const single = s.clusterSigningCertFile ? 'clusterSigningCertFile' : s.clusterSigningKeyFile ? 'clusterSigningKeyFile' : '';
+  const single = s.clusterSigningCertFile
+    ? 'clusterSigningCertFile'
+    : s.clusterSigningKeyFile
+      ? 'clusterSigningKeyFile'
+      : '';
   if (single) {
     for (const name of signers) {
       for (const part of ['certFile', 'keyFile'] as const) {

@@ -82,6 +82,11 @@ export interface CSRApprovingControllerConfiguration {
   nodeAgentServing: NodeAgentServingApprovalConfiguration;
 }
 
+export interface ClusterTrustBundlePublisherConfiguration {
+  /** CA bundle published as the API server serving signer's trust bundle; empty: the API client's CA. */
+  rootCAFile: string;
+}
+
 export interface LoggingConfiguration {
   format: LoggingFormat;
   verbosity: number;
@@ -105,6 +110,7 @@ export interface ControllerManagerConfiguration {
   concurrency: Record<string, number>;
   csrSigningController: CSRSigningControllerConfiguration;
   csrApprovingController: CSRApprovingControllerConfiguration;
+  clusterTrustBundlePublisherController: ClusterTrustBundlePublisherConfiguration;
   logging: LoggingConfiguration;
   serving: ServingConfiguration;
 }
@@ -118,6 +124,12 @@ export interface FlagBinding {
   name: string;
   section: string;
   usage: string;
+  /** A deprecated second name; when both are given, `name` wins. */
+  alias?: { name: string; usage: string };
+  /** List flags: split each value on commas, as the reference's string slices do (default true). */
+  splitCommas?: boolean;
+  /** An int field holding whole seconds, set by a duration flag (`--x=1h`). */
+  durationSeconds?: boolean;
 }
 
 interface Described {
@@ -237,7 +249,10 @@ export function formatGoDuration(ms: number): string {
   if (ns === 0n) return '0s';
   const decimal = (value: bigint, unit: bigint): string => {
     const int = value / unit;
-    const frac = (value % unit).toString().padStart(unit.toString().length - 1, '0').replace(/0+$/, '');
+    const frac = (value % unit)
+      .toString()
+      .padStart(unit.toString().length - 1, '0')
+      .replace(/0+$/, '');
     return frac ? `${int}.${frac}` : `${int}`;
   };
   if (ns < 1_000n) return `${sign}${ns}ns`;
@@ -281,6 +296,7 @@ export const SECTIONS = {
   featureGate: 'Feature gate',
   controllers: 'Controllers',
   csrSigning: 'CSR signing controller',
+  csrApproving: 'CSR approving controller',
   serving: 'Secure serving and delegated auth',
 } as const;
 
@@ -418,7 +434,8 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
           flag: {
             name: 'leader-elect-resource-lock',
             section: SECTIONS.election,
-            usage: "The type of resource object that is used for locking during leader election. Supported option is 'leases'.",
+            usage:
+              "The type of resource object that is used for locking during leader election. Supported option is 'leases'.",
           },
         }),
         resourceName: str('', 'Name of the Lease; empty means the component name.', {
@@ -512,6 +529,10 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
           section: SECTIONS.csrSigning,
           usage:
             'The max length of duration signed certificates will be given. Individual CSRs may request shorter certs by setting spec.expirationSeconds.',
+          alias: {
+            name: 'experimental-cluster-signing-duration',
+            usage: 'Deprecated: use --cluster-signing-duration.',
+          },
         },
       }),
     }),
@@ -519,12 +540,25 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
       nodeAgentServing: struct<NodeAgentServingApprovalConfiguration>(
         `Opt-in approval of ${n.signers.nodeAgentServing} requests from nodes.`,
         {
-          enabled: bool(false, 'Approve serving certificate requests that pass the checks below.'),
+          enabled: bool(false, 'Approve serving certificate requests that pass the checks below.', {
+            flag: {
+              name: `${n.nodeAgent}-serving-approval`,
+              section: SECTIONS.csrApproving,
+              usage: `Approve ${n.signers.nodeAgentServing} CSRs from the node itself whose SANs are its own addresses.`,
+            },
+          }),
           dnsNamePatterns: {
             kind: 'list',
             item: 'string',
             default: [],
-            doc: 'Regular expressions; every DNS name of an approved request must match one of them whole.',
+            doc: "Regular expressions a DNS name may match whole when it is not the node's Hostname address.",
+            flag: {
+              name: `${n.nodeAgent}-serving-approval-dns-pattern`,
+              section: SECTIONS.csrApproving,
+              usage: "Regular expression a DNS SAN may match besides the node's Hostname address (repeatable).",
+              // A pattern may hold commas (`a{1,3}`): one pattern per flag.
+              splitCommas: false,
+            },
             checkItem: (p: string) => {
               try {
                 new RegExp(`^(?:${p})$`);
@@ -536,10 +570,29 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
           },
           maxExpirationSeconds: int(0, 'Longest spec.expirationSeconds approved; 0 for no limit.', {
             check: (v) => (v === 0 || v >= 600 ? undefined : 'must be 0 (no limit) or at least 600'),
+            flag: {
+              name: `${n.nodeAgent}-serving-approval-max-duration`,
+              section: SECTIONS.csrApproving,
+              usage: 'Longest serving certificate lifetime approved (default: --cluster-signing-duration).',
+              durationSeconds: true,
+            },
           }),
         },
       ),
     }),
+    clusterTrustBundlePublisherController: struct<ClusterTrustBundlePublisherConfiguration>(
+      "The publisher of the API server serving signer's trust bundle.",
+      {
+        rootCAFile: str('', "CA bundle to publish; empty: the API client's CA.", {
+          flag: {
+            name: 'root-ca-file',
+            section: SECTIONS.csrSigning,
+            usage:
+              "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
+          },
+        }),
+      },
+    ),
     logging: struct<LoggingConfiguration>('Logs.', {
       format: oneOf<LoggingFormat>(['text', 'json'], 'text', 'Log format.', {
         flag: { name: 'logging-format', section: SECTIONS.logs, usage: 'Log format: text or json.' },
@@ -576,13 +629,18 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
         },
       }),
       keyFile: str('', 'Private key of certFile.', {
-        flag: { name: 'tls-private-key-file', section: SECTIONS.serving, usage: 'File with the private key of --tls-cert-file.' },
+        flag: {
+          name: 'tls-private-key-file',
+          section: SECTIONS.serving,
+          usage: 'File with the private key of --tls-cert-file.',
+        },
       }),
       clientCAFile: str('', 'CA bundle client certificates are verified against.', {
         flag: {
           name: 'client-ca-file',
           section: SECTIONS.serving,
-          usage: 'CA bundle that client certificates are verified against; the CN is the user, the O entries the groups.',
+          usage:
+            'CA bundle that client certificates are verified against; the CN is the user, the O entries the groups.',
         },
       }),
       alwaysAllowPaths: {
@@ -642,6 +700,8 @@ export interface FlagTarget {
   field: AnyField;
   /** For a flag that sets one key of a map. */
   key?: string;
+  /** For a deprecated alias: the flag that wins over it. */
+  aliasOf?: string;
 }
 
 function scalarFlagType(type: ScalarType): FlagType {
@@ -665,24 +725,34 @@ export function flagTargets(schema: ConfigSchema): FlagTarget[] {
       ...(def !== undefined && def !== '' ? { default: def } : {}),
     });
     switch (field.kind) {
-      case 'scalar':
-        if (field.flag)
-          out.push({
-            spec: make(field.flag, scalarFlagType(field.type), renderScalar(field.type, field.default)),
-            path,
-            segments,
-            field,
-          });
+      case 'scalar': {
+        if (!field.flag) return;
+        const seconds = field.flag.durationSeconds === true;
+        const type = seconds ? 'duration' : scalarFlagType(field.type);
+        let def: string | undefined = renderScalar(field.type, field.default);
+        if (seconds) def = field.default ? formatGoDuration(field.default * 1000) : undefined;
+        const alias = field.flag.alias;
+        if (alias) {
+          const spec = make({ ...field.flag, ...alias }, type, undefined);
+          out.push({ spec, path, segments, field, aliasOf: field.flag.name });
+        }
+        out.push({ spec: make(field.flag, type, def), path, segments, field });
         return;
+      }
       case 'list':
-        if (field.flag) out.push({ spec: make(field.flag, 'stringArray', field.default.join(',')), path, segments, field });
+        if (field.flag)
+          out.push({ spec: make(field.flag, 'stringArray', field.default.join(',')), path, segments, field });
         return;
       case 'map':
         if (field.flag) out.push({ spec: make(field.flag, 'mapStringBool', undefined), path, segments, field });
         for (const kf of field.keyFlags ?? []) {
           const def = field.default[kf.key];
           out.push({
-            spec: make(kf.flag, scalarFlagType(field.value), def === undefined ? undefined : renderScalar(field.value, def)),
+            spec: make(
+              kf.flag,
+              scalarFlagType(field.value),
+              def === undefined ? undefined : renderScalar(field.value, def),
+            ),
             path: fieldPath([...segments, kf.key], 1),
             segments: [...segments, kf.key],
             field,
@@ -774,7 +844,13 @@ export function describeSchema(schema: ConfigSchema): SchemaRow[] {
         rows.push({ path, kind: 'list', type: `[]${field.item}`, default: JSON.stringify(field.default), flag });
         return;
       case 'map':
-        rows.push({ path, kind: 'map', type: `map[string]${field.value}`, default: JSON.stringify(field.default), flag });
+        rows.push({
+          path,
+          kind: 'map',
+          type: `map[string]${field.value}`,
+          default: JSON.stringify(field.default),
+          flag,
+        });
         return;
       case 'mapList':
         rows.push({

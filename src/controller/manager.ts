@@ -92,7 +92,10 @@ export class Manager {
         onStartedLeading: (leaderSignal) => {
           this.leading = true;
           log.info({ identity: le.identity }, 'became leader; starting controllers');
-          leadership = this.lead(leaderSignal);
+          leadership = this.lead(leaderSignal).catch((err) => {
+            failure = { err };
+            election.abort();
+          });
         },
         onStoppedLeading: () => {
           this.leading = false;
@@ -138,7 +141,7 @@ export class Manager {
   private async stopAll(): Promise<void> {
     const deadline = this.opts.shutdownTimeoutMs;
     await Promise.all(this.loops.map((l) => l.stop(deadline)));
-    this.informers?.stop();
+    await this.informers?.stop();
     this.ctx.recorder.stop?.();
     this.synced = false;
   }

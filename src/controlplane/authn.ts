@@ -1,24 +1,43 @@
 /**
  * Authentication: x509 client certificates signed by the control plane's client CA (CN is the user,
  * O entries the groups) and bearer tokens from a token file (`token,user,uid,"group1,group2"`).
- * Every authenticated user is also in `system:authenticated`, as in the reference.
+ * Bootstrap tokens (`<id>.<secret>`, kept in Secrets of the system namespace) authenticate node agents
+ * joining the cluster. Every authenticated user is also in `system:authenticated`, as in the reference.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { KubeObject } from '../api/meta.ts';
+import type { Naming } from '../api/naming.ts';
 import type { UserInfo } from './admission.ts';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
+/** Resolves a bearer token to its user, or undefined when it does not know the token. */
+export type TokenSource = (token: string) => UserInfo | undefined;
+
 export class TokenAuthenticator {
   private readonly tokens = new Map<string, UserInfo>();
+  private readonly sources: TokenSource[] = [];
 
   add(token: string, user: UserInfo): void {
     this.tokens.set(token, user);
   }
 
+  /** Adds a source asked, in order, for tokens not in the static table (e.g. bootstrap tokens). */
+  addSource(source: TokenSource): void {
+    this.sources.push(source);
+  }
+
   lookup(token: string): UserInfo | undefined {
-    return this.tokens.get(token);
+    const user = this.tokens.get(token);
+    if (user) return user;
+    for (const source of this.sources) {
+      const found = source(token);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   /** Loads a static token file; throws with the file and line on malformed records. */
@@ -85,4 +104,59 @@ export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator): 
 
 function withAuthenticated(user: UserInfo): UserInfo {
   return user.groups.includes(AUTHENTICATED_GROUP) ? user : { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// bootstrap tokens
+
+export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
+const BOOTSTRAP_USER_PREFIX = 'system:bootstrap:';
+const BOOTSTRAP_TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
+const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
+
+/** The Secret type of bootstrap tokens: `bootstrap.<domain>/token`. */
+export const bootstrapTokenSecretType = (n: Pick<Naming, 'domain'>): string => `bootstrap.${n.domain}/token`;
+
+/**
+ * Bootstrap-token authentication, as the reference's: a token `<id>.<secret>` is valid while Secret
+ * `bootstrap-token-<id>` of type `bootstrap.<domain>/token` in the system namespace has that `token-id` and
+ * `token-secret`, `usage-bootstrap-authentication: "true"`, no `expiration` in the past and no deletion
+ * pending. The user is `system:bootstrap:<id>` in `system:bootstrappers` and the groups listed in
+ * `auth-extra-groups` (each `system:bootstrappers:...`). Data is read from `data` (base64) and, since this
+ * control plane keeps `stringData` as written, from `stringData`.
+ */
+export function bootstrapTokenSource(
+  getSecret: (namespace: string, name: string) => KubeObject | undefined,
+  n: Pick<Naming, 'domain' | 'systemNamespace'>,
+  now: () => Date = () => new Date(),
+): TokenSource {
+  const type = bootstrapTokenSecretType(n);
+  return (token) => {
+    const m = BOOTSTRAP_TOKEN.exec(token);
+    if (!m) return undefined;
+    const [, id, secret] = m;
+    const s = getSecret(n.systemNamespace, `bootstrap-token-${id}`) as
+      | (KubeObject & { type?: string; data?: Record<string, string>; stringData?: Record<string, string> })
+      | undefined;
+    if (!s || s.type !== type || s.metadata.deletionTimestamp) return undefined;
+    const field = (key: string): string | undefined => {
+      const b64 = s.data?.[key];
+      return b64 !== undefined ? Buffer.from(b64, 'base64').toString('utf8') : s.stringData?.[key];
+    };
+    const stored = field('token-secret') ?? '';
+    if (field('token-id') !== id || stored.length !== secret.length) return undefined;
+    if (!timingSafeEqual(Buffer.from(stored), Buffer.from(secret))) return undefined;
+    if (field('usage-bootstrap-authentication') !== 'true') return undefined;
+    const expiration = field('expiration');
+    if (expiration !== undefined) {
+      const at = Date.parse(expiration);
+      if (!Number.isFinite(at) || at <= now().getTime()) return undefined;
+    }
+    const extra = (field('auth-extra-groups') ?? '')
+      .split(',')
+      .map((g) => g.trim())
+      .filter(Boolean);
+    if (extra.some((g) => !EXTRA_GROUP.test(g))) return undefined;
+    return { username: `${BOOTSTRAP_USER_PREFIX}${id}`, groups: [BOOTSTRAPPERS_GROUP, ...extra] };
+  };
 }

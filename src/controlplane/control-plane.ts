@@ -4,8 +4,8 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeObject } from '../api/meta.ts';
-import { type FlavorName, naming } from '../api/naming.ts';
+import { type KubeObject, objectKey } from '../api/meta.ts';
+import { type FlavorName, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import {
   type CertificateWithKey,
@@ -16,7 +16,10 @@ import {
 } from '../pki/certs.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
-import { TokenAuthenticator } from './authn.ts';
+import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
+import { defaultPolicy, RbacAuthorizer } from './authz/rbac.ts';
+import { createReviewer } from './authz/reviews.ts';
+import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { objectValidation } from './object-validation.ts';
@@ -94,6 +97,13 @@ export class ControlPlane {
       validation: o.validation ?? objectValidation(this.registry.naming, features, o.now),
       admission: o.admission ?? standardAdmission(this.registry, this.storage, can, csrOrganizations),
     });
+    // POST pods/{name}/eviction: deletes a pod within its PodDisruptionBudget.
+    this.api.subresourceHandlers.set('pods/eviction', evictionHandler);
+    // Node agents join with bootstrap tokens kept as Secrets in the system namespace.
+    const secrets = this.registry.byKind('Secret')!;
+    this.tokens.addSource(
+      bootstrapTokenSource((ns, name) => this.storage.get(secrets, `${ns}/${name}`), this.registry.naming, o.now),
+    );
   }
 
   get url(): string {
@@ -108,6 +118,13 @@ export class ControlPlane {
   get caPem(): string {
     if (!this.ca) throw new Error('control plane not started');
     return this.ca.certPem;
+  }
+
+  /** Where the cluster CA's certificate and key are: the given files, or those generated into the data directory. */
+  get caFiles(): { certFile: string; keyFile: string } {
+    const o = this.options;
+    if (o.caCertFile && o.caKeyFile) return { certFile: o.caCertFile, keyFile: o.caKeyFile };
+    return { certFile: join(o.dataDir, 'ca.crt'), keyFile: join(o.dataDir, 'ca.key') };
   }
 
   /** The cluster CA (also the client CA): what signers and kubeconfigs use. */
@@ -131,6 +148,7 @@ export class ControlPlane {
       notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
     });
     this.bootstrapNamespaces();
+    this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
     this.server = new ControlPlaneServer(this.api, {
@@ -178,11 +196,23 @@ export class ControlPlane {
     return path;
   }
 
-  /** Stores an object directly (fixtures, defaults at start); bypasses admission and validation. */
+  /**
+   * Stores an object directly (fixtures, defaults at start); bypasses admission and validation. Seeding a
+   * bootstrap-policy object (labelled `<domain>/bootstrapping`) that the control plane already installed
+   * replaces it, as the reference's policy reconciliation does, instead of failing as a duplicate.
+   */
   seed(obj: KubeObject): KubeObject {
     const [group, version] = obj.apiVersion?.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion ?? 'v1'];
     const rt = this.registry.groupVersion(group, version).find((r) => r.kind === obj.kind);
     if (!rt) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
+    const existing = this.storage.get(rt, objectKey(obj.metadata));
+    if (existing && isBootstrapPolicy(existing, this.registry.naming) && isBootstrapPolicy(obj, this.registry.naming)) {
+      return this.storage.update(
+        rt,
+        { ...obj, metadata: { ...existing.metadata, ...obj.metadata } },
+        existing.metadata.resourceVersion,
+      );
+    }
     return this.storage.create(rt, {
       ...obj,
       metadata: {
@@ -194,6 +224,24 @@ export class ControlPlane {
         generation: 1,
         ...obj.metadata,
       },
+    });
+  }
+
+  /**
+   * The reference's bootstrap RBAC policy (among it the node bootstrap roles: `nodeclient` for
+   * `system:bootstrappers`, `selfnodeclient` for `system:nodes`), and the review endpoints answered by RBAC,
+   * so that the CSR approver's SubjectAccessReviews work. Objects already stored are left as they are.
+   */
+  private installBootstrapPolicy(): void {
+    for (const obj of defaultPolicy(this.registry.naming)) {
+      const rt = this.registry.kind(obj.apiVersion!, obj.kind!);
+      if (rt && !this.storage.get(rt, obj.metadata.name!)) this.seed(obj);
+    }
+    this.api.reviewer ??= createReviewer({
+      authorizer: new RbacAuthorizer(this.storage, this.registry),
+      naming: this.registry.naming,
+      lookup: (token) => this.tokens.lookup(token),
+      now: this.options.now,
     });
   }
 
@@ -221,4 +269,9 @@ export class ControlPlane {
     await writeFile(join(o.dataDir, 'ca.key'), ca.keyPem, { mode: 0o600 });
     return ca;
   }
+}
+
+/** Whether an object belongs to the bootstrap RBAC policy (the reference's `bootstrapping: rbac-defaults` label). */
+function isBootstrapPolicy(obj: KubeObject, n: Naming): boolean {
+  return obj.metadata.labels?.[`${n.domain}/bootstrapping`] === 'rbac-defaults';
 }

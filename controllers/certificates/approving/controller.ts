@@ -28,6 +28,7 @@ import { type CertificateMetrics, certificateMetrics } from '../metrics.ts';
 import { csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
 import {
   approvalTarget,
+  type ClientSubresource,
   clientRecognizers,
   notApprovedMessage,
   servingNodeName,
@@ -90,7 +91,7 @@ class ApprovingReconciler implements Reconciler {
     const name = csr.metadata.name!;
     const recognizers = clientRecognizers(csr, parsed, n);
     if (!recognizers.length) return done;
-    const tried = [];
+    const tried: ClientSubresource[] = [];
     for (const r of recognizers) {
       const review = await this.reviews.create(subjectAccessReview(csr, r.subresource, n), { signal });
       if (review.status?.allowed) {

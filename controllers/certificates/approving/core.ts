@@ -118,7 +118,9 @@ export function withApproval(csr: CertificateSigningRequest, message: string, no
 
 export type ServingRule = 'signer-policy' | 'requester' | 'node-exists' | 'ip-sans' | 'dns-sans' | 'lifetime';
 
-export type ServingVerdict = { approve: true; message: string } | { approve: false; rule: ServingRule; message: string };
+export type ServingVerdict =
+  | { approve: true; message: string }
+  | { approve: false; rule: ServingRule; message: string };
 
 export interface ServingInputs {
   csr: CertificateSigningRequest;
@@ -133,7 +135,9 @@ export interface ServingInputs {
 /** The node a serving request names (`system:node:<name>`), or undefined. */
 export function servingNodeName(parsed: ParsedRequest): string | undefined {
   const cn = parsed.subject.commonName;
-  return cn.startsWith(NODE_USER_PREFIX) && cn.length > NODE_USER_PREFIX.length ? cn.slice(NODE_USER_PREFIX.length) : undefined;
+  return cn.startsWith(NODE_USER_PREFIX) && cn.length > NODE_USER_PREFIX.length
+    ? cn.slice(NODE_USER_PREFIX.length)
+    : undefined;
 }
 
 /** Canonical text of an IP address, so that `::1` and `0:0:0:0:0:0:0:1` compare equal. */

@@ -32,7 +32,7 @@ export function certificateNotAfter(certificate: string): Date | undefined {
   try {
     const pem = Buffer.from(certificate, 'base64').toString('latin1');
     const first = splitPemBlocks(pem)[0];
-    if (!first || first.type !== 'CERTIFICATE') return undefined;
+    if (first?.type !== 'CERTIFICATE') return undefined;
     return new x509.X509Certificate(first.der).notAfter;
   } catch {
     return undefined;

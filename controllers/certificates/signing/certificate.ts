@@ -37,9 +37,21 @@ export function subjectName(p: ParsedRequest): x509.Name {
     const raw = p.subject[key];
     const values = typeof raw === 'string' ? (raw ? [raw] : []) : raw;
     if (!values.length) continue;
-    rdns.push({ [oid]: values.map((v) => (PRINTABLE.test(v) ? { printableString: v } : { utf8String: v })) });
+    // A multi-valued RDN is a DER SET OF: its values sorted by their encodings, as Go's encoder does.
+    const encoded = values
+      .map((v) => ({ v, printable: PRINTABLE.test(v) }))
+      .sort((a, b) => Buffer.compare(tlv(a), tlv(b)));
+    rdns.push({ [oid]: encoded.map(({ v, printable }) => (printable ? { printableString: v } : { utf8String: v })) });
   }
   return new x509.Name(rdns);
+}
+
+/** The DER encoding of a directory string value, for sorting a SET OF. */
+function tlv({ v, printable }: { v: string; printable: boolean }): Buffer {
+  const content = Buffer.from(v, 'utf8');
+  const n = content.length;
+  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
+  return Buffer.concat([Buffer.from([printable ? 0x13 : 0x0c, ...length]), content]);
 }
 
 export interface CertificateRequestInput {

@@ -152,7 +152,10 @@ export class SigningLoop {
       return fail(SIGNING_EVENT.write, `error updating signature for csr: ${(err as Error).message}`, false);
     }
     metrics.signed.inc({ signer: this.signer });
-    metrics.lifetime.observe({ signer: this.signer }, (validity.notAfter.getTime() - validity.notBefore.getTime()) / 1000);
+    metrics.lifetime.observe(
+      { signer: this.signer },
+      (validity.notAfter.getTime() - validity.notBefore.getTime()) / 1000,
+    );
     return done;
   }
 
@@ -207,7 +210,13 @@ function logPlan(logger: Logger, plan: SigningPlan): void {
 }
 
 /** Builds the loops of a plan; a CA that cannot be read fails start-up, as in the reference. */
-function buildLoops(ctx: ControllerContext, plan: SigningPlan, deps: LoopDeps, enqueue: Enqueuer, lister: () => Lister<CertificateSigningRequest>) {
+function buildLoops(
+  ctx: ControllerContext,
+  plan: SigningPlan,
+  deps: LoopDeps,
+  enqueue: Enqueuer,
+  lister: () => Lister<CertificateSigningRequest>,
+) {
   const validators = signerValidators(ctx.naming);
   const watchers = new Map<string, CaFileWatcher>();
   const loops = new Map<string, SigningLoop>();

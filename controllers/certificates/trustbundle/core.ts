@@ -47,7 +47,9 @@ export function publishPlan(signer: string, bundle: string, existing: readonly C
   const name = bundleName(signer, bundle);
   const current = existing.find((b) => b.metadata.name === name);
   const plan: PublishPlan = {
-    delete: existing.filter((b) => b.metadata.name !== name && b.spec?.signerName === signer).map((b) => b.metadata.name!),
+    delete: existing
+      .filter((b) => b.metadata.name !== name && b.spec?.signerName === signer)
+      .map((b) => b.metadata.name!),
   };
   if (!current) {
     plan.create = { metadata: { name }, spec: { signerName: signer, trustBundle: bundle } };

@@ -1,0 +1,297 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from '../../src/pki/keys.ts';
+import { derToPem } from '../../src/pki/pem.ts';
+import {
+  apiServerClientProblem,
+  approvalState,
+  goTime,
+  hasTrueCondition,
+  isApproved,
+  nodeAgentClientProblem,
+  nodeAgentServingProblem,
+  type ParsedRequest,
+  parseRequestPem,
+  RequestParseError,
+  verifyRequestSignature,
+} from './csr.ts';
+import {
+  csrObject,
+  forgeRequest,
+  opensslRequest,
+  type RequestSpec,
+  rsaKeyPkcs1,
+  webcryptoRequestWithKeys,
+} from './testing.ts';
+
+type Encoder = (spec: RequestSpec) => Promise<string>;
+
+/** Every encoder the predicates are checked against: WebCrypto (ECDSA and RSA), node-forge (RSA), openssl (EC). */
+const encoders: [string, () => Promise<Encoder>][] = [
+  [
+    'webcrypto ECDSA P-256',
+    async () => {
+      const keys = await generateKeyPair('ECDSA-P256');
+      return async (spec) => (await webcryptoRequestWithKeys(keys, spec)).pem;
+    },
+  ],
+  [
+    'webcrypto RSA-2048',
+    async () => {
+      const keys = await generateKeyPair('RSA-2048');
+      return async (spec) => (await webcryptoRequestWithKeys(keys, spec)).pem;
+    },
+  ],
+  [
+    'node-forge RSA-2048',
+    async () => {
+      const key = rsaKeyPkcs1();
+      return async (spec) => (await forgeRequest(spec, key)).pem;
+    },
+  ],
+  [
+    'openssl EC P-384',
+    async () => async (spec) => {
+      const subject = [
+        ...(spec.organizations ?? []).map((o) => `/O=${o}`),
+        ...(spec.commonName !== undefined ? [`/CN=${spec.commonName}`] : []),
+      ].join('');
+      const san = [
+        ...(spec.dnsNames ?? []).map((d) => `DNS:${d}`),
+        ...(spec.ipAddresses ?? []).map((d) => `IP:${d}`),
+        ...(spec.emails ?? []).map((d) => `email:${d}`),
+        ...(spec.uris ?? []).map((d) => `URI:${d}`),
+      ].join(',');
+      return opensslRequest(
+        ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:secp384r1'],
+        subject || '/',
+        san || undefined,
+      ).pem;
+    },
+  ],
+];
+
+const NODE = { organizations: ['system:nodes'], commonName: 'system:node:worker-1' };
+const CLIENT3 = ['digital signature', 'key encipherment', 'client auth'];
+const CLIENT2 = ['digital signature', 'client auth'];
+const SERVING3 = ['digital signature', 'key encipherment', 'server auth'];
+const SERVING2 = ['server auth', 'digital signature'];
+
+describe.each(encoders)('request predicates with %s requests', (_name, make) => {
+  let encode: Encoder;
+  const parse = async (spec: RequestSpec): Promise<ParsedRequest> => parseRequestPem(await encode(spec));
+  beforeAll(async () => {
+    encode = await make();
+  });
+
+  it('parses subject, SANs and key, and verifies the self-signature', async () => {
+    const p = await parse({
+      ...NODE,
+      dnsNames: ['a.example.test'],
+      ipAddresses: ['10.0.0.1', '2001:db8::1'],
+      emails: ['x@example.test'],
+      uris: ['spiffe://cluster/ns/a'],
+    });
+    expect(p.subject.organization).toEqual(['system:nodes']);
+    expect(p.subject.commonName).toBe('system:node:worker-1');
+    expect(p.dnsNames).toEqual(['a.example.test']);
+    expect(p.ipAddresses.length).toBe(2);
+    expect(p.emailAddresses).toEqual(['x@example.test']);
+    expect(p.uris).toEqual(['spiffe://cluster/ns/a']);
+    expect(p.subjectEmpty).toBe(false);
+    expect(await verifyRequestSignature(p)).toBeUndefined();
+  });
+
+  // Reference §2.2: each row breaks one check; the expected text is the first failing check's.
+  const clientRows: [string, RequestSpec, string[], string | undefined][] = [
+    ['three usages', NODE, CLIENT3, undefined],
+    ['two usages (non-RSA node agents)', NODE, CLIENT2, undefined],
+    ['no organization', { commonName: NODE.commonName }, CLIENT3, 'subject organization is not system:nodes'],
+    [
+      'an extra organization',
+      { ...NODE, organizations: ['system:nodes', 'admins'] },
+      CLIENT3,
+      'subject organization is not system:nodes',
+    ],
+    [
+      'another organization',
+      { ...NODE, organizations: ['nodes'] },
+      CLIENT3,
+      'subject organization is not system:nodes',
+    ],
+    ['a DNS SAN', { ...NODE, dnsNames: ['n.example.test'] }, CLIENT3, 'DNS subjectAltNames are not allowed'],
+    ['an email SAN', { ...NODE, emails: ['n@example.test'] }, CLIENT3, 'Email subjectAltNames are not allowed'],
+    ['an IP SAN', { ...NODE, ipAddresses: ['10.1.2.3'] }, CLIENT3, 'IP subjectAltNames are not allowed'],
+    ['a URI SAN', { ...NODE, uris: ['https://n.example.test'] }, CLIENT3, 'URI subjectAltNames are not allowed'],
+    [
+      'a CN outside system:node:',
+      { ...NODE, commonName: 'worker-1' },
+      CLIENT3,
+      'subject common name does not begin with system:node:',
+    ],
+    [
+      'signing instead of digital signature',
+      NODE,
+      ['signing', 'key encipherment', 'client auth'],
+      'usages did not match [client auth digital signature key encipherment]',
+    ],
+    [
+      'server auth too',
+      NODE,
+      [...CLIENT3, 'server auth'],
+      'usages did not match [client auth digital signature key encipherment]',
+    ],
+    [
+      'client auth only',
+      NODE,
+      ['client auth'],
+      'usages did not match [client auth digital signature key encipherment]',
+    ],
+    [
+      'several problems: the organization is reported first',
+      { commonName: 'x', dnsNames: ['d.example.test'] },
+      ['server auth'],
+      'subject organization is not system:nodes',
+    ],
+    [
+      'SANs before the CN',
+      { organizations: ['system:nodes'], commonName: 'x', ipAddresses: ['10.0.0.2'] },
+      CLIENT3,
+      'IP subjectAltNames are not allowed',
+    ],
+  ];
+  it.each(clientRows)('node agent client: %s', async (_row, spec, usages, expected) => {
+    expect(nodeAgentClientProblem(await parse(spec), new Set(usages))).toBe(expected);
+  });
+
+  // Reference §3.3, serving predicate.
+  const servingRows: [string, RequestSpec, string[], string | undefined][] = [
+    ['DNS SAN, three usages', { ...NODE, dnsNames: ['w1.example.test'] }, SERVING3, undefined],
+    ['IP SAN, two usages', { ...NODE, ipAddresses: ['10.0.0.5'] }, SERVING2, undefined],
+    [
+      'no organization',
+      { commonName: NODE.commonName, dnsNames: ['w1'] },
+      SERVING3,
+      'subject organization is not system:nodes',
+    ],
+    ['no SAN', NODE, SERVING3, 'DNS or IP subjectAltName is required'],
+    [
+      'an email SAN',
+      { ...NODE, dnsNames: ['w1'], emails: ['w@example.test'] },
+      SERVING3,
+      'Email subjectAltNames are not allowed',
+    ],
+    ['a URI SAN', { ...NODE, dnsNames: ['w1'], uris: ['https://w1'] }, SERVING3, 'URI subjectAltNames are not allowed'],
+    [
+      'client usages',
+      { ...NODE, dnsNames: ['w1'] },
+      CLIENT3,
+      'usages did not match [digital signature key encipherment server auth]',
+    ],
+    [
+      'a CN outside system:node: (checked after usages)',
+      { ...NODE, commonName: 'w1', dnsNames: ['w1'] },
+      SERVING3,
+      'subject common name does not begin with system:node:',
+    ],
+    [
+      'bad usages and bad CN: usages first',
+      { ...NODE, commonName: 'w1', dnsNames: ['w1'] },
+      ['server auth'],
+      'usages did not match [digital signature key encipherment server auth]',
+    ],
+  ];
+  it.each(servingRows)('node agent serving: %s', async (_row, spec, usages, expected) => {
+    expect(nodeAgentServingProblem(await parse(spec), new Set(usages))).toBe(expected);
+  });
+
+  it('API client: only usages matter', async () => {
+    const p = await parse({ commonName: 'anyone', dnsNames: ['whatever'] });
+    const rows: [string[], string | undefined][] = [
+      [['client auth'], undefined],
+      [['digital signature', 'key encipherment', 'client auth'], undefined],
+      [['key encipherment', 'client auth', 'digital signature'], undefined],
+      [['server auth', 'client auth'], 'invalid usage for client certificate: server auth'],
+      [['client auth', 'signing', 'code signing'], 'invalid usage for client certificate: signing'],
+      [['digital signature'], 'missing required usage for client certificate: client auth'],
+      [[], 'missing required usage for client certificate: client auth'],
+    ];
+    for (const [usages, expected] of rows) expect(apiServerClientProblem(p, usages), usages.join(',')).toBe(expected);
+  });
+});
+
+describe('parsing bad requests', () => {
+  it.each([
+    ['empty', '', 'PEM block type must be CERTIFICATE REQUEST'],
+    ['not PEM', 'hello', 'PEM block type must be CERTIFICATE REQUEST'],
+    [
+      'wrong block type',
+      derToPem(new Uint8Array([48, 3, 2, 1, 1]), 'CERTIFICATE'),
+      'PEM block type must be CERTIFICATE REQUEST',
+    ],
+    ['unterminated block', '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n', 'PEM block type must be CERTIFICATE REQUEST'],
+    [
+      'garbage DER',
+      derToPem(new Uint8Array([1, 2, 3, 4]), 'CERTIFICATE REQUEST'),
+      'x509: malformed certificate request',
+    ],
+    ['huge', `${'x'.repeat(300_000)}`, 'more than the 262144 accepted'],
+  ])('%s', (_name, pem, message) => {
+    expect(() => parseRequestPem(pem)).toThrow(RequestParseError);
+    expect(() => parseRequestPem(pem)).toThrow(message);
+  });
+
+  it('takes the first block, as the reference does', async () => {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const { pem } = await webcryptoRequestWithKeys(keys, NODE);
+    expect(
+      parseRequestPem(`junk before\n${pem}${derToPem(new Uint8Array([1]), 'CERTIFICATE')}`).subject.commonName,
+    ).toBe(NODE.commonName);
+    expect(() => parseRequestPem(`${derToPem(new Uint8Array([1]), 'CERTIFICATE')}${pem}`)).toThrow(
+      'PEM block type must be CERTIFICATE REQUEST',
+    );
+  });
+
+  it('reports a self-signature that does not verify', async () => {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const { pem } = await webcryptoRequestWithKeys(keys, NODE);
+    const der = Buffer.from(pem.split('\n').slice(1, -2).join(''), 'base64');
+    der[der.length - 5] ^= 0xff; // inside the signature
+    const p = parseRequestPem(derToPem(der, 'CERTIFICATE REQUEST'));
+    expect(await verifyRequestSignature(p)).toMatch(/^unable to verify certificate request signature/);
+  });
+});
+
+describe('conditions', () => {
+  const csr = (conditions: { type: string; status: string }[]) =>
+    csrObject('', { signerName: 's/x', usages: [], conditions: conditions as never });
+  it.each([
+    [[], false, false, false],
+    [[{ type: 'Approved', status: 'True' }], true, false, true],
+    // The condition status is not looked at.
+    [[{ type: 'Approved', status: 'False' }], true, false, true],
+    [[{ type: 'Denied', status: 'True' }], false, true, false],
+    [
+      [
+        { type: 'Approved', status: 'True' },
+        { type: 'Denied', status: 'True' },
+      ],
+      true,
+      true,
+      false,
+    ],
+  ])('%j → approved %s, denied %s, isApproved %s', (conditions, approved, denied, ok) => {
+    expect(approvalState(csr(conditions))).toEqual({ approved, denied });
+    expect(isApproved(csr(conditions))).toBe(ok);
+  });
+
+  it('has-true-condition counts True and empty statuses only', () => {
+    expect(hasTrueCondition(csr([{ type: 'Failed', status: 'True' }]), 'Failed')).toBe(true);
+    expect(hasTrueCondition(csr([{ type: 'Failed', status: '' }]), 'Failed')).toBe(true);
+    expect(hasTrueCondition(csr([{ type: 'Failed', status: 'False' }]), 'Failed')).toBe(false);
+    expect(hasTrueCondition(csr([{ type: 'Approved', status: 'True' }]), 'Failed')).toBe(false);
+  });
+
+  it('prints times as Go does', () => {
+    expect(goTime(new Date('2026-01-01T00:00:00Z'))).toBe('2026-01-01 00:00:00 +0000 UTC');
+  });
+});

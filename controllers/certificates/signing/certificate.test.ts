@@ -1,0 +1,186 @@
+import 'reflect-metadata';
+import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as x509 from '@peculiar/x509';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSelfSignedCa } from '../../../src/pki/certs.ts';
+import { generateKeyPair, type KeyAlgorithm } from '../../../src/pki/keys.ts';
+import { parseRequestPem } from '../csr.ts';
+import { forgeRequest, opensslRequest, type RequestSpec, webcryptoRequest } from '../testing.ts';
+import { toSigningCa } from './ca.ts';
+import { issue, type SigningCa, subjectName } from './certificate.ts';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'signer-cert-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function openssl(args: string[], files: Record<string, string> = {}): string {
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+const NODE: RequestSpec = { organizations: ['system:nodes'], commonName: 'system:node:worker-1' };
+const HOUR = 3600_000;
+
+const CA_ALGS: [KeyAlgorithm, string][] = [
+  ['RSA-2048', 'sha256WithRSAEncryption'],
+  ['ECDSA-P256', 'ecdsa-with-SHA256'],
+  ['ECDSA-P384', 'ecdsa-with-SHA384'],
+  ['Ed25519', 'ED25519'],
+];
+
+const REQUESTS: [string, () => Promise<string>][] = [
+  ['webcrypto ECDSA P-256', async () => (await webcryptoRequest('ECDSA-P256', NODE)).pem],
+  ['webcrypto RSA-2048', async () => (await webcryptoRequest('RSA-2048', NODE)).pem],
+  ['webcrypto Ed25519', async () => (await webcryptoRequest('Ed25519', NODE)).pem],
+  ['node-forge RSA-2048', async () => (await forgeRequest(NODE)).pem],
+  [
+    'openssl EC P-384',
+    async () =>
+      opensslRequest(
+        ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:secp384r1'],
+        '/O=system:nodes/CN=system:node:worker-1',
+      ).pem,
+  ],
+];
+
+describe.each(CA_ALGS)('certificates signed by a %s CA', (caAlg, sigAlg) => {
+  let ca: SigningCa;
+  let caPem: string;
+  beforeAll(async () => {
+    const made = await createSelfSignedCa({ commonName: `test ${caAlg} CA`, keyAlg: caAlg });
+    caPem = made.certPem;
+    ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
+  });
+
+  it.each(REQUESTS)('for a %s request: openssl and node:crypto accept the chain and the fields', async (_r, make) => {
+    const parsed = parseRequestPem(await make());
+    const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000);
+    const notAfter = new Date(notBefore.getTime() + 2 * HOUR);
+    const { pem } = await issue(
+      { parsed, usages: ['digital signature', 'key encipherment', 'client auth'], notBefore, notAfter },
+      ca,
+    );
+    expect(pem).toMatch(
+      /^-----BEGIN CERTIFICATE-----\n([A-Za-z0-9+/=]{64}\n)*[A-Za-z0-9+/=]{1,64}\n-----END CERTIFICATE-----\n$/,
+    );
+
+    expect(
+      openssl(['verify', '-purpose', 'sslclient', '-CAfile', 'ca.pem', 'leaf.pem'], {
+        'ca.pem': caPem,
+        'leaf.pem': pem,
+      }),
+    ).toBe('leaf.pem: OK\n');
+    const text = openssl(['x509', '-in', 'leaf.pem', '-noout', '-text']);
+    expect(text).toContain(`Signature Algorithm: ${sigAlg}`);
+    expect(text).toMatch(/X509v3 Key Usage: critical\s*\n\s*Digital Signature, Key Encipherment\n/);
+    expect(text).toMatch(/X509v3 Extended Key Usage:\s*\n\s*TLS Web Client Authentication\n/);
+    expect(text).toMatch(/X509v3 Basic Constraints: critical\s*\n\s*CA:FALSE\n/);
+    expect(text).toContain('X509v3 Authority Key Identifier');
+    expect(text).not.toContain('Subject Key Identifier');
+    expect(text).not.toContain('Subject Alternative Name');
+
+    const leaf = new X509Certificate(pem);
+    const caCert = new X509Certificate(caPem);
+    expect(leaf.checkIssued(caCert)).toBe(true);
+    expect(leaf.verify(caCert.publicKey)).toBe(true);
+    expect(leaf.ca).toBe(false);
+    expect(leaf.subject).toBe('O=system:nodes\nCN=system:node:worker-1');
+    expect(new Date(leaf.validFrom).getTime()).toBe(notBefore.getTime());
+    expect(new Date(leaf.validTo).getTime()).toBe(notAfter.getTime());
+    expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    expect(leaf.serialNumber.replace(/^00/, '').length).toBeLessThanOrEqual(32);
+    // The certificate carries the request's key.
+    expect(leaf.publicKey.export({ type: 'spki', format: 'der' })).toEqual(Buffer.from(parsed.csr.publicKey.rawData));
+  });
+
+  it('copies DNS, IP, email and URI SANs, sorts extended usages, and drops other requested extensions', async () => {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const request = await x509.Pkcs10CertificateRequestGenerator.create({
+      name: 'CN=web,O=team-b,O=team-a,OU=ops,C=DE',
+      keys,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [
+        new x509.SubjectAlternativeNameExtension([
+          { type: 'dns', value: 'web.example.test' },
+          { type: 'ip', value: '10.1.2.3' },
+          { type: 'ip', value: '2001:db8::7' },
+          { type: 'email', value: 'ops@example.test' },
+          { type: 'url', value: 'spiffe://cluster/web' },
+        ]),
+        // Asks to be a CA: must be ignored.
+        new x509.BasicConstraintsExtension(true, 3, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+      ],
+    });
+    const parsed = parseRequestPem(request.toString('pem'));
+    const now = Date.now();
+    const { pem } = await issue(
+      {
+        parsed,
+        usages: ['client auth', 'server auth', 'digital signature', 'cert sign'],
+        notBefore: new Date(now - 60_000),
+        notAfter: new Date(now + HOUR),
+      },
+      ca,
+    );
+    const leaf = new X509Certificate(pem);
+    expect(leaf.ca).toBe(false);
+    expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    expect(leaf.subjectAltName).toBe(
+      'DNS:web.example.test, email:ops@example.test, IP Address:10.1.2.3, IP Address:2001:DB8:0:0:0:0:0:7, URI:spiffe://cluster/web',
+    );
+    // Standard attributes in the reference's order (C, O, OU, CN), both O values in one RDN, DER-sorted.
+    expect(leaf.subject).toBe('C=DE\nO=team-a + O=team-b\nOU=ops\nCN=web');
+    const text = openssl(['x509', '-in', 'leaf.pem', '-noout', '-text'], { 'leaf.pem': pem });
+    expect(text).toMatch(/X509v3 Key Usage: critical\s*\n\s*Digital Signature, Certificate Sign\n/);
+    expect(text).toMatch(/X509v3 Basic Constraints: critical\s*\n\s*CA:FALSE\n/);
+    expect(text).toMatch(/X509v3 Subject Alternative Name: \n/);
+    expect(openssl(['verify', '-CAfile', 'ca.pem', 'leaf.pem'], { 'ca.pem': caPem })).toBe('leaf.pem: OK\n');
+  });
+
+  it('marks the SAN extension critical when the subject is empty', async () => {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const request = await x509.Pkcs10CertificateRequestGenerator.create({
+      keys,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'only-san.example.test' }])],
+    });
+    const parsed = parseRequestPem(request.toString('pem'));
+    expect(parsed.subjectEmpty).toBe(true);
+    const { pem } = await issue(
+      {
+        parsed,
+        usages: ['server auth'],
+        notBefore: new Date(Date.now() - 1000),
+        notAfter: new Date(Date.now() + HOUR),
+      },
+      ca,
+    );
+    const text = openssl(['x509', '-in', 'leaf.pem', '-noout', '-text'], { 'leaf.pem': pem });
+    expect(text).toMatch(/X509v3 Subject Alternative Name: critical\s*\n\s*DNS:only-san.example.test/);
+    // No key usage bits: no keyUsage extension.
+    expect(text).not.toContain('X509v3 Key Usage');
+  });
+});
+
+describe('subject re-encoding', () => {
+  it('uses PrintableString where every character allows it, UTF8String otherwise', async () => {
+    const parsed = parseRequestPem(
+      (await webcryptoRequest('ECDSA-P256', { organizations: ['system:nodes'], commonName: 'Zoë_1' })).pem,
+    );
+    const der = new Uint8Array(subjectName(parsed).toArrayBuffer());
+    const printable = [0x13, 12, ...Buffer.from('system:nodes')];
+    const utf8 = [0x0c, Buffer.byteLength('Zoë_1'), ...Buffer.from('Zoë_1')];
+    const hex = Buffer.from(der).toString('hex');
+    expect(hex).toContain(Buffer.from(printable).toString('hex'));
+    expect(hex).toContain(Buffer.from(utf8).toString('hex'));
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * The daemon's operator surface, assembled from its parts: the secure diagnostics server with
+ * delegated authentication and authorization, health checks, metrics and SLIs, z-pages, and the
+ * service-manager watchdog.
+ */
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Naming } from '../api/naming.ts';
+import type { KubeClient } from '../client/client.ts';
+import type { FeatureGates } from '../config/features.ts';
+import { encodeConfiguration } from '../config/load.ts';
+import { type ConfigSchema, type ControllerManagerConfiguration, configzSectionName } from '../config/schema.ts';
+import type { ControllerDefinition } from '../controller/controller.ts';
+import type { Manager } from '../controller/manager.ts';
+import { CONTROL_PLANE_VERSION } from '../controlplane/control-plane.ts';
+import { delegatedReviewers } from '../diagnostics/auth.ts';
+import { HealthChecks } from '../diagnostics/health.ts';
+import { sliMetrics } from '../diagnostics/metrics/slis.ts';
+import { flagzValues, reviewCacheTtls } from '../diagnostics/options.ts';
+import { installMetricsRoutes } from '../diagnostics/routes.ts';
+import { DiagnosticsServer } from '../diagnostics/server.ts';
+import { installZPages, versionInfo } from '../diagnostics/zpages.ts';
+import type { LeaderElectionHealth } from '../leaderelection/health.ts';
+import { Notifier } from '../systemd/notify.ts';
+import type { FlagSpec, Flags } from './flags.ts';
+
+export interface DiagnosticsInputs {
+  cfg: ControllerManagerConfiguration;
+  schema: ConfigSchema;
+  gates: FeatureGates;
+  naming: Naming;
+  specs: FlagSpec[];
+  flags: Flags;
+  client: KubeClient;
+  registry: Registry;
+  logger: Logger;
+  manager: Manager;
+  leaderHealth: LeaderElectionHealth;
+  controllers: ControllerDefinition[];
+  version: string;
+  startTime: Date;
+}
+
+export interface Diagnostics {
+  /** The port served, or undefined when `--secure-port=0` disables serving. */
+  port?: number;
+  notifier: Notifier;
+  stop(): Promise<void>;
+}
+
+export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostics> {
+  const { cfg, gates, naming: n, logger, manager } = d;
+  const serving = cfg.serving;
+  const server = new DiagnosticsServer({
+    bindAddress: serving.bindAddress,
+    securePort: serving.securePort,
+    tlsCertFile: serving.certFile || undefined,
+    tlsPrivateKeyFile: serving.keyFile || undefined,
+    clientCaFile: serving.clientCAFile || undefined,
+    alwaysAllowPaths: serving.alwaysAllowPaths,
+    ...delegatedReviewers(d.client, n, reviewCacheTtls(d.flags)),
+    logger,
+  });
+  const notifier = new Notifier({ logger });
+  const slis = sliMetrics(n);
+  const checks = new HealthChecks({ recordHealthCheck: slis.recordHealthCheck, logger });
+  checks.add('leaderElection', d.leaderHealth.check);
+  checks.add('watchdog', notifier.check);
+  checks.add(
+    'informer-sync',
+    () =>
+      manager.isLeader() && !manager.hasSynced()
+        ? { ok: false, message: 'informers have not synced yet' }
+        : { ok: true },
+    ['readyz'],
+  );
+  for (const c of d.controllers) {
+    checks.add(c.name, () => manager.controllerHealth().find((h) => h.name === c.name) ?? { ok: true }, ['readyz']);
+  }
+  checks.install(server);
+  installMetricsRoutes(server, {
+    metrics: d.registry,
+    slis: slis.registry,
+    nativeHistograms: gates.enabled('NativeHistograms'),
+  });
+  installZPages(server, {
+    componentName: n.controllerManager,
+    configGroup: n.configGroup,
+    startTime: d.startTime,
+    binaryVersion: d.version,
+    emulationVersion: `${CONTROL_PLANE_VERSION.major}.${CONTROL_PLANE_VERSION.minor}`,
+    flags: () => flagzValues(d.specs, d.flags),
+    features: (g) => gates.enabled(g),
+    configz: () => ({ [configzSectionName(n)]: encodeConfiguration(d.schema, cfg, n) }),
+    version: versionInfo(d.version),
+  });
+  const port = await server.start();
+  // The watchdog check itself is left out: one failed send must not stop every later keep-alive.
+  notifier.startWatchdog(() => checks.passing('livez', ['watchdog']));
+  // Start-up is finished once diagnostics are served: a standby waiting for the lease runs too.
+  await notifier.ready();
+  await notifier.status(
+    port === undefined ? 'running; diagnostics serving disabled' : `running; diagnostics on port ${port}`,
+  );
+  return {
+    port,
+    notifier,
+    async stop() {
+      await notifier.stop();
+      await server.stop();
+    },
+  };
+}

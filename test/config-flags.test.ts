@@ -1,0 +1,58 @@
+/**
+ * The configuration schema's flags against the flags other parts of the daemon already define: the schema must
+ * bind the same names with the same types, so the command can take its flags from the schema alone.
+ */
+import { describe, expect, it } from 'vitest';
+import { certificatesFlags } from '../controllers/certificates/index.ts';
+import { controllerDefinitions } from '../controllers/index.ts';
+import { naming } from '../src/api/naming.ts';
+import { DAEMON_FLAG_NAMES, embeddedFlags } from '../src/cli/embedded.ts';
+import { type FlagSpec, Flags, parseFlags } from '../src/cli/flags.ts';
+import { FeatureGates } from '../src/config/features.ts';
+import { loadConfiguration } from '../src/config/load.ts';
+import { configFileFlagSpecs, configFlagSpecs, controllerManagerSchema } from '../src/config/schema.ts';
+import { reviewCacheFlags } from '../src/diagnostics/options.ts';
+
+const n = naming();
+const schema = controllerManagerSchema({ naming: n, controllers: controllerDefinitions, features: new FeatureGates() });
+const bound = new Map(configFlagSpecs(schema).map((s) => [s.name, s]));
+
+function sameFlags(theirs: FlagSpec[], skip: string[] = []) {
+  for (const spec of theirs) {
+    if (skip.includes(spec.name)) continue;
+    expect(bound.get(spec.name)?.type, `--${spec.name}`).toBe(spec.type);
+  }
+}
+
+describe('the schema binds the flags the daemon already has', () => {
+  it("the certificate controllers' flags", () => {
+    sameFlags(certificatesFlags(n));
+  });
+
+  it('the review cache flags stay with the diagnostics options, not the configuration', () => {
+    for (const spec of reviewCacheFlags()) expect(bound.has(spec.name), spec.name).toBe(false);
+  });
+
+  it('one --concurrent-<name>-syncs flag per controller, with its worker count as default', () => {
+    for (const d of controllerDefinitions) {
+      expect(bound.get(`concurrent-${d.name}-syncs`), d.name).toMatchObject({
+        type: 'int',
+        default: String(d.workers),
+      });
+    }
+  });
+
+  it('no name clashes with the embedded control plane flags or --config/--config-dir', () => {
+    const others = [...embeddedFlags(DAEMON_FLAG_NAMES), ...configFileFlagSpecs()].map((s) => s.name);
+    for (const name of others) expect(bound.has(name), name).toBe(false);
+  });
+});
+
+it('the controllers the daemon runs are valid --controllers values, by name and alias', async () => {
+  const specs = configFlagSpecs(schema);
+  const d = controllerDefinitions[0];
+  const argv = ['--controllers=*', `--controllers=-${d.name}`, ...d.aliases.map((a) => `--controllers=${a}`)];
+  const flags = new Flags(specs, parseFlags(specs, argv));
+  const { config } = await loadConfiguration({ schema, accept: [n], flags });
+  expect(config.generic.controllers).toEqual(['*', `-${d.name}`, ...d.aliases]);
+});
