@@ -82,8 +82,8 @@ export function pdbsForPod(
 }
 
 /**
- * Pods that may match a PDB: from its pinned index values, the whole namespace for a wildcard PDB,
- * none for a PDB that matches nothing. Undefined means "use the whole namespace".
+ * Where the pods that may match a PDB are: under its pinned index values, in the whole namespace
+ * (`'namespace'`) for a wildcard PDB, nowhere (`[]`) for a PDB that matches nothing.
  */
 export function candidateIndexValues(pdb: PodDisruptionBudget): string[] | 'namespace' {
   const values = pdbIndexValues(pdb);

@@ -17,7 +17,14 @@ import {
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
-import { defaultPolicy, RbacAuthorizer } from './authz/rbac.ts';
+import {
+  AlwaysAllowAuthorizer,
+  type Authorizer,
+  accessChecker,
+  defaultPolicy,
+  RbacAuthorizer,
+  requestAuthorizer,
+} from './authz/rbac.ts';
 import { createReviewer } from './authz/reviews.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
@@ -52,8 +59,14 @@ export interface ControlPlaneOptions {
   validation?: ObjectValidation;
   /** The admission chain; the standard plugins when unset. */
   admission?: AdmissionPlugin[];
+  /**
+   * `RBAC` (the default): Roles, ClusterRoles and their bindings from storage, with the bootstrap policy,
+   * `system:masters` allowed everything; `AlwaysAllow`: every authenticated request passes.
+   */
+  authorizationMode: 'RBAC' | 'AlwaysAllow';
+  /** Replaces the request check of `authorizationMode`. */
   authorize?: RequestAuthorizer;
-  /** What admission asks the authorizer (approve, sign, attest); everything allowed when unset. */
+  /** What admission asks the authorizer (approve, sign, attest); `authorizationMode`'s authorizer when unset. */
   accessCheck?: AccessChecker;
 }
 
@@ -67,6 +80,7 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   historySize: 5000,
   watch: { bookmarkIntervalMs: 60_000, defaultTimeoutSeconds: 1800, maxBacklogBytes: 64 * 1024 * 1024 },
   now: () => new Date(),
+  authorizationMode: 'RBAC',
 };
 
 export const CONTROL_PLANE_VERSION = { major: '1', minor: '34', gitVersion: 'v1.34.0-orch.0' };
@@ -77,6 +91,8 @@ export class ControlPlane {
   readonly api: ApiServer;
   readonly tokens = new TokenAuthenticator();
   readonly options: ControlPlaneOptions;
+  /** Decides requests, admission's access questions and the access reviews. */
+  readonly authorizer: Authorizer;
   private server?: ControlPlaneServer;
   private gc?: GarbageCollector;
   private ca?: CertificateWithKey;
@@ -89,7 +105,11 @@ export class ControlPlane {
     this.storage = new Storage({ historySize: this.options.historySize });
     const o = this.options;
     const features = (g: string) => o.featureGates[g] ?? DEFAULT_FEATURE_GATES[g] ?? false;
-    const can: AccessChecker = (user, check) => (o.accessCheck ? o.accessCheck(user, check) : Promise.resolve(true));
+    this.authorizer =
+      o.authorizationMode === 'AlwaysAllow'
+        ? new AlwaysAllowAuthorizer()
+        : new RbacAuthorizer(this.storage, this.registry);
+    const can: AccessChecker = o.accessCheck ?? accessChecker(this.authorizer);
     this.api = new ApiServer(this.registry, this.storage, {
       now: o.now,
       continueTtlMs: o.continueTtlMs,
@@ -156,7 +176,7 @@ export class ControlPlane {
       cert: serving.certPem,
       clientCa: this.ca.certPem,
       tokens: this.tokens,
-      authorize: o.authorize,
+      authorize: o.authorize ?? requestAuthorizer(this.authorizer),
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
@@ -238,7 +258,7 @@ export class ControlPlane {
       if (rt && !this.storage.get(rt, obj.metadata.name!)) this.seed(obj);
     }
     this.api.reviewer ??= createReviewer({
-      authorizer: new RbacAuthorizer(this.storage, this.registry),
+      authorizer: this.authorizer,
       naming: this.registry.naming,
       lookup: (token) => this.tokens.lookup(token),
       now: this.options.now,

@@ -33,6 +33,8 @@ export interface ReconcileRecord {
   outcome: Outcome;
   requeueAfterMs?: number;
   error?: string;
+  /** The status written, when the outcome is `written`. */
+  status?: DeploymentStatus;
 }
 
 export interface SampleOptions {
@@ -107,6 +109,7 @@ export function sampleController(opts: SampleOptions = {}): SampleController {
             const desired = desiredStatus(deployment);
             const current = (deployment.status ?? {}) as DeploymentStatus;
             let outcome: Outcome = 'unchanged';
+            let written: DeploymentStatus | undefined;
             if (current.observedGeneration !== desired.observedGeneration || current.replicas !== desired.replicas) {
               try {
                 await deployments.patchStatus(namespace, name, { status: desired }, 'merge', {
@@ -122,13 +125,14 @@ export function sampleController(opts: SampleOptions = {}): SampleController {
                 throw err;
               }
               outcome = 'written';
+              written = desired;
             }
             const requeueMs = Number(annotations[REQUEUE_ANNOTATION]);
             if (requeueMs > 0) {
-              record(key, outcome, { requeueAfterMs: requeueMs });
+              record(key, outcome, { requeueAfterMs: requeueMs, status: written });
               return requeueAfter(requeueMs);
             }
-            record(key, outcome);
+            record(key, outcome, { status: written });
             return done;
           },
         };

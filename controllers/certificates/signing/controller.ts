@@ -165,7 +165,14 @@ export class SigningLoop {
       ...(csr.status?.conditions ?? []),
       { type: 'Failed', status: 'True' as const, reason: FAILED_REASON, message, lastUpdateTime: nowStamp() },
     ];
-    await this.deps.csrs.replaceStatus({ ...csr, status: { ...csr.status, conditions } }, { signal });
+    try {
+      await this.deps.csrs.replaceStatus({ ...csr, status: { ...csr.status, conditions } }, { signal });
+    } catch (err) {
+      const note = `error updating status for csr: ${(err as Error).message}`;
+      metrics.failed.inc({ signer: this.signer, reason: SIGNING_EVENT.write });
+      recordEvent(ctx, rt, csr, 'Warning', SIGNING_EVENT.write, ACTION, note);
+      throw new Error(note);
+    }
     metrics.failed.inc({ signer: this.signer, reason: FAILED_REASON });
     recordEvent(ctx, rt, csr, 'Warning', FAILED_REASON, ACTION, message);
     return done;

@@ -4,6 +4,8 @@
  * contentType = 4} whose `raw` is the object encoded as its kind's message. Decoding gives the object's
  * JSON form with `apiVersion` and `kind` from the envelope.
  */
+
+import { reviewTableForKind } from '../authz/review-protobuf.ts';
 import { decodeMessage } from './schema.ts';
 import { tableForKind } from './tables.ts';
 import { ProtobufError, ProtoReader, WireType } from './wire.ts';
@@ -79,7 +81,7 @@ export function decodeKubernetesProtobuf(bytes: Uint8Array): Record<string, unkn
       throw new ProtobufError(`raw JSON of ${unknown.kind}: ${(e as Error).message}`);
     }
   } else if (rawType === '' || rawType === PROTOBUF_MEDIA_TYPE) {
-    const table = tableForKind(unknown.kind);
+    const table = tableForKind(unknown.kind) ?? reviewTableForKind(unknown.kind);
     if (!table) {
       throw new ProtobufError(
         `kind ${unknown.apiVersion ? `${unknown.apiVersion}, ` : ''}Kind=${unknown.kind} cannot be decoded from protobuf; send it as application/json`,
