@@ -217,6 +217,28 @@ describe.skipIf(!hasKubectl)('CSRs created with kubectl', () => {
   });
 
   it('leaves pending a CSR whose requester may not create node client certificates', async () => {
+    // mallory may create CSRs, but not node client certificates (no create on certificatesigningrequests/nodeclient).
+    const n = c.cp.registry.naming;
+    const rbac = group(n, 'rbac.authorization');
+    await c.client.request('POST', `/apis/${rbac}/v1/clusterroles`, {
+      body: {
+        metadata: { name: 'csr-creator' },
+        rules: [
+          {
+            verbs: ['create', 'get'],
+            apiGroups: [group(n, 'certificates')],
+            resources: ['certificatesigningrequests'],
+          },
+        ],
+      },
+    });
+    await c.client.request('POST', `/apis/${rbac}/v1/clusterrolebindings`, {
+      body: {
+        metadata: { name: 'csr-creator-mallory' },
+        roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'csr-creator' },
+        subjects: [{ kind: 'User', apiGroup: rbac, name: 'mallory' }],
+      },
+    });
     const k = await kubectlAs('mallory|developers');
     await k.ok(['create', '-f', '-'], { input: await manifest('kubectl-mallory', 'system:node:worker-k3') });
     await new Promise((r) => setTimeout(r, 1500));

@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KubeObject, objectKey } from '../api/meta.ts';
-import { type FlavorName, type Naming, naming } from '../api/naming.ts';
+import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import {
   type CertificateWithKey,
@@ -249,11 +249,12 @@ export class ControlPlane {
 
   /**
    * The reference's bootstrap RBAC policy (among it the node bootstrap roles: `nodeclient` for
-   * `system:bootstrappers`, `selfnodeclient` for `system:nodes`), and the review endpoints answered by RBAC,
-   * so that the CSR approver's SubjectAccessReviews work. Objects already stored are left as they are.
+   * `system:bootstrappers`, `selfnodeclient` for `system:nodes`), what node agents need (see
+   * {@link nodeAgentPolicy}), and the review endpoints answered by RBAC, so that the CSR approver's
+   * SubjectAccessReviews work. Objects already stored are left as they are.
    */
   private installBootstrapPolicy(): void {
-    for (const obj of defaultPolicy(this.registry.naming)) {
+    for (const obj of [...defaultPolicy(this.registry.naming), ...nodeAgentPolicy(this.registry.naming)]) {
       const rt = this.registry.kind(obj.apiVersion!, obj.kind!);
       if (rt && !this.storage.get(rt, obj.metadata.name!)) this.seed(obj);
     }
@@ -294,4 +295,41 @@ export class ControlPlane {
 /** Whether an object belongs to the bootstrap RBAC policy (the reference's `bootstrapping: rbac-defaults` label). */
 function isBootstrapPolicy(obj: KubeObject, n: Naming): boolean {
   return obj.metadata.labels?.[`${n.domain}/bootstrapping`] === 'rbac-defaults';
+}
+
+/**
+ * What node agents (`system:nodes`) need to renew their certificates and register: create, get, list and watch
+ * CSRs, and their Node with its status. The reference grants these through its Node authorizer (the
+ * `system:node` role's rules); this control plane has none, so the same rules are bound to the group.
+ */
+function nodeAgentPolicy(n: Naming): KubeObject[] {
+  const rbac = group(n, 'rbac.authorization');
+  const metadata = {
+    name: 'system:node',
+    labels: { [`${n.domain}/bootstrapping`]: 'rbac-defaults' },
+    annotations: { [`rbac.authorization.${n.domain}/autoupdate`]: 'true' },
+  };
+  return [
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata,
+      rules: [
+        {
+          verbs: ['create', 'get', 'list', 'watch'],
+          apiGroups: [group(n, 'certificates')],
+          resources: ['certificatesigningrequests'],
+        },
+        { verbs: ['create', 'get', 'list', 'watch', 'patch', 'update'], apiGroups: [''], resources: ['nodes'] },
+        { verbs: ['patch', 'update'], apiGroups: [''], resources: ['nodes/status'] },
+      ],
+    },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata,
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:node' },
+      subjects: [{ kind: 'Group', apiGroup: rbac, name: 'system:nodes' }],
+    },
+  ];
 }

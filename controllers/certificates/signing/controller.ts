@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { ResourceType } from '../../../src/api/registry.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
 import type { Lister } from '../../../src/cache/informer.ts';
+import { isConflict } from '../../../src/client/errors.ts';
 import type { ResourceClient } from '../../../src/client/resource.ts';
 import {
   type ControllerContext,
@@ -149,7 +150,10 @@ export class SigningLoop {
     try {
       await this.deps.csrs.replaceStatus(updated, { signal });
     } catch (err) {
-      return fail(SIGNING_EVENT.write, `error updating signature for csr: ${(err as Error).message}`, false);
+      const message = `error updating signature for csr: ${(err as Error).message}`;
+      // A conflict is routine (the CSR changed meanwhile): retried without an Event.
+      if (isConflict(err)) throw new Error(message);
+      return fail(SIGNING_EVENT.write, message, false);
     }
     metrics.signed.inc({ signer: this.signer });
     metrics.lifetime.observe(
@@ -169,6 +173,7 @@ export class SigningLoop {
       await this.deps.csrs.replaceStatus({ ...csr, status: { ...csr.status, conditions } }, { signal });
     } catch (err) {
       const note = `error updating status for csr: ${(err as Error).message}`;
+      if (isConflict(err)) throw new Error(note);
       metrics.failed.inc({ signer: this.signer, reason: SIGNING_EVENT.write });
       recordEvent(ctx, rt, csr, 'Warning', SIGNING_EVENT.write, ACTION, note);
       throw new Error(note);
