@@ -150,8 +150,9 @@ async function signing(caAlg: KeyAlgorithm): Promise<Figure[]> {
     notBefore: new Date(Date.now() - 300_000),
     notAfter: new Date(Date.now() + 86400_000),
   };
-  let tbs = new Uint8Array();
-  for (let i = 0; i < 20; i++) tbs = tbsOf(new Uint8Array((await issue(input, ca)).cert.rawData));
+  let tbs = new Uint8Array() as Uint8Array<ArrayBuffer>;
+  for (let i = 0; i < 20; i++)
+    tbs = tbsOf(new Uint8Array((await issue(input, ca)).cert.rawData)) as Uint8Array<ArrayBuffer>;
   let t = performance.now();
   for (let i = 0; i < SIGNATURES; i++) await issue(input, ca);
   const issueMs = (performance.now() - t) / SIGNATURES;

@@ -270,6 +270,16 @@ describe('KubeClient against a bare HTTP server', () => {
     ]);
   });
 
+  it('sends the configured extra headers, a repeated header as several lines', async () => {
+    headers.length = 0;
+    reply = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    const c = bare({ headers: { 'x-proxy-token': ['abc'], 'impersonate-group': ['team-a', 'team-b'] } });
+    await c.request('GET', '/x');
+    expect(headers[0]['x-proxy-token']).toBe('abc');
+    // Node joins repeated request headers with ", " when it reads them.
+    expect(headers[0]['impersonate-group']).toBe('team-a, team-b');
+  });
+
   it('reads Retry-After from the header of a non-Status body, and retries on it', async () => {
     headers.length = 0;
     let calls = 0;

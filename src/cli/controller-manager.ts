@@ -193,6 +193,7 @@ async function main(): Promise<number> {
     burst: cfg.generic.clientConnection.burst,
     userAgent: `${n.controllerManager}/${VERSION}`,
     observe: observeClientRequest,
+    headers: cfg.generic.clientConnection.extraHeaders,
   });
   const identity = newIdentity();
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.

@@ -21,6 +21,8 @@ export interface ClientOptions {
   /** How many times a 429 or a 5xx with Retry-After is retried, as client-go's 10. */
   maxRetries: number;
   clock: Clock;
+  /** Extra request headers (a header may repeat, e.g. `Impersonate-Group`), from the configuration. */
+  headers?: Record<string, readonly string[]>;
   /** Called once per completed HTTP exchange (metrics). */
   observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
 }
@@ -97,7 +99,7 @@ export class KubeClient {
   readonly options: ClientOptions;
   readonly server: string;
   private readonly throttle: Throttle;
-  private auth?: { headers: Record<string, string>; dispatcher?: Dispatcher; at: number };
+  private auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; at: number };
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -232,16 +234,16 @@ export class KubeClient {
     return `${this.server}${path}${qs ? `?${qs}` : ''}`;
   }
 
-  private async security(url: string): Promise<{ headers: Record<string, string>; dispatcher?: Dispatcher }> {
+  private async security(
+    url: string,
+  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Dispatcher }> {
     const now = Date.now();
     if (!this.auth || now - this.auth.at > AUTH_REFRESH_MS) {
       const ctx = new RequestContext(url, HttpMethod.GET);
       await this.kubeConfig.applySecurityAuthentication(ctx);
-      this.auth = {
-        headers: ctx.getHeaders() as Record<string, string>,
-        dispatcher: ctx.getDispatcher() as Dispatcher,
-        at: now,
-      };
+      const headers: Record<string, string | string[]> = { ...(ctx.getHeaders() as Record<string, string>) };
+      for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
+      this.auth = { headers, dispatcher: ctx.getDispatcher() as Dispatcher, at: now };
     }
     return this.auth;
   }

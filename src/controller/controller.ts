@@ -9,6 +9,7 @@ import type { Naming } from '../api/naming.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
+import { V } from '../log/logger.ts';
 import type { Clock } from '../util/clock.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from '../workqueue/ratelimit.ts';
@@ -118,10 +119,15 @@ export class ControllerLoop {
       const item = await this.queue.get();
       if (item.shutdown) return;
       const key = item.key;
+      const started = performance.now();
       try {
         const result = await this.reconciler!.reconcile(key, this.abort.signal);
         this.queue.forget(key);
         if (result) this.queue.addAfter(key, result.requeueAfterMs);
+        V(log, 4).info(
+          { key, ms: Math.round(performance.now() - started), requeueAfterMs: result?.requeueAfterMs },
+          'synced',
+        );
       } catch (err) {
         if (err instanceof TerminalError) {
           log.error({ key, err: String(err) }, 'reconcile failed permanently');

@@ -115,7 +115,11 @@ export class Manager {
   private async lead(signal: AbortSignal): Promise<void> {
     const ctx: ControllerContext = {
       ...this.ctx,
-      informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock),
+      informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock, {
+        watchList: this.ctx.features('WatchListClient'),
+        onError: (informer, err) =>
+          this.ctx.logger.warn({ informer, err: String(err) }, 'informer recovering from an error'),
+      }),
     };
     this.informers = ctx.informers;
     this.loops = this.opts.controllers.map((d) => new ControllerLoop(d, ctx, this.opts.workers[d.name] ?? d.workers));

@@ -26,25 +26,32 @@ function textLine(obj: Record<string, unknown>): string {
   return `${LEVEL_LETTER[String(level)] ?? 'I'}${stamp}] ${JSON.stringify(msg ?? '')}${kv ? ` ${kv}` : ''}\n`;
 }
 
+const VERBOSITY = Symbol('verbosity');
+
 export function createLogger(opts: LogOptions): Logger {
   const destination = opts.destination ?? process.stderr;
   const stream =
     opts.format === 'text' ? { write: (line: string) => destination.write(textLine(JSON.parse(line))) } : destination;
-  return pino(
+  const logger = pino(
     {
       base: undefined,
       messageKey: 'msg',
       errorKey: 'err',
-      level: opts.verbosity >= 4 ? 'debug' : 'info',
       timestamp: () => `,"ts":${Date.now() / 1000}`,
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: (e: unknown) => (e instanceof Error ? e.message : String(e)) },
     },
     stream as NodeJS.WritableStream,
   );
+  // Child loggers inherit from their parent's prototype chain, so they all see the root's verbosity.
+  (logger as unknown as Record<symbol, number>)[VERBOSITY] = opts.verbosity;
+  return logger;
 }
 
-/** klog's V(n): a child logger tagged with `v`, or a silent one when n exceeds the verbosity. */
-export function V(logger: Logger, n: number, verbosity: number): Logger {
-  return n <= verbosity ? logger.child({ v: n }) : logger.child({}, { level: 'silent' });
+const silent = pino({ level: 'silent' });
+
+/** klog's V(n): a logger tagging lines with `v: n`, or a silent one when n exceeds `--v`. */
+export function V(logger: Logger, n: number): Logger {
+  const verbosity = (logger as unknown as Record<symbol, number | undefined>)[VERBOSITY] ?? 0;
+  return n <= verbosity ? logger.child({ v: n }) : silent;
 }
