@@ -250,6 +250,21 @@ describe.skipIf(!hasKubectl)('CSRs created with kubectl', () => {
     await other.ok(['create', '-f', '-'], { input: await manifest('kubectl-other-node', 'system:node:worker-k5') });
     await new Promise((r) => setTimeout(r, 1000));
     expect((await csrs().get(undefined, 'kubectl-other-node')).status?.conditions ?? []).toEqual([]);
+
+    // Refused requests are retried with backoff: once mallory may create node client certificates, hers is approved.
+    await c.client.request('POST', `/apis/${rbac}/v1/clusterrolebindings`, {
+      body: {
+        metadata: { name: 'nodeclient-mallory' },
+        roleRef: {
+          apiGroup: rbac,
+          kind: 'ClusterRole',
+          name: `system:${group(n, 'certificates')}:certificatesigningrequests:nodeclient`,
+        },
+        subjects: [{ kind: 'User', apiGroup: rbac, name: 'mallory' }],
+      },
+    });
+    const approved = await issued('kubectl-mallory');
+    expect(approved.status?.conditions?.[0]).toMatchObject({ type: 'Approved', reason: 'AutoApproved' });
   });
 });
 

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { naming } from '../../src/api/naming.ts';
-import { Flags, parseFlags } from '../../src/cli/flags.ts';
 import {
-  certificatesConfigFromFlags,
   certificatesFlags,
   type SigningConfig,
   signerFlagFamily,
@@ -83,53 +81,24 @@ describe('signer start-up rules (reference §3.1)', () => {
 });
 
 describe('flags', () => {
-  const specs = certificatesFlags();
-  const parse = (argv: string[]) => new Flags(specs, parseFlags(specs, argv));
-
-  it('defaults to the embedded cluster CA when no signing file is given', () => {
-    const c = certificatesConfigFromFlags(parse([]), { certFile: '/d/ca.crt', keyFile: '/d/ca.key' });
-    expect(c.signing).toMatchObject({ certFile: '/d/ca.crt', keyFile: '/d/ca.key', durationMs: DEFAULT_CERT_TTL_MS });
-    expect(c.servingApproval).toEqual({ enabled: false, dnsPatterns: [], maxDurationMs: undefined });
-  });
-
-  it('keeps explicit per-signer pairs, and the deprecated duration flag', () => {
-    const c = certificatesConfigFromFlags(
-      parse([
-        `--cluster-signing-${n.nodeAgent}-client-cert-file=/c.crt`,
-        `--cluster-signing-${n.nodeAgent}-client-key-file=/c.key`,
-        '--experimental-cluster-signing-duration=24h',
-      ]),
-      { certFile: '/d/ca.crt', keyFile: '/d/ca.key' },
-    );
-    expect(c.signing.certFile).toBeUndefined();
-    expect(c.signing.perSigner.apiServerClientNodeAgent).toEqual({ certFile: '/c.crt', keyFile: '/c.key' });
-    expect(c.signing.durationMs).toBe(24 * 3600_000);
-  });
-
-  it('reads the serving approval flags and rejects bad patterns and bad pairs', () => {
-    const c = certificatesConfigFromFlags(
-      parse([
-        `--${n.nodeAgent}-serving-approval`,
-        `--${n.nodeAgent}-serving-approval-dns-pattern=[a-z0-9-]+\\.nodes\\.example\\.test`,
-        `--${n.nodeAgent}-serving-approval-max-duration=720h`,
+  it('names every signing and approval flag once, with the node agent and API server words', () => {
+    const names = certificatesFlags().map((f) => f.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'cluster-signing-cert-file',
+        'cluster-signing-key-file',
+        `cluster-signing-${n.nodeAgent}-serving-cert-file`,
+        `cluster-signing-${n.nodeAgent}-client-key-file`,
+        `cluster-signing-${n.apiServer}-client-cert-file`,
+        'cluster-signing-legacy-unknown-key-file',
+        'cluster-signing-duration',
+        'experimental-cluster-signing-duration',
+        'root-ca-file',
+        `${n.nodeAgent}-serving-approval`,
+        `${n.nodeAgent}-serving-approval-dns-pattern`,
+        `${n.nodeAgent}-serving-approval-max-duration`,
       ]),
     );
-    expect(c.servingApproval).toEqual({
-      enabled: true,
-      dnsPatterns: ['[a-z0-9-]+\\.nodes\\.example\\.test'],
-      maxDurationMs: 720 * 3600_000,
-    });
-    expect(() => certificatesConfigFromFlags(parse([`--${n.nodeAgent}-serving-approval-dns-pattern=(`]))).toThrow(
-      /invalid argument/,
-    );
-    expect(() =>
-      certificatesConfigFromFlags(
-        parse([
-          '--cluster-signing-cert-file=a',
-          '--cluster-signing-legacy-unknown-cert-file=b',
-          '--cluster-signing-legacy-unknown-key-file=c',
-        ]),
-      ),
-    ).toThrow('at the same time');
   });
 });

@@ -1,10 +1,9 @@
 /**
  * The certificate controllers' configuration (under `certificates` in the component configuration), the
- * signer start-up rules (reference §3.1) and the flags that fill it.
+ * signer start-up rules (reference §3.1), and the flags the component configuration binds to it.
  */
 import { type Naming, naming } from '../../src/api/naming.ts';
-import type { FlagSpec, Flags } from '../../src/cli/flags.ts';
-import { FlagError } from '../../src/cli/flags.ts';
+import type { FlagSpec } from '../../src/cli/flags.ts';
 import { DEFAULT_CERT_TTL_MS } from './signing/policy.ts';
 
 export const SIGNER_KEYS = [
@@ -211,49 +210,4 @@ export function certificatesFlags(n: Naming = naming()): FlagSpec[] {
       usage: 'Longest serving certificate lifetime approved (default: --cluster-signing-duration).',
     },
   ];
-}
-
-/**
- * The configuration from parsed flags. `embeddedCa` is the embedded control plane's cluster CA: used as the
- * single pair when no signing file flag is given, so that CSRs are issued with no flags at all.
- */
-export function certificatesConfigFromFlags(
-  flags: Flags,
-  embeddedCa?: FilePair,
-  n: Naming = naming(),
-): CertificatesConfig {
-  const perSigner: SigningConfig['perSigner'] = {};
-  for (const key of SIGNER_KEYS) {
-    const family = signerFlagFamily(key, n);
-    const pair = { certFile: flags.string(`${family}-cert-file`), keyFile: flags.string(`${family}-key-file`) };
-    if (pair.certFile || pair.keyFile) perSigner[key] = pair;
-  }
-  let certFile = flags.string('cluster-signing-cert-file');
-  let keyFile = flags.string('cluster-signing-key-file');
-  if (embeddedCa && !certFile && !keyFile && Object.keys(perSigner).length === 0) {
-    ({ certFile, keyFile } = embeddedCa);
-  }
-  const durationMs = flags.has('cluster-signing-duration')
-    ? flags.durationMs('cluster-signing-duration')!
-    : (flags.durationMs('experimental-cluster-signing-duration') ?? flags.durationMs('cluster-signing-duration')!);
-  const signing: SigningConfig = { certFile, keyFile, perSigner, durationMs };
-  const errors = validateSigningConfig(signing);
-  if (errors.length) throw new FlagError(errors.join('; '));
-  const patterns = flags.all(`${n.nodeAgent}-serving-approval-dns-pattern`);
-  for (const p of patterns) {
-    try {
-      new RegExp(p);
-    } catch (err) {
-      throw new FlagError(`invalid argument "${p}" for "--${n.nodeAgent}-serving-approval-dns-pattern": ${err}`);
-    }
-  }
-  return {
-    signing,
-    servingApproval: {
-      enabled: flags.bool(`${n.nodeAgent}-serving-approval`),
-      dnsPatterns: patterns,
-      maxDurationMs: flags.durationMs(`${n.nodeAgent}-serving-approval-max-duration`),
-    },
-    rootCaFile: flags.string('root-ca-file'),
-  };
 }

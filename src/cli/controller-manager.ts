@@ -32,11 +32,10 @@ import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
+import { API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import { startDiagnostics } from './diagnostics.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
-
-export const VERSION = '0.1.0';
 
 const GENERIC = SECTIONS.generic;
 
@@ -233,6 +232,11 @@ async function main(): Promise<number> {
         renewDeadlineMs: le.renewDeadline,
         retryPeriodMs: le.retryPeriod,
         releaseOnCancel: le.releaseOnCancel,
+        candidate: {
+          binaryVersion: API_LEVEL_SEMVER,
+          emulationVersion: API_LEVEL_SEMVER,
+          strategy: 'OldestEmulationVersion',
+        },
       },
       syncTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,

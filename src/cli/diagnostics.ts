@@ -12,7 +12,6 @@ import { encodeConfiguration } from '../config/load.ts';
 import { type ConfigSchema, type ControllerManagerConfiguration, configzSectionName } from '../config/schema.ts';
 import type { ControllerDefinition } from '../controller/controller.ts';
 import type { Manager } from '../controller/manager.ts';
-import { CONTROL_PLANE_VERSION } from '../controlplane/control-plane.ts';
 import { delegatedReviewers } from '../diagnostics/auth.ts';
 import { HealthChecks } from '../diagnostics/health.ts';
 import { sliMetrics } from '../diagnostics/metrics/slis.ts';
@@ -22,6 +21,7 @@ import { DiagnosticsServer } from '../diagnostics/server.ts';
 import { installZPages, versionInfo } from '../diagnostics/zpages.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { Notifier } from '../systemd/notify.ts';
+import { API_LEVEL } from '../version.ts';
 import type { FlagSpec, Flags } from './flags.ts';
 
 export interface DiagnosticsInputs {
@@ -74,6 +74,11 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
         : { ok: true },
     ['readyz'],
   );
+  checks.add(
+    'leaseCandidate',
+    () => (manager.candidateSynced() ? { ok: true } : { ok: false, message: 'lease candidate not synced yet' }),
+    ['readyz'],
+  );
   for (const c of d.controllers) {
     checks.add(c.name, () => manager.controllerHealth().find((h) => h.name === c.name) ?? { ok: true }, ['readyz']);
   }
@@ -88,7 +93,7 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     configGroup: n.configGroup,
     startTime: d.startTime,
     binaryVersion: d.version,
-    emulationVersion: `${CONTROL_PLANE_VERSION.major}.${CONTROL_PLANE_VERSION.minor}`,
+    emulationVersion: `${API_LEVEL.major}.${API_LEVEL.minor}`,
     flags: () => flagzValues(d.specs, d.flags),
     features: (g) => gates.enabled(g),
     configz: () => ({ [configzSectionName(n)]: encodeConfiguration(d.schema, cfg, n) }),

@@ -5,8 +5,9 @@
  * and informers within a bounded time. Losing the lease ends `run` with `lostLeadership` so the
  * process can exit non-zero, as the reference does, and its supervisor restarts it.
  */
-import type { Lease } from '../api/types/coordination.ts';
+import type { Lease, LeaseCandidate } from '../api/types/coordination.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
+import { type LeaseCandidateApi, LeaseCandidateClient } from '../leaderelection/candidate.ts';
 import { type LeaderElectionConfig, LeaderElector } from '../leaderelection/elector.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { leaderElectionMetrics } from '../leaderelection/metrics.ts';
@@ -21,6 +22,8 @@ export interface LeaderElectionOptions {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   releaseOnCancel: boolean;
+  /** This replica's LeaseCandidate, published while it takes part in the election. */
+  candidate?: { binaryVersion: string; emulationVersion: string; strategy: string };
 }
 
 export interface ManagerOptions {
@@ -42,6 +45,7 @@ export class Manager {
   private informers?: SharedInformerFactory;
   private synced = false;
   private leading = false;
+  private candidate?: LeaseCandidateClient;
 
   constructor(
     /** Everything controllers share except the informers, which are made anew for each term as leader. */
@@ -56,6 +60,26 @@ export class Manager {
 
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /** Whether this replica's LeaseCandidate has been read once (readiness), when one is published. */
+  candidateSynced(): boolean {
+    return this.candidate?.hasSynced() ?? true;
+  }
+
+  private publishCandidate(le: LeaderElectionOptions): LeaseCandidateClient {
+    const log = this.ctx.logger;
+    const candidate = new LeaseCandidateClient({
+      candidates: this.ctx.client.kind<LeaseCandidate>('LeaseCandidate') as unknown as LeaseCandidateApi,
+      namespace: le.namespace,
+      name: le.identity,
+      leaseName: le.name,
+      ...le.candidate!,
+      clock: this.ctx.clock,
+      logger: { info: (m) => log.info(m), error: (m) => log.error(m) },
+    });
+    candidate.start();
+    return candidate;
   }
 
   /** Each running controller's own health. */
@@ -105,7 +129,12 @@ export class Manager {
     };
     const elector = new LeaderElector(config);
     this.opts.health?.attach(elector);
-    await elector.run(AbortSignal.any([signal, election.signal]));
+    this.candidate = le.candidate && this.publishCandidate(le);
+    try {
+      await elector.run(AbortSignal.any([signal, election.signal]));
+    } finally {
+      await this.candidate?.stop();
+    }
     await leadership;
     if (failure) throw failure.err;
     return signal.aborted ? 'stopped' : 'lostLeadership';

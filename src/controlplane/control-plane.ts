@@ -14,6 +14,7 @@ import {
   issueKeyAndCertificate,
   loadCa,
 } from '../pki/certs.ts';
+import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
@@ -83,7 +84,7 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   authorizationMode: 'RBAC',
 };
 
-export const CONTROL_PLANE_VERSION = { major: '1', minor: '34', gitVersion: 'v1.34.0-orch.0' };
+export const CONTROL_PLANE_VERSION = { ...API_LEVEL, gitVersion: `v${API_LEVEL_SEMVER}+embedded.${VERSION}` };
 
 export class ControlPlane {
   readonly registry: ResourceRegistry;

@@ -30,6 +30,7 @@ import {
   approvalTarget,
   type ClientSubresource,
   clientRecognizers,
+  compileDnsPatterns,
   notApprovedMessage,
   servingNodeName,
   servingVerdict,
@@ -53,6 +54,7 @@ class ApprovingReconciler implements Reconciler {
   private readonly csrs: ResourceClient<CertificateSigningRequest>;
   private readonly reviews: ResourceClient<SubjectAccessReview>;
   private readonly metrics: CertificateMetrics;
+  private readonly dnsPatterns: RegExp[];
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -64,6 +66,7 @@ class ApprovingReconciler implements Reconciler {
     this.csrs = ctx.client.resource<CertificateSigningRequest>(rt);
     this.reviews = ctx.client.kind<SubjectAccessReview>('SubjectAccessReview');
     this.metrics = certificateMetrics(ctx.metrics);
+    this.dnsPatterns = cfg.servingApproval.enabled ? compileDnsPatterns(cfg.servingApproval.dnsPatterns) : [];
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<Result> {
@@ -115,6 +118,7 @@ class ApprovingReconciler implements Reconciler {
         parsed,
         node,
         config: this.cfg.servingApproval,
+        dnsPatterns: this.dnsPatterns,
         signingDurationMs: this.cfg.signing.durationMs,
       },
       this.ctx.naming,

@@ -16,6 +16,7 @@ import {
   approvalTarget,
   canonicalIp,
   clientRecognizers,
+  compileDnsPatterns,
   notApprovedMessage,
   servingVerdict,
   subjectAccessReview,
@@ -193,7 +194,14 @@ describe('serving approval rules (opt-in)', () => {
       ...f,
     });
     return servingVerdict(
-      { csr, parsed: parseRequestPem(pem), node: n2 ?? undefined, config, signingDurationMs: 8760 * 3600_000 },
+      {
+        csr,
+        parsed: parseRequestPem(pem),
+        node: n2 ?? undefined,
+        config,
+        dnsPatterns: compileDnsPatterns(config.dnsPatterns),
+        signingDurationMs: 8760 * 3600_000,
+      },
       n,
     );
   };
@@ -273,6 +281,10 @@ describe('serving approval rules (opt-in)', () => {
       rule: 'node-exists',
       message: 'Node "worker-1" does not exist',
     });
+  });
+
+  it('refuses to start with a pattern that does not compile', () => {
+    expect(() => compileDnsPatterns(['ok', '('])).toThrow('invalid DNS name pattern for serving approval "("');
   });
 
   it('compares IPv6 addresses in canonical form', () => {

@@ -128,6 +128,8 @@ export interface ServingInputs {
   /** The Node named by the request's CN, when it exists. */
   node: Node | undefined;
   config: ServingApprovalConfig;
+  /** The configured DNS patterns, compiled by {@link compileDnsPatterns}. */
+  dnsPatterns: RegExp[];
   /** The cluster signing duration: the lifetime issued when the CSR asks for none, and the ceiling. */
   signingDurationMs: number;
 }
@@ -146,6 +148,17 @@ export function canonicalIp(ip: string): string | undefined {
   if (family === 4) return ip;
   if (family === 6) return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
   return undefined;
+}
+
+/** Each pattern must match a whole DNS name, case-insensitively; a pattern that does not compile is an error. */
+export function compileDnsPatterns(patterns: readonly string[]): RegExp[] {
+  return patterns.map((p) => {
+    try {
+      return new RegExp(`^(?:${p})$`, 'i');
+    } catch (err) {
+      throw new Error(`invalid DNS name pattern for serving approval ${JSON.stringify(p)}: ${(err as Error).message}`);
+    }
+  });
 }
 
 const hours = (ms: number) => `${Math.round((ms / 3_600_000) * 100) / 100}h`;
@@ -176,9 +189,8 @@ export function servingVerdict(input: ServingInputs, n: Naming): ServingVerdict 
     if (!nodeIps.has(canonicalIp(ip))) return refuse('ip-sans', `IP SAN ${ip} is not an address of Node "${nodeName}"`);
   }
   const hostnames = new Set(addresses.filter((a) => a.type === 'Hostname').map((a) => a.address.toLowerCase()));
-  const patterns = config.dnsPatterns.map((p) => new RegExp(`^(?:${p})$`, 'i'));
   for (const dns of parsed.dnsNames) {
-    if (hostnames.has(dns.toLowerCase()) || patterns.some((re) => re.test(dns))) continue;
+    if (hostnames.has(dns.toLowerCase()) || input.dnsPatterns.some((re) => re.test(dns))) continue;
     return refuse(
       'dns-sans',
       `DNS SAN ${dns} is neither the Hostname address of Node "${nodeName}" nor matches a configured pattern`,

@@ -134,7 +134,10 @@ export class SigningLoop {
     }
     const ttlMs = certificateTtlMs(csr.spec.expirationSeconds, this.deps.durationMs);
     const validity = validityWindow(new Date(), ttlMs, ca.cert.notAfter);
-    if ('error' in validity) return fail(SIGNING_EVENT.caExpired, `error auto signing csr: ${validity.error}`, false);
+    if ('error' in validity) {
+      this.caError = validity.error; // until the files change (see signingCa)
+      return fail(SIGNING_EVENT.caExpired, `error auto signing csr: ${validity.error}`, false);
+    }
     let pem: string;
     try {
       ({ pem } = await issue({ parsed, usages, ...validity }, ca));
