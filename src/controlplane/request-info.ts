@@ -1,5 +1,6 @@
 /** Turns a request path and method into what it asks for: the resource, scope, name, subresource and verb. */
 import type { ResourceRegistry, ResourceType, Verb } from '../api/registry.ts';
+import { badRequest } from './errors.ts';
 
 export interface ResourceRequest {
   kind: 'resource';
@@ -37,7 +38,7 @@ export function parseRequest(
   path: string,
   query: URLSearchParams,
 ): RequestInfo | undefined {
-  const parts = path.split('/').filter(Boolean);
+  const parts = path.split('/').filter(Boolean).map(decodeSegment);
   let group: string;
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 3) {
@@ -86,4 +87,13 @@ function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
   }
   if (method === 'DELETE' && !hasName) return 'deletecollection';
   return METHOD_VERBS[method] ?? 'get';
+}
+
+/** Percent-decodes one path segment (names such as `system:node` arrive as `system%3Anode`). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`malformed percent-encoding in path segment "${segment}"`);
+  }
 }

@@ -340,7 +340,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
       size += c.length;
       if (size > limit) {
         reject(new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`));
-        req.destroy();
+        // Drain the rest unread, so the client gets the 413 rather than a reset connection.
+        req.removeAllListeners('data');
+        req.resume();
         return;
       }
       chunks.push(c);
