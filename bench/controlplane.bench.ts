@@ -116,7 +116,9 @@ export async function run(): Promise<void> {
     const limit = await echoLimit(cp, kc, n);
     // Warm-up in another namespace, so the timed creates run on compiled code too.
     const warmNamespace = cp.registry.naming.initialNamespaces[1];
-    await inParallel(1000, (i) => cms.create({ ...configMap(i), metadata: { ...configMap(i).metadata, namespace: warmNamespace } }));
+    await inParallel(1000, (i) =>
+      cms.create({ ...configMap(i), metadata: { ...configMap(i).metadata, namespace: warmNamespace } }),
+    );
     const createSeconds = await inParallel(n, (i) => cms.create(configMap(i)));
     const patchSeconds = await inParallel(n, (i) =>
       cms.patch('default', configMap(i).metadata.name, { data: { key: `patched-${i}` } }, 'merge'),
