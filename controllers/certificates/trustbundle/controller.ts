@@ -126,9 +126,6 @@ export const publisherController: ControllerDefinition = {
       : undefined;
     trigger();
     const bundles = ctx.client.resource<ClusterTrustBundle>(rt);
-    // Bundle names carry ':'. A path segment may hold it as is, and the embedded server does not
-    // percent-decode segments (so `%3A`, which the generic client writes, would name another object).
-    const itemPath = (name: string) => `${bundles.path()}/${encodeURIComponent(name).replace(/%3A/gi, ':')}`;
     const metrics = certificateMetrics(ctx.metrics);
     const lister = informer.lister();
 
@@ -141,15 +138,12 @@ export const publisherController: ControllerDefinition = {
           if (plan.create) {
             await bundles.create({ apiVersion: apiVersionOf(rt), kind: rt.kind, ...plan.create }, { signal });
           } else if (plan.update) {
-            await ctx.client.request('PUT', itemPath(plan.update.metadata.name!), { body: plan.update, signal });
+            await bundles.replace(plan.update, { signal });
           }
           let lastError: unknown;
           for (const name of plan.delete) {
             try {
-              await ctx.client.request('DELETE', itemPath(name), {
-                body: { kind: 'DeleteOptions', apiVersion: 'v1' },
-                signal,
-              });
+              await bundles.delete(undefined, name, { signal });
             } catch (err) {
               if (!isNotFound(err)) lastError = err;
             }
