@@ -4,6 +4,7 @@
  * coalesced events, requeueAfter, TerminalError, retries with backoff under injected 500s, the
  * cache-sync timeout naming its informer, bounded shutdown, leader gating and lost leadership.
  */
+
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
@@ -12,6 +13,7 @@ import type { KubeObject } from '../src/api/meta.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
 import type { ControllerDefinition } from '../src/controller/controller.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../src/controller/manager.ts';
+import { READ, rule } from '../src/controller/permissions.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { realClock } from '../src/util/clock.ts';
 import { rfc3339Micro } from '../src/util/time.ts';
@@ -306,6 +308,7 @@ describe('Manager', () => {
       name: 'configmaps',
       aliases: [],
       enabledByDefault: true,
+      permissions: () => [rule([''], ['configmaps'], READ)],
       workers: 1,
       setup(ctx, enqueue) {
         const informer = ctx.informers.informerFor(ctx.registry.byKind('ConfigMap')!, { namespace: ns });

@@ -10,6 +10,7 @@
  *
  * `ctx.config.nowMs` (a `() => number` of epoch milliseconds) replaces the wall clock, for tests.
  */
+
 import type { KubeObject } from '../../src/api/meta.ts';
 import { splitKey } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
@@ -28,6 +29,7 @@ import {
   type Result,
   requeueAfter,
 } from '../../src/controller/controller.ts';
+import { READ, rule } from '../../src/controller/permissions.ts';
 import { rfc3339 } from '../../src/util/time.ts';
 import { ACTION_MATCH, EVENT_MULTIPLE_PDBS, STALE_POD_KEY_PREFIX } from './constants.ts';
 import { failSafeStatus, type PlannedEvent, planSync, selectPods, usesScale } from './core.ts';
@@ -57,6 +59,16 @@ export const disruptionControllerDefinition: ControllerDefinition = {
   aliases: ['disruption'],
   enabledByDefault: true,
   workers: 2,
+  permissions: () => [
+    rule(['policy'], ['poddisruptionbudgets'], READ),
+    rule(['policy'], ['poddisruptionbudgets/status'], ['update']),
+    rule([''], ['pods'], READ),
+    rule([''], ['pods/status'], ['update']),
+    rule([''], ['replicationcontrollers'], READ),
+    rule(['apps'], ['deployments', 'replicasets', 'statefulsets'], READ),
+    // Owners found through any `/scale` subresource, as the reference's finder does.
+    rule(['*'], ['*/scale'], ['get']),
+  ],
   setup: (ctx, enqueue) => new DisruptionReconciler(ctx, enqueue),
 };
 

@@ -19,6 +19,7 @@ function def(name: string, enabledByDefault: boolean, aliases: string[] = []): C
     aliases,
     enabledByDefault,
     workers: 1,
+    permissions: () => [],
     setup: () => ({ reconcile: async () => done }),
   };
 }
@@ -104,6 +105,7 @@ function loop(script: Record<string, Step[]>, workers = 2) {
     name: 'scripted',
     aliases: [],
     enabledByDefault: true,
+    permissions: () => [],
     workers,
     setup: () => ({
       async reconcile(key, signal) {

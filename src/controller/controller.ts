@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Naming } from '../api/naming.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
+import type { PolicyRule } from '../api/types/rbac.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
 import { V } from '../log/logger.ts';
@@ -57,6 +58,11 @@ export interface ControllerDefinition {
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */
   rateLimiter?: () => RateLimiter<string>;
+  /**
+   * The RBAC rules it needs (informers' reads included), given the flavor and the controller-specific
+   * configuration (`ControllerContext.config`); the deploy manifests grant exactly their union.
+   */
+  permissions(n: Naming, config: Record<string, unknown>): PolicyRule[];
   /** Registers informers and handlers (which call `enqueue`), and returns the reconciler. */
   setup(ctx: ControllerContext, enqueue: Enqueuer): Reconciler;
 }

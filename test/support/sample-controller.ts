@@ -5,6 +5,7 @@
  * each path of the controller loop: `sample.test/requeue-after-ms` asks for another look after a
  * delay, `sample.test/terminal` fails permanently. Everything it does is logged in `history`.
  */
+
 import { type KubeObject, splitKey } from '../../src/api/meta.ts';
 import { isTombstone } from '../../src/cache/informer.ts';
 import { keyOf } from '../../src/cache/store.ts';
@@ -18,6 +19,7 @@ import {
   requeueAfter,
   TerminalError,
 } from '../../src/controller/controller.ts';
+import { READ, rule } from '../../src/controller/permissions.ts';
 import type { RateLimiter } from '../../src/workqueue/ratelimit.ts';
 
 export const SAMPLE_SELECTOR = 'sample=true';
@@ -70,6 +72,7 @@ export function sampleController(opts: SampleOptions = {}): SampleController {
       name: opts.name ?? 'sample',
       aliases: ['sample-controller'],
       enabledByDefault: true,
+      permissions: () => [rule(['apps'], ['deployments'], READ), rule(['apps'], ['deployments/status'], ['patch'])],
       workers: opts.workers ?? 2,
       rateLimiter: opts.rateLimiter,
       setup(ctx, enqueue) {

@@ -6,6 +6,7 @@
  * A recognized client CSR whose reviews all say no is looked at again with the reference's backoff (200 ms
  * doubling to 1000 s), as an expected state rather than an error: it is logged at debug level only.
  */
+import { group } from '../../../src/api/naming.ts';
 import type { ResourceType } from '../../../src/api/registry.ts';
 import type { SubjectAccessReview } from '../../../src/api/types/authz.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
@@ -21,6 +22,7 @@ import {
   requeueAfter,
   TerminalError,
 } from '../../../src/controller/controller.ts';
+import { READ, rule } from '../../../src/controller/permissions.ts';
 import { itemExponential } from '../../../src/workqueue/ratelimit.ts';
 import { type CertificatesConfig, certificatesConfig } from '../config.ts';
 import { csrRateLimiter, NODE_USER_PREFIX, type ParsedRequest, parseRequest, RequestParseError } from '../csr.ts';
@@ -148,6 +150,22 @@ export const approvingController: ControllerDefinition = {
   aliases: ['csrapproving'],
   enabledByDefault: true,
   workers: 5,
+  permissions: (n, config) => {
+    const certificates = group(n, 'certificates');
+    const serving = certificatesConfig(config).servingApproval.enabled;
+    return [
+      rule([certificates], ['certificatesigningrequests'], READ),
+      rule([certificates], ['certificatesigningrequests/approval'], ['update']),
+      rule(
+        [certificates],
+        ['signers'],
+        ['approve'],
+        [n.signers.apiServerClientNodeAgent, ...(serving ? [n.signers.nodeAgentServing] : [])],
+      ),
+      rule([group(n, 'authorization')], ['subjectaccessreviews'], ['create']),
+      ...(serving ? [rule([''], ['nodes'], READ)] : []),
+    ];
+  },
   rateLimiter: () => csrRateLimiter(),
   setup(ctx, enqueue) {
     const cfg = certificatesConfig(ctx.config);

@@ -3,9 +3,11 @@
  * at start and then an hour after each pass ends, deleting those the rules in core.ts select. Delete errors are
  * only logged: the next pass tries again.
  */
+import { group } from '../../../src/api/naming.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
 import { isNotFound } from '../../../src/client/errors.ts';
 import { type ControllerDefinition, requeueAfter } from '../../../src/controller/controller.ts';
+import { READ, rule } from '../../../src/controller/permissions.ts';
 import { certificateMetrics } from '../metrics.ts';
 import { csrResource } from '../shared.ts';
 import { CLEANER_INTERVAL_MS, cleanDecision } from './core.ts';
@@ -20,6 +22,7 @@ export const cleanerController: ControllerDefinition = {
   aliases: ['csrcleaner'],
   enabledByDefault: true,
   workers: 1,
+  permissions: (n) => [rule([group(n, 'certificates')], ['certificatesigningrequests'], [...READ, 'delete'])],
   setup(ctx, enqueue) {
     const rt = csrResource(ctx);
     const lister = ctx.informers.informerFor<CertificateSigningRequest>(rt).lister();

@@ -5,7 +5,9 @@
  * failure is an Event on the CSR and a metric as well as a log line, and is retried unless retrying cannot
  * help (the request itself is bad: its spec never changes).
  */
+
 import type { Logger } from 'pino';
+import { group } from '../../../src/api/naming.ts';
 import type { ResourceType } from '../../../src/api/registry.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
 import type { Lister } from '../../../src/cache/informer.ts';
@@ -20,6 +22,7 @@ import {
   type Result,
   TerminalError,
 } from '../../../src/controller/controller.ts';
+import { READ, rule } from '../../../src/controller/permissions.ts';
 import { certificatesConfig, type SigningPlan, signingPlan } from '../config.ts';
 import {
   csrRateLimiter,
@@ -268,6 +271,20 @@ export const signingController: ControllerDefinition = {
   aliases: ['csrsigning'],
   enabledByDefault: true,
   workers: 5,
+  permissions: (n) => {
+    const certificates = group(n, 'certificates');
+    const s = n.signers;
+    return [
+      rule([certificates], ['certificatesigningrequests'], READ),
+      rule([certificates], ['certificatesigningrequests/status'], ['update']),
+      rule(
+        [certificates],
+        ['signers'],
+        ['sign'],
+        [s.apiServerClient, s.apiServerClientNodeAgent, s.nodeAgentServing, s.legacyUnknown],
+      ),
+    ];
+  },
   rateLimiter: () => csrRateLimiter(),
   setup(ctx, enqueue) {
     const logger = ctx.logger.child({ controller: SIGNING_CONTROLLER });

@@ -4,9 +4,10 @@
  * comes from `--root-ca-file` or, without it, from the API client's own CA. Unlike the reference (a static
  * provider), a CA file is watched and a change republishes at once.
  */
+
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { naming } from '../../../src/api/naming.ts';
+import { group, naming } from '../../../src/api/naming.ts';
 import { apiVersionOf } from '../../../src/api/registry.ts';
 import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
 import { isNotFound, StatusError } from '../../../src/client/errors.ts';
@@ -16,6 +17,7 @@ import {
   done,
   type Reconciler,
 } from '../../../src/controller/controller.ts';
+import { READ, rule } from '../../../src/controller/permissions.ts';
 import type { Timer } from '../../../src/util/clock.ts';
 import { certificatesConfig } from '../config.ts';
 import { certificateMetrics } from '../metrics.ts';
@@ -85,6 +87,10 @@ export const publisherController: ControllerDefinition = {
   aliases: [`${naming('kubernetes').apiServer}-${SUFFIX}`],
   enabledByDefault: true,
   workers: 1,
+  permissions: (n) => [
+    rule([group(n, 'certificates')], ['clustertrustbundles'], [...READ, 'create', 'update', 'delete']),
+    rule([group(n, 'certificates')], ['signers'], ['attest'], [n.signers.apiServerServing]),
+  ],
   setup(ctx, enqueue): Reconciler {
     const n = ctx.naming;
     const logger = ctx.logger.child({ controller: PUBLISHER_CONTROLLER });

@@ -1,0 +1,40 @@
+/**
+ * The daemon's RBAC: a ClusterRole with exactly the rules the manager and the default controllers
+ * declare, bound to the daemon's user (for kubeconfig or client-certificate identities) and to its
+ * ServiceAccount (in a pod).
+ */
+import type { KubeObject } from '../api/meta.ts';
+import { group, type Naming } from '../api/naming.ts';
+import type { PolicyRule } from '../api/types/rbac.ts';
+import type { ControllerDefinition } from '../controller/controller.ts';
+import { managerPermissions, mergeRules } from '../controller/permissions.ts';
+
+/** The user the daemon authenticates as outside a pod, as the reference's `system:kube-controller-manager`. */
+export function controllerManagerUser(n: Naming): string {
+  return `system:${n.controllerManager}`;
+}
+
+export function controllerManagerRules(n: Naming, definitions: ControllerDefinition[]): PolicyRule[] {
+  const controllers = definitions.filter((d) => d.enabledByDefault).flatMap((d) => d.permissions(n, {}));
+  return mergeRules([...managerPermissions(n), ...controllers]);
+}
+
+export function controllerManagerRbac(n: Naming, definitions: ControllerDefinition[]): KubeObject[] {
+  const rbac = `${group(n, 'rbac.authorization')}/v1`;
+  const name = n.controllerManager;
+  const user = controllerManagerUser(n);
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: n.systemNamespace } },
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: user }, rules: controllerManagerRules(n, definitions) },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: user },
+      roleRef: { apiGroup: group(n, 'rbac.authorization'), kind: 'ClusterRole', name: user },
+      subjects: [
+        { kind: 'User', apiGroup: group(n, 'rbac.authorization'), name: user },
+        { kind: 'ServiceAccount', name, namespace: n.systemNamespace },
+      ],
+    },
+  ];
+}

@@ -1,0 +1,171 @@
+/**
+ * The shipped RBAC is exactly what the daemon needs: the files in `deploy/` match a fresh render of
+ * the controllers' declared permissions, and the real daemon, run as its own user with nothing but
+ * that ClusterRole, does its work (leader lease, candidate, events, CSR approval and signing, trust
+ * bundle, budget status) with no forbidden request, while anything beyond stays denied.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controllerDefinitions } from '../controllers/index.ts';
+import { FLAVORS, group } from '../src/api/naming.ts';
+import type { PolicyRule } from '../src/api/types/rbac.ts';
+import { rbacPath, renderRbac } from '../src/cli/manifests.ts';
+import { KubeClient } from '../src/client/client.ts';
+import { controllerManagerRbac, controllerManagerRules, controllerManagerUser } from '../src/deploy/rbac.ts';
+import { createBootstrapToken } from '../src/simulation/bootstrap-token.ts';
+import { SimulatedNodeAgent } from '../src/simulation/node-agent.ts';
+import { startTestCluster, type TestCluster } from './support/cluster.ts';
+
+describe('deploy/<flavor>/rbac.yaml', () => {
+  for (const flavor of FLAVORS) {
+    it(`${flavor}: matches the controllers' declared permissions (run \`npm run manifests\` after changing them)`, () => {
+      expect(readFileSync(rbacPath(flavor), 'utf8')).toBe(renderRbac(flavor));
+    });
+  }
+});
+
+describe('the daemon as its own user, with exactly the shipped RBAC', () => {
+  let c: TestCluster;
+  let daemon: ChildProcess;
+  let log = '';
+  let client: KubeClient;
+  const n = () => c.cp.registry.naming;
+
+  beforeAll(async () => {
+    c = await startTestCluster();
+    for (const obj of controllerManagerRbac(n(), controllerDefinitions)) c.cp.seed(obj);
+    const kubeconfig = join(c.dir, 'controller-manager.kubeconfig');
+    await c.cp.writeIdentityKubeconfig(kubeconfig, { username: controllerManagerUser(n()), groups: [] });
+    const kc = new (await import('@kubernetes/client-node')).KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    client = new KubeClient(kc, c.cp.registry, { qps: 0 });
+    const { certFile, keyFile } = c.cp.caFiles;
+    daemon = spawn(
+      process.execPath,
+      [
+        'bin/orch-controller-manager.js',
+        `--kubeconfig=${kubeconfig}`,
+        '--api-flavor=orch',
+        '--secure-port=0',
+        '--logging-format=json',
+        `--cluster-signing-cert-file=${certFile}`,
+        `--cluster-signing-key-file=${keyFile}`,
+        '--leader-elect-lease-duration=2s',
+        '--leader-elect-renew-deadline=1500ms',
+        '--leader-elect-retry-period=250ms',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    daemon.stdout!.on('data', (d) => (log += d));
+    daemon.stderr!.on('data', (d) => (log += d));
+  }, 60_000);
+
+  afterAll(async () => {
+    daemon?.kill('SIGTERM');
+    await new Promise((r) => daemon?.once('exit', r));
+    await c?.stop();
+  });
+
+  async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe().catch(() => undefined);
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; daemon log:\n${log}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it('takes the lease, publishes its candidate and the serving CA bundle', async () => {
+    const lease = await eventually('the lease', async () => {
+      const l = await c.client.kind('Lease').get(n().systemNamespace, n().controllerManager);
+      return (l.spec as { holderIdentity?: string }).holderIdentity ? l : undefined;
+    });
+    const holder = (lease.spec as { holderIdentity: string }).holderIdentity;
+    await eventually('the lease candidate', () => c.client.kind('LeaseCandidate').get(n().systemNamespace, holder));
+    await eventually('a trust bundle of the serving signer', async () => {
+      const list = await c.client
+        .kind('ClusterTrustBundle')
+        .list(undefined, { fieldSelector: `spec.signerName=${n().signers.apiServerServing}` });
+      return list.items[0];
+    });
+  });
+
+  it('approves and issues a node-agent client certificate', async () => {
+    const { token } = await createBootstrapToken(c.client, { ttlMs: 3600_000 });
+    const agent = new SimulatedNodeAgent({
+      server: c.cp.url,
+      caPem: c.cp.caPem,
+      registry: c.cp.registry,
+      nodeName: 'rbac-node',
+      bootstrapToken: token,
+      timeoutMs: 30_000,
+    });
+    const outcome = await agent.bootstrap();
+    expect(outcome.issued, log).toBe(true);
+  });
+
+  it('computes a disruption budget status', async () => {
+    await c.client.kind('PodDisruptionBudget').create({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'rbac-pdb', namespace: 'default' },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'rbac' } } },
+    });
+    const pdb = await eventually('the budget status', async () => {
+      const p = await c.client.kind('PodDisruptionBudget').get('default', 'rbac-pdb');
+      return (p.status as { observedGeneration?: number } | undefined)?.observedGeneration ? p : undefined;
+    });
+    expect(pdb.status).toMatchObject({ expectedPods: 0, currentHealthy: 0, desiredHealthy: 1, disruptionsAllowed: 0 });
+  });
+
+  it('never met a forbidden request', () => {
+    expect(log).not.toMatch(/forbidden|cannot (get|list|watch|create|update|patch|delete)/i);
+  });
+
+  it('is granted every declared rule and nothing beyond (its own rules review)', async () => {
+    const review = await client.kind('SelfSubjectRulesReview').create({
+      apiVersion: `${group(n(), 'authorization')}/v1`,
+      kind: 'SelfSubjectRulesReview',
+      metadata: {},
+      spec: { namespace: 'default' },
+    });
+    const granted = (review.status as { resourceRules: PolicyRule[] }).resourceRules;
+    const key = (r: PolicyRule) =>
+      JSON.stringify([r.apiGroups ?? [], r.resources ?? [], r.resourceNames ?? [], [...r.verbs].sort()]);
+    // Everyone authenticated may create self reviews; beyond those, the grant is exactly the ClusterRole.
+    const declared = controllerManagerRules(n(), controllerDefinitions).map(key);
+    const beyond = granted.map(key).filter((k) => !declared.includes(k) && !k.includes('selfsubject'));
+    expect(beyond).toEqual([]);
+    for (const k of declared) expect(granted.map(key)).toContain(k);
+  });
+
+  it('is denied what it does not need', async () => {
+    const can = async (attrs: Record<string, string>) => {
+      const r = await client.kind('SelfSubjectAccessReview').create({
+        apiVersion: `${group(n(), 'authorization')}/v1`,
+        kind: 'SelfSubjectAccessReview',
+        metadata: {},
+        spec: { resourceAttributes: attrs },
+      });
+      return (r.status as { allowed: boolean }).allowed;
+    };
+    const certificates = group(n(), 'certificates');
+    expect(await can({ verb: 'delete', resource: 'pods', namespace: 'default' })).toBe(false);
+    expect(await can({ verb: 'create', resource: 'secrets', namespace: 'default' })).toBe(false);
+    expect(await can({ verb: 'update', group: 'policy', resource: 'poddisruptionbudgets', namespace: 'default' })).toBe(
+      false,
+    );
+    expect(await can({ verb: 'approve', group: certificates, resource: 'signers', name: 'example.com/other' })).toBe(
+      false,
+    );
+    expect(
+      await can({ verb: 'approve', group: certificates, resource: 'signers', name: n().signers.nodeAgentServing }),
+    ).toBe(false);
+    expect(
+      await can({ verb: 'sign', group: certificates, resource: 'signers', name: n().signers.apiServerClientNodeAgent }),
+    ).toBe(true);
+  });
+});
