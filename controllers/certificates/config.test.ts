@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { naming } from '../../src/api/naming.ts';
-import {
-  certificatesFlags,
-  type SigningConfig,
-  signerFlagFamily,
-  signingPlan,
-  validateSigningConfig,
-} from './config.ts';
+import { type SigningConfig, signerFlagFamily, signingPlan, validateSigningConfig } from './config.ts';
 import { DEFAULT_CERT_TTL_MS } from './signing/policy.ts';
 
 const n = naming();
@@ -77,28 +71,5 @@ describe('signer start-up rules (reference §3.1)', () => {
     expect(signerFlagFamily('nodeAgentServing')).toBe(`cluster-signing-${n.nodeAgent}-serving`);
     expect(signerFlagFamily('apiServerClientNodeAgent')).toBe(`cluster-signing-${n.nodeAgent}-client`);
     expect(signerFlagFamily('legacyUnknown')).toBe('cluster-signing-legacy-unknown');
-  });
-});
-
-describe('flags', () => {
-  it('names every signing and approval flag once, with the node agent and API server words', () => {
-    const names = certificatesFlags().map((f) => f.name);
-    expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual(
-      expect.arrayContaining([
-        'cluster-signing-cert-file',
-        'cluster-signing-key-file',
-        `cluster-signing-${n.nodeAgent}-serving-cert-file`,
-        `cluster-signing-${n.nodeAgent}-client-key-file`,
-        `cluster-signing-${n.apiServer}-client-cert-file`,
-        'cluster-signing-legacy-unknown-key-file',
-        'cluster-signing-duration',
-        'experimental-cluster-signing-duration',
-        'root-ca-file',
-        `${n.nodeAgent}-serving-approval`,
-        `${n.nodeAgent}-serving-approval-dns-pattern`,
-        `${n.nodeAgent}-serving-approval-max-duration`,
-      ]),
-    );
   });
 });

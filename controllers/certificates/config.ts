@@ -1,9 +1,8 @@
 /**
  * The certificate controllers' configuration (under `certificates` in the component configuration), the
- * signer start-up rules (reference §3.1), and the flags the component configuration binds to it.
+ * signer start-up rules (reference §3.1).
  */
 import { type Naming, naming } from '../../src/api/naming.ts';
-import type { FlagSpec } from '../../src/cli/flags.ts';
 import { DEFAULT_CERT_TTL_MS } from './signing/policy.ts';
 
 export const SIGNER_KEYS = [
@@ -129,85 +128,4 @@ export function signingPlan(c: SigningConfig, n: Naming): SigningPlan {
     }
   }
   return plan;
-}
-
-// ---------------------------------------------------------------------------------------------
-// flags
-
-const SIGNING = 'CSR signing controller';
-const APPROVING = 'CSR approving controller';
-
-export function certificatesFlags(n: Naming = naming()): FlagSpec[] {
-  const pairs: FlagSpec[] = SIGNER_KEYS.flatMap((key) => {
-    const family = signerFlagFamily(key, n);
-    const signer = n.signers[key];
-    return [
-      {
-        name: `${family}-cert-file`,
-        type: 'string' as const,
-        section: SIGNING,
-        usage: `PEM CA certificate for the ${signer} signer only.`,
-      },
-      {
-        name: `${family}-key-file`,
-        type: 'string' as const,
-        section: SIGNING,
-        usage: `PEM private key for the ${signer} signer only.`,
-      },
-    ];
-  });
-  return [
-    {
-      name: 'cluster-signing-cert-file',
-      type: 'string',
-      section: SIGNING,
-      usage: 'PEM CA certificate used by every built-in signer (embedded mode: the cluster CA).',
-    },
-    {
-      name: 'cluster-signing-key-file',
-      type: 'string',
-      section: SIGNING,
-      usage: 'PEM private key (RSA, ECDSA or Ed25519) of --cluster-signing-cert-file.',
-    },
-    ...pairs,
-    {
-      name: 'cluster-signing-duration',
-      type: 'duration',
-      section: SIGNING,
-      default: '8760h',
-      usage: 'Longest lifetime of an issued certificate; a shorter spec.expirationSeconds is honoured.',
-    },
-    {
-      name: 'experimental-cluster-signing-duration',
-      type: 'duration',
-      section: SIGNING,
-      usage: 'Deprecated: use --cluster-signing-duration.',
-    },
-    {
-      name: 'root-ca-file',
-      type: 'string',
-      section: SIGNING,
-      usage:
-        "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
-    },
-    {
-      name: `${n.nodeAgent}-serving-approval`,
-      type: 'bool',
-      section: APPROVING,
-      default: 'false',
-      usage: `Approve ${n.signers.nodeAgentServing} CSRs from the node itself whose SANs are its own addresses.`,
-    },
-    {
-      name: `${n.nodeAgent}-serving-approval-dns-pattern`,
-      type: 'stringArray',
-      section: APPROVING,
-      usage: "Regular expression a DNS SAN may match besides the node's Hostname address (repeatable).",
-    },
-    {
-      name: `${n.nodeAgent}-serving-approval-max-duration`,
-      type: 'duration',
-      section: APPROVING,
-      usage: 'Longest serving certificate lifetime approved (default: --cluster-signing-duration).',
-    },
-  ];
 }

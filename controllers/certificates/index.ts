@@ -5,7 +5,7 @@ import { cleanerController } from './cleaner/controller.ts';
 import { signingController } from './signing/controller.ts';
 import { publisherController } from './trustbundle/controller.ts';
 
-export { type CertificatesConfig, certificatesFlags } from './config.ts';
+export type { CertificatesConfig } from './config.ts';
 
 export const certificateControllers: ControllerDefinition[] = [
   approvingController,
