@@ -17,6 +17,7 @@ import { controllerManagerRbac, controllerManagerRules, controllerManagerUser } 
 import { createBootstrapToken } from '../src/simulation/bootstrap-token.ts';
 import { SimulatedNodeAgent } from '../src/simulation/node-agent.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { eventually } from './support/eventually.ts';
 
 describe('deploy/<flavor>/rbac.yaml', () => {
   for (const flavor of FLAVORS) {
@@ -62,30 +63,24 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
     daemon.stderr!.on('data', (d) => (log += d));
   }, 60_000);
 
+  /** Waits for the daemon to do something; a timeout shows its log. */
+  const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) =>
+    eventually(probe, 30_000, () => `${what}; daemon log:\n${log}`, 200);
+
   afterAll(async () => {
     daemon?.kill('SIGTERM');
     await new Promise((r) => daemon?.once('exit', r));
     await c?.stop();
   });
 
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe().catch(() => undefined);
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; daemon log:\n${log}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
   it('takes the lease, publishes its candidate and the serving CA bundle', async () => {
-    const lease = await eventually('the lease', async () => {
+    const lease = await waitFor('the lease', async () => {
       const l = await c.client.kind('Lease').get(n().systemNamespace, n().controllerManager);
       return (l.spec as { holderIdentity?: string }).holderIdentity ? l : undefined;
     });
     const holder = (lease.spec as { holderIdentity: string }).holderIdentity;
-    await eventually('the lease candidate', () => c.client.kind('LeaseCandidate').get(n().systemNamespace, holder));
-    await eventually('a trust bundle of the serving signer', async () => {
+    await waitFor('the lease candidate', () => c.client.kind('LeaseCandidate').get(n().systemNamespace, holder));
+    await waitFor('a trust bundle of the serving signer', async () => {
       const list = await c.client
         .kind('ClusterTrustBundle')
         .list(undefined, { fieldSelector: `spec.signerName=${n().signers.apiServerServing}` });
@@ -114,7 +109,7 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
       metadata: { name: 'rbac-pdb', namespace: 'default' },
       spec: { minAvailable: 1, selector: { matchLabels: { app: 'rbac' } } },
     });
-    const pdb = await eventually('the budget status', async () => {
+    const pdb = await waitFor('the budget status', async () => {
       const p = await c.client.kind('PodDisruptionBudget').get('default', 'rbac-pdb');
       return (p.status as { observedGeneration?: number } | undefined)?.observedGeneration ? p : undefined;
     });

@@ -7,6 +7,7 @@ import { LeaseCandidateClient } from '../src/leaderelection/candidate.ts';
 import { LeaderElector, type LeaseApi } from '../src/leaderelection/elector.ts';
 import { rfc3339Micro } from '../src/util/time.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { eventually } from './support/eventually.ts';
 
 const TIMING = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
 
@@ -23,17 +24,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `fn` every 20 ms until it returns a value, failing after `ms`. */
-async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 5_000): Promise<T> {
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await sleep(20);
-  }
-  throw new Error(`condition not met within ${ms} ms`);
-}
 
 /** The Lease client, with writes that can be made to fail for this member only. */
 function breakableLeases(): LeaseApi & { broken: boolean } {

@@ -16,6 +16,7 @@ import { naming } from '../src/api/naming.ts';
 import { renderMetrics } from '../src/diagnostics/metrics/exposition.ts';
 import { nativeHistogram } from '../src/diagnostics/metrics/native-histogram.ts';
 import { standardMetrics } from '../src/diagnostics/metrics/standard.ts';
+import { eventually } from './support/eventually.ts';
 
 function which(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -54,22 +55,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-/** Polls `probe` every 250 ms until it returns a value, or fails after `ms`. */
-async function eventually<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    await sleep(250);
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}${lastError ? `: ${lastError}` : ''}`);
 }
 
 describe.skipIf(!PROMETHEUS)(
@@ -139,10 +124,15 @@ describe.skipIf(!PROMETHEUS)(
       prometheus.stderr?.on('data', (chunk) => {
         stderr = (stderr + chunk).slice(-8000);
       });
-      await eventually('Prometheus to become ready', 20_000, async () => {
-        if (prometheus?.exitCode !== null) throw new Error(`prometheus exited: ${stderr}`);
-        return (await fetch(`${api}/-/ready`)).ok || undefined;
-      });
+      await eventually(
+        async () => {
+          if (prometheus?.exitCode !== null) throw new Error(`prometheus exited: ${stderr}`);
+          return (await fetch(`${api}/-/ready`)).ok || undefined;
+        },
+        20_000,
+        'Prometheus to become ready',
+        250,
+      );
     });
 
     afterAll(async () => {
@@ -167,10 +157,15 @@ describe.skipIf(!PROMETHEUS)(
     }
 
     async function scalarOf(promql: string): Promise<number> {
-      const result = await eventually(promql, 25_000, async () => {
-        const r = await query(promql);
-        return r.length ? r : undefined;
-      });
+      const result = await eventually(
+        async () => {
+          const r = await query(promql);
+          return r.length ? r : undefined;
+        },
+        25_000,
+        promql,
+        250,
+      );
       return Number(result[0].value![1]);
     }
 

@@ -19,6 +19,7 @@ import { realClock } from '../src/util/clock.ts';
 import { rfc3339Micro } from '../src/util/time.ts';
 import { itemExponential } from '../src/workqueue/ratelimit.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { eventually } from './support/eventually.ts';
 import {
   type DeploymentStatus,
   desiredStatus,
@@ -47,25 +48,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `fn` every 25 ms until it returns a value other than undefined/false, failing after `ms`. */
-async function eventually<T>(
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 10_000,
-): Promise<T> {
-  const deadline = performance.now() + ms;
-  let last: unknown;
-  while (performance.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(25);
-  }
-  throw new Error(`condition not met within ${ms} ms${last ? `: ${last}` : ''}`);
-}
 
 interface LogLine {
   level: string;

@@ -12,6 +12,7 @@ import type { ResourceClient } from '../src/client/resource.ts';
 import { ApiEventRecorder } from '../src/controller/events.ts';
 import { FakeClock } from '../src/util/clock.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { eventually } from './support/eventually.ts';
 
 let cluster: TestCluster;
 let events: ResourceClient;
@@ -30,16 +31,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually<T>(fn: () => Promise<T | undefined | false>, ms = 5_000): Promise<T> {
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    await sleep(25);
-  }
-  throw new Error(`condition not met within ${ms} ms`);
-}
 
 async function configMap(name: string): Promise<KubeObject> {
   return cluster.client

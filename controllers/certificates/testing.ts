@@ -27,6 +27,8 @@ import { derToPem } from '../../src/pki/pem.ts';
 import { realClock } from '../../src/util/clock.ts';
 import type { CertificatesConfig } from './config.ts';
 
+export { eventually } from '../../test/support/eventually.ts';
+
 x509.cryptoProvider.set(webcrypto);
 
 export interface RequestSpec {
@@ -241,20 +243,4 @@ export async function runControllers(
       await running;
     },
   };
-}
-
-/** Polls `fn` until it returns a value other than undefined. */
-export async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out${lastError ? `: ${(lastError as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }

@@ -17,6 +17,8 @@ import { createLogger } from '../../src/log/logger.ts';
 import { realClock } from '../../src/util/clock.ts';
 import { disruptionControllerDefinition } from './controller.ts';
 
+export { eventually } from '../../test/support/eventually.ts';
+
 export interface RecordedEvent {
   kind: string;
   name: string;
@@ -99,26 +101,6 @@ export async function runDisruptionController(
       await running.catch(() => undefined);
     },
   };
-}
-
-/** Polls `fn` every 20 ms until it returns something other than undefined/false; fails after `ms`. */
-export async function eventually<T>(
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = performance.now() + ms;
-  let last: unknown;
-  while (performance.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`${what} not met within ${ms} ms${last ? `: ${last}` : ''}`);
 }
 
 // ---- object builders ----

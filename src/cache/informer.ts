@@ -3,8 +3,10 @@
  * handlers. Each handler has its own FIFO of notifications, drained asynchronously and in order,
  * so a handler that awaits holds up only itself, never the reflector or the other handlers.
  */
+
 import type { KubeObject } from '../api/meta.ts';
 import { type Clock, realClock, type Timer } from '../util/clock.ts';
+import { Fifo } from '../util/fifo.ts';
 import { type ListerWatcher, Reflector, type ReflectorOptions } from './reflector.ts';
 import { type IndexFunc, keyOf, Store } from './store.ts';
 
@@ -310,35 +312,4 @@ class Listener<T> {
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof (v as PromiseLike<unknown> | null)?.then === 'function';
-}
-
-/** An array queue that shifts in O(1) by moving a head index, compacting now and then. */
-class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  /** Check `length` first. */
-  shift(): T {
-    const item = this.items[this.head] as T;
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) this.clear();
-    else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-
-  clear(): void {
-    this.items = [];
-    this.head = 0;
-  }
 }

@@ -85,6 +85,8 @@ interface ContinueToken {
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_RETRIES = 5;
+/** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
+const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
 export class ApiServer {
   readonly naming: Naming;
@@ -233,7 +235,7 @@ export class ApiServer {
     body: RequestBody | undefined,
     user: UserInfo,
   ): Promise<Reply> {
-    if (req.subresource && !['status', 'approval', 'scale'].includes(req.subresource)) {
+    if (req.subresource && !GENERIC_SUBRESOURCES.includes(req.subresource)) {
       return this.subresource(req, query, body, user);
     }
     const opts = parseWriteOptions(query, 'UpdateOptions', this.metaGroup);
@@ -256,7 +258,7 @@ export class ApiServer {
     body: RequestBody | undefined,
     user: UserInfo,
   ): Promise<Reply> {
-    if (req.subresource && !['status', 'approval', 'scale'].includes(req.subresource)) {
+    if (req.subresource && !GENERIC_SUBRESOURCES.includes(req.subresource)) {
       return this.subresource(req, query, body, user);
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();

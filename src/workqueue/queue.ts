@@ -1,5 +1,6 @@
 import { type Registry, register } from 'prom-client';
 import { type Clock, realClock, type Timer } from '../util/clock.ts';
+import { Fifo } from '../util/fifo.ts';
 import { type HeapEntry, MinHeap } from './heap.ts';
 import { noopMetrics, type QueueMetrics, queueMetrics } from './metrics.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimit.ts';
@@ -219,31 +220,5 @@ export class WorkQueue<K = string> {
       this.add(head.key);
     }
     this.arm();
-  }
-}
-
-/** Array FIFO with a moving head: shift() is O(1) amortised. */
-class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  /** Callers check `length` first. */
-  shift(): T {
-    const item = this.items[this.head] as T;
-    this.items[this.head++] = undefined;
-    // Drop the consumed prefix once it is most of the array, so memory follows the length.
-    if (this.head === this.items.length || (this.head >= 1024 && this.head * 2 >= this.items.length)) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
   }
 }
