@@ -1990,8 +1990,28 @@ describe('errors', () => {
     expect(await core.readNamespacedConfigMap({ name: 't', namespace: ns })).toEqual(cm);
   });
 
-  // NotAcceptable (406) is not produced by the server yet: every resource request is answered in
-  // JSON whatever Accept says, so there is nothing honest to assert here.
+  it('NotAcceptable for a media type the server cannot produce; YAML when asked; JSON among others', async () => {
+    const ns = await newNamespace();
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'n' }, data: { a: '1' } } });
+    const path = `/api/v1/namespaces/${ns}/configmaps/n`;
+    const xml = await raw('GET', path, { accept: 'application/xml' });
+    expect(xml.status).toBe(406);
+    expectStatus(
+      xml.body,
+      406,
+      'NotAcceptable',
+      'only the following media types are accepted: application/json, application/yaml',
+    );
+    const protobufOnly = await raw('GET', path, { accept: 'application/vnd.kubernetes.protobuf' });
+    expect(protobufOnly.status).toBe(406);
+    const yaml = await raw('GET', path, { accept: 'application/yaml' });
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers['content-type']).toBe('application/yaml');
+    expect(yaml.text).toMatch(/^apiVersion: v1\nkind: ConfigMap\n/);
+    const kubectlStyle = await raw('GET', path, { accept: 'application/vnd.kubernetes.protobuf,application/json' });
+    expect(kubectlStyle.status).toBe(200);
+    expect(kubectlStyle.body).toMatchObject({ kind: 'ConfigMap', data: { a: '1' } });
+  });
 
   it('a rejected write changes nothing', async () => {
     const ns = await newNamespace();

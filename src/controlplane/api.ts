@@ -201,9 +201,10 @@ export class ApiServer {
   ): Promise<Reply> {
     if (req.subresource) return this.subresource(req, query, body, user);
     const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
-    const { object, warnings } = this.decode(req.rt, body, opts);
+    const decoded = this.decode(req.rt, body, opts);
     const rt = req.rt;
-    this.checkTypeMeta(rt, object);
+    const object = this.withTypeMeta(rt, decoded.object);
+    const warnings = decoded.warnings;
     const meta = object.metadata;
     if (rt.namespaced) {
       if (meta.namespace && req.namespace && meta.namespace !== req.namespace) {
@@ -601,16 +602,17 @@ export class ApiServer {
     }
   }
 
-  private checkTypeMeta(rt: ResourceType, obj: KubeObject): void {
+  /** The object with apiVersion and kind checked (or inferred from the endpoint) and written first, as the reference prints them. */
+  private withTypeMeta(rt: ResourceType, obj: KubeObject): KubeObject {
     const apiVersion = apiVersionOf(rt);
-    obj.apiVersion ??= apiVersion;
-    obj.kind ??= rt.kind;
-    if (obj.apiVersion !== apiVersion || obj.kind !== rt.kind) {
+    const given = { apiVersion: obj.apiVersion ?? apiVersion, kind: obj.kind ?? rt.kind };
+    if (given.apiVersion !== apiVersion || given.kind !== rt.kind) {
       throw badRequest(
-        `the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersion})` +
-          (obj.kind !== rt.kind ? `, or the kind (${obj.kind}) does not match ${rt.kind}` : ''),
+        `the API version in the data (${given.apiVersion}) does not match the expected API version (${apiVersion})` +
+          (given.kind !== rt.kind ? `, or the kind (${given.kind}) does not match ${rt.kind}` : ''),
       );
     }
+    return { ...given, ...obj, ...given };
   }
 
   /** Status starts empty on create, except the phases the reference sets. */

@@ -150,15 +150,10 @@ export function unsupportedMediaType(contentType: string, accepted: readonly str
   );
 }
 
-export function notAcceptable(accept: string): ApiError {
-  return new ApiError(
-    406,
-    'NotAcceptable',
-    `only the following media types are accepted: application/json, application/yaml`,
-    {
-      causes: [{ message: `cannot produce "${accept}"` }],
-    },
-  );
+export function notAcceptable(accept: string, offered: readonly string[]): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${offered.join(', ')}`, {
+    causes: [{ message: `cannot produce "${accept}"` }],
+  });
 }
 
 export function internalError(message: string): ApiError {

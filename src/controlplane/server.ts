@@ -1,6 +1,7 @@
 /** The HTTPS front of the embedded control plane: routing, authentication, content negotiation, watch streams. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
@@ -17,7 +18,7 @@ import {
   resourceList,
   table,
 } from './discovery.ts';
-import { ApiError, internalError, methodNotAllowed, tooManyRequests, unauthorized } from './errors.ts';
+import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isProtobufMediaType } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
@@ -40,6 +41,7 @@ export interface ServerOptions {
 }
 
 const JSON_TYPE = 'application/json';
+const YAML_TYPE = 'application/yaml';
 const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 export class ControlPlaneServer {
@@ -171,6 +173,7 @@ export class ControlPlaneServer {
   ): Promise<void> {
     const api = this.api;
     const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
+    const format = tableAccept ? 'json' : outputFormat(req.headers.accept, info.verb === 'watch');
     if (info.verb === 'watch') return this.watch(req, res, info, query, tableAccept);
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
@@ -188,7 +191,7 @@ export class ControlPlaneServer {
         );
         return this.send(res, 200, JSON.stringify(t), [], tableAccept);
       }
-      return this.reply(res, { status: 200, body, warnings: [] }, query);
+      return this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
     const body = await readBody(req, this.opts.maxBodyBytes);
     const handlers: Record<
@@ -210,7 +213,7 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    this.reply(res, await handlers[info.verb](info, query, body, user), query);
+    this.reply(res, await handlers[info.verb](info, query, body, user), query, format);
   }
 
   private watch(
@@ -271,8 +274,9 @@ export class ControlPlaneServer {
     ensureHeaders();
   }
 
-  private reply(res: ServerResponse, reply: Reply, query: URLSearchParams): void {
+  private reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): void {
     const body = reply.body as Record<string, unknown>;
+    if (format === 'yaml') return this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
     let text: string;
     if (query.get('pretty') === 'true') text = JSON.stringify(body, null, 2);
     else if (isList(body)) {
@@ -309,6 +313,20 @@ function notFoundPath(path: string): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {
     causes: [{ reason: 'UnexpectedServerResponse', message: `404 page not found: ${path}` }],
   });
+}
+
+type OutputFormat = 'json' | 'yaml';
+
+/**
+ * The format of the answer by `Accept`: JSON for JSON, wildcards or a list that includes JSON
+ * (kubectl's `protobuf,json`), YAML when asked for (not for watch streams), 406 otherwise.
+ */
+function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
+  if (!accept) return 'json';
+  const types = accept.split(',').map((part) => part.split(';')[0].trim().toLowerCase());
+  if (types.some((t) => t === JSON_TYPE || t === '*/*' || t === 'application/*' || t === '')) return 'json';
+  if (!watch && types.includes(YAML_TYPE)) return 'yaml';
+  throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
 }
 
 /** The Table media type when the client asks for server-side tables (kubectl get). */
