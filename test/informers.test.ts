@@ -281,6 +281,25 @@ describe('informers against the embedded control plane', () => {
     expect(errors.some((e) => e instanceof StatusError && e.code === 429)).toBe(true);
   });
 
+  it('converges after a server restart, with changes made while it was down', async () => {
+    const ns = await namespace('restart', 10);
+    const { factory } = newFactory();
+    const informer = factory.informerFor(podRt, { namespace: ns });
+    const { view } = handlerView(informer);
+    factory.start();
+    await factory.waitForSync(10_000);
+    const restarted = cluster.cp.faults.restart(1_500);
+    // While the server is down: writes land in storage as if another API server took them.
+    const storage = cluster.cp.storage;
+    storage.remove(podRt, `${ns}/seed-0002`);
+    cluster.cp.seed(pod(ns, 'created-while-down'));
+    await restarted;
+    await pods.create(pod(ns, 'created-after-restart'));
+    await expectConverged(informer, view, ns);
+    expect(view.has(`${ns}/created-while-down`)).toBe(true);
+    expect(view.has(`${ns}/seed-0002`)).toBe(false);
+  });
+
   it('streams the initial state with watch-list, then follows the same stream', async () => {
     const ns = await namespace('watchlist', 30);
     const rec = recording(pods);

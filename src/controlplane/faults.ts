@@ -1,6 +1,7 @@
 /**
  * Fault injection for tests, reachable only in-process (never through flags or HTTP): failing
- * requests with 429/500, added latency, dropped watches, compacted history, corrupt objects.
+ * requests with 429/500, added latency, dropped watches, compacted history, corrupt objects, and
+ * a server restart.
  */
 import type { ResourceType } from '../api/registry.ts';
 
@@ -17,6 +18,7 @@ export interface FaultHooks {
   dropWatches(rt?: ResourceType): number;
   compact(rt?: ResourceType): void;
   corrupt(rt: ResourceType, namespace: string | undefined, name: string): void;
+  restart(downMs: number): Promise<void>;
 }
 
 export class Faults {
@@ -55,5 +57,10 @@ export class Faults {
 
   corrupt(rt: ResourceType, namespace: string | undefined, name: string): void {
     this.hooks.corrupt(rt, namespace, name);
+  }
+
+  /** Stops serving (connections refused, open ones cut) for `downMs`, then serves again on the same port with the same storage. */
+  restart(downMs: number): Promise<void> {
+    return this.hooks.restart(downMs);
   }
 }

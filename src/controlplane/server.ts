@@ -1,6 +1,7 @@
 /** The HTTPS front of the embedded control plane: routing, authentication, content negotiation, watch streams. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
 import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
@@ -48,6 +49,7 @@ export class ControlPlaneServer {
   readonly http: Server;
   readonly faults: Faults;
   private readonly watches = new Set<{ rt: ResourceType; stream: WatchStream }>();
+  private readonly sockets = new Set<Socket>();
 
   constructor(
     private readonly api: ApiServer,
@@ -66,6 +68,13 @@ export class ControlPlaneServer {
       },
       compact: (rt) => api.storage.compact(rt),
       corrupt: (rt, namespace, name) => api.storage.corrupt(rt, namespace ? `${namespace}/${name}` : name),
+      restart: async (downMs) => {
+        const addr = this.http.address();
+        if (!addr || typeof addr === 'string') throw new Error('the server is not listening');
+        await this.close();
+        await new Promise((r) => setTimeout(r, downMs));
+        await this.listen(addr.port, addr.address);
+      },
     });
     this.http = createServer(
       { key: opts.key, cert: opts.cert, ca: opts.clientCa, requestCert: true, rejectUnauthorized: false },
@@ -74,6 +83,11 @@ export class ControlPlaneServer {
       },
     );
     this.http.keepAliveTimeout = 60_000;
+    // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
+    this.http.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<number> {
@@ -91,7 +105,7 @@ export class ControlPlaneServer {
     this.faults.dropWatches();
     await new Promise<void>((resolve) => {
       this.http.close(() => resolve());
-      this.http.closeAllConnections();
+      for (const socket of this.sockets) socket.destroy();
     });
   }
 

@@ -9,7 +9,7 @@ import type { ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
-import { parseQuantity, type Quantity } from '../validation/quantity.ts';
+import { MAX_MILLI_VALUE, parseQuantity, Quantity } from '../validation/quantity.ts';
 
 type ResourceList = Record<string, string | number>;
 interface Resources {
@@ -46,66 +46,103 @@ function containersOf(pod: KubeObject): { regular: Container[]; init: Container[
   return { regular: spec.containers ?? [], init: spec.initContainers ?? [] };
 }
 
-/** Pod totals: regular and sidecar containers summed, then the max with each regular init container. */
-function podTotals(pod: KubeObject, kind: 'requests' | 'limits'): Map<string, bigint> {
+type Totals = Map<string, Quantity>;
+
+const quantities = (list: ResourceList | undefined): Totals =>
+  new Map(Object.entries(list ?? {}).map(([name, v]) => [name, parseQuantity(String(v))]));
+
+/** Adds per resource; a sum keeps the format of its first non-zero term, as the reference's `Add`. */
+function addAll(into: Totals, from: Totals): void {
+  for (const [name, value] of from) {
+    const had = into.get(name);
+    into.set(name, had ? new Quantity(had.nanos + value.nanos, had.isZero() ? value.format : had.format) : value);
+  }
+}
+
+/** Keeps the larger value per resource. */
+function maxAll(into: Totals, from: Totals): void {
+  for (const [name, value] of from) {
+    const had = into.get(name);
+    if (!had || value.cmp(had) > 0) into.set(name, value);
+  }
+}
+
+/**
+ * Pod totals as the reference computes them: regular and sidecar containers summed; each regular init
+ * container, plus the sidecars started before it, taken on its own; then the larger of the two per
+ * resource. Sums keep the format of their first term, so `256Mi + 256Mi` prints as `512Mi`.
+ */
+function podTotals(pod: KubeObject, kind: 'requests' | 'limits'): Totals {
   const { regular, init } = containersOf(pod);
-  const sum = new Map<string, bigint>();
-  const add = (into: Map<string, bigint>, list: ResourceList | undefined) => {
-    for (const [name, v] of Object.entries(list ?? {}))
-      into.set(name, (into.get(name) ?? 0n) + parseQuantity(String(v)).milliValue());
-  };
-  for (const c of regular) add(sum, c.resources?.[kind]);
-  const sidecars = new Map<string, bigint>();
+  const sum: Totals = new Map();
+  for (const c of regular) addAll(sum, quantities(c.resources?.[kind]));
+  const sidecars: Totals = new Map();
+  const initMax: Totals = new Map();
   for (const c of init) {
+    const own = quantities(c.resources?.[kind]);
     if (c.restartPolicy === 'Always') {
-      add(sum, c.resources?.[kind]);
-      add(sidecars, c.resources?.[kind]);
-      continue;
-    }
-    for (const [name, v] of Object.entries(c.resources?.[kind] ?? {})) {
-      const need = parseQuantity(String(v)).milliValue() + (sidecars.get(name) ?? 0n);
-      if (need > (sum.get(name) ?? 0n)) sum.set(name, need);
+      addAll(sum, own);
+      addAll(sidecars, own);
+      maxAll(initMax, sidecars);
+    } else {
+      addAll(own, sidecars);
+      maxAll(initMax, own);
     }
   }
+  maxAll(sum, initMax);
   return sum;
 }
 
-const milli = (m: bigint) => parseQuantity(`${m}m`);
+/**
+ * The values the reference compares: milli-units when request, limit and bound all fit in an int64 as
+ * milli-units, whole units otherwise (both rounded up); an absent value counts as zero.
+ */
+function observed(...values: (Quantity | undefined)[]): bigint[] {
+  const whole = values.map((v) => v?.value() ?? 0n);
+  const inMilli = whole.every((v) => v <= MAX_MILLI_VALUE);
+  return values.map((v, i) => (v === undefined ? 0n : inMilli ? v.milliValue() : whole[i]));
+}
 
-/** Checks one observed (request, limit) pair against an item; returns the reference's messages. */
+/**
+ * Checks one observed (request, limit) pair against an item; returns the reference's messages. As in
+ * the reference, each constraint (min, max, ratio) of a resource reports at most its first failure.
+ */
 function check(type: string, res: string, item: LimitItem, request?: Quantity, limit?: Quantity): string[] {
   const errs: string[] = [];
   const min = q(item.min?.[res]);
   const max = q(item.max?.[res]);
   const ratio = q(item.maxLimitRequestRatio?.[res]);
   if (min) {
+    const [req, lim, bound] = observed(request, limit, min);
     if (!request) errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}.  No request is specified`);
-    else if (request.cmp(min) < 0)
+    else if (req < bound)
       errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}, but request is ${request.canonical()}`);
-    if (limit && limit.cmp(min) < 0)
+    else if (limit && lim < bound)
       errs.push(`minimum ${res} usage per ${type} is ${min.canonical()}, but limit is ${limit.canonical()}`);
   }
-  if (max) {
-    if (type === 'PersistentVolumeClaim') {
-      if (!request) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}.  No request is specified`);
-      else if (request.cmp(max) > 0)
-        errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
-    } else {
-      if (!limit) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}.  No limit is specified`);
-      else if (limit.cmp(max) > 0)
-        errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but limit is ${limit.canonical()}`);
-      if (request && request.cmp(max) > 0)
-        errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
-    }
+  if (max && type === 'PersistentVolumeClaim') {
+    const [req, bound] = observed(request, max);
+    if (!request) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}.  No request is specified`);
+    else if (req > bound)
+      errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
+  } else if (max) {
+    const [req, lim, bound] = observed(request, limit, max);
+    if (!limit) errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}.  No limit is specified`);
+    else if (lim > bound)
+      errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but limit is ${limit.canonical()}`);
+    else if (request && req > bound)
+      errs.push(`maximum ${res} usage per ${type} is ${max.canonical()}, but request is ${request.canonical()}`);
   }
   if (ratio && type !== 'PersistentVolumeClaim') {
     const prefix = `${res} max limit to request ratio per ${type} is ${ratio.canonical()}`;
-    if (!request || request.isZero()) errs.push(`${prefix}, but no request is specified or request is 0`);
-    else if (!limit || limit.isZero()) errs.push(`${prefix}, but no limit is specified or limit is 0`);
+    const [req, lim] = observed(request, limit, ratio);
+    if (!request || req === 0n) errs.push(`${prefix}, but no request is specified or request is 0`);
+    else if (!limit || lim === 0n) errs.push(`${prefix}, but no limit is specified or limit is 0`);
     else {
-      const observed = Number(limit.milliValue()) / Number(request.milliValue());
-      if (observed > Number(ratio.milliValue()) / 1000)
-        errs.push(`${prefix}, but provided ratio is ${observed.toFixed(6)}`);
+      const shown = Number(lim) / Number(req);
+      const inMilli = ratio.value() <= MAX_MILLI_VALUE;
+      const bound = Number(inMilli ? ratio.milliValue() : ratio.value());
+      if ((inMilli ? shown * 1000 : shown) > bound) errs.push(`${prefix}, but provided ratio is ${shown.toFixed(6)}`);
     }
   }
   return errs;
@@ -128,11 +165,7 @@ function validateItem(obj: KubeObject, isPod: boolean, item: LimitItem): string[
     const requests = podTotals(obj, 'requests');
     const limits = podTotals(obj, 'limits');
     for (const res of resources) {
-      const r = requests.get(res);
-      const l = limits.get(res);
-      errs.push(
-        ...check('Pod', res, item, r === undefined ? undefined : milli(r), l === undefined ? undefined : milli(l)),
-      );
+      errs.push(...check('Pod', res, item, requests.get(res), limits.get(res)));
     }
   } else if (!isPod && item.type === 'PersistentVolumeClaim') {
     const requests = ((obj.spec as { resources?: Resources } | undefined)?.resources?.requests ?? {}) as ResourceList;

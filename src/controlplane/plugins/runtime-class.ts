@@ -7,31 +7,48 @@ import type { KubeObject } from '../../api/meta.ts';
 import type { Naming } from '../../api/naming.ts';
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
-import { jsonEqual } from '../../util/equal.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
+import { tryQuantity } from '../validation/quantity.ts';
 
 export interface Toleration {
   key?: string;
   operator?: string;
   value?: string;
   effect?: string;
-  tolerationSeconds?: number;
+  tolerationSeconds?: number | null;
+}
+
+/** Field-wise identity, as the reference's semantic equality: an absent string field equals `""`. */
+function sameToleration(a: Toleration, b: Toleration): boolean {
+  return (
+    (a.key ?? '') === (b.key ?? '') &&
+    (a.operator ?? '') === (b.operator ?? '') &&
+    (a.value ?? '') === (b.value ?? '') &&
+    (a.effect ?? '') === (b.effect ?? '') &&
+    (a.tolerationSeconds ?? undefined) === (b.tolerationSeconds ?? undefined)
+  );
 }
 
 /** Whether `ss` tolerates everything `t` does. */
 function isSuperset(ss: Toleration, t: Toleration): boolean {
-  if (jsonEqual(ss, t)) return true;
+  if (sameToleration(ss, t)) return true;
   const wildcard = !ss.key && ss.operator === 'Exists';
   if ((ss.key ?? '') !== (t.key ?? '') && !wildcard) return false;
   if (ss.effect && ss.effect !== t.effect) return false;
-  if (ss.effect === 'NoExecute' && ss.tolerationSeconds !== undefined) {
-    if (t.tolerationSeconds === undefined || t.tolerationSeconds > ss.tolerationSeconds) return false;
+  if (ss.effect === 'NoExecute' && ss.tolerationSeconds != null) {
+    if (t.tolerationSeconds == null || t.tolerationSeconds > ss.tolerationSeconds) return false;
   }
-  if ((ss.operator ?? 'Equal') === 'Equal')
-    return (t.operator ?? 'Equal') === 'Equal' && (ss.value ?? '') === (t.value ?? '');
-  return true;
+  switch (ss.operator ?? '') {
+    case 'Equal':
+    case '':
+      return t.operator === 'Equal' && (ss.value ?? '') === (t.value ?? '');
+    case 'Exists':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** Keeps a toleration unless an earlier kept one, or a later different one, covers it. */
@@ -40,10 +57,22 @@ export function mergeTolerations(pod: Toleration[], extra: Toleration[]): Tolera
   const kept: Toleration[] = [];
   all.forEach((t, i) => {
     if (kept.some((k) => isSuperset(k, t))) return;
-    if (all.slice(i + 1).some((later) => !jsonEqual(later, t) && isSuperset(later, t))) return;
+    if (all.slice(i + 1).some((later) => !sameToleration(later, t) && isSuperset(later, t))) return;
     kept.push(t);
   });
   return kept;
+}
+
+/** Semantic equality of resource lists: the same names with equal quantities (`0.5` equals `500m`). */
+function sameResources(a: Record<string, string>, b: Record<string, string>): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  return names.every((name) => {
+    if (!(name in b)) return false;
+    const x = tryQuantity(a[name]);
+    const y = tryQuantity(b[name]);
+    return x && y ? x.cmp(y) === 0 : a[name] === b[name];
+  });
 }
 
 interface PodSpec {
@@ -77,7 +106,7 @@ export function runtimeClassAdmission(registry: ResourceRegistry, storage: Stora
       };
       const podFixed = rc.overhead?.podFixed;
       if (podFixed) {
-        if (spec.overhead && !jsonEqual(spec.overhead, podFixed)) {
+        if (spec.overhead && Object.keys(spec.overhead).length && !sameResources(spec.overhead, podFixed)) {
           throw deny("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
         }
         spec.overhead = { ...podFixed };
@@ -93,15 +122,20 @@ export function runtimeClassAdmission(registry: ResourceRegistry, storage: Stora
           selector[k] = v;
         }
         if (Object.keys(selector).length) spec.nodeSelector = selector;
-        if (rc.scheduling.tolerations?.length)
-          spec.tolerations = mergeTolerations(spec.tolerations ?? [], rc.scheduling.tolerations);
+        // As the reference: whenever the class has scheduling, the pod's own tolerations go through the merge too.
+        const tolerations = mergeTolerations(spec.tolerations ?? [], rc.scheduling.tolerations ?? []);
+        if (tolerations.length || spec.tolerations) spec.tolerations = tolerations;
       }
     },
     validate(a) {
       if (!isPodCreate(a)) return;
       const spec = (a.object!.spec ?? {}) as PodSpec;
       const rc = lookup(a.object!)?.rc as { overhead?: { podFixed?: Record<string, string> } } | undefined;
-      if (!rc?.overhead?.podFixed && spec.overhead) {
+      const podFixed = rc?.overhead?.podFixed;
+      if (podFixed && !sameResources(spec.overhead ?? {}, podFixed)) {
+        throw forbidden(a.rt, a.name, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+      }
+      if (!podFixed && spec.overhead) {
         throw forbidden(
           a.rt,
           a.name,
