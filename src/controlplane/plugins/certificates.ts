@@ -4,7 +4,9 @@
  * trust bundle tied to a signer needs `attest` (§5.3); the API-server client signer may not issue
  * for `system:masters`.
  */
+import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
+import { jsonEqual } from '../../util/equal.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import { type AccessChecker, allowedOnSigner } from './authorize.ts';
@@ -18,6 +20,24 @@ interface CsrSpec {
   uid?: string;
   groups?: string[];
   extra?: Record<string, string[]>;
+}
+
+/**
+ * Whether an update changes nothing but what the garbage collector writes (owner references, finalizers)
+ * or managed fields, as the reference's `IsOnlyMutatingGCFields`: such updates skip the attest check.
+ */
+function onlyGcFieldsChanged(obj: KubeObject, old: KubeObject): boolean {
+  const strip = (o: KubeObject) => {
+    const {
+      ownerReferences: _o,
+      finalizers: _f,
+      managedFields: _m,
+      selfLink: _s,
+      ...metadata
+    } = o.metadata as Record<string, unknown>;
+    return { ...o, metadata };
+  };
+  return jsonEqual(strip(obj), strip(old));
 }
 
 const specOf = (obj: unknown) => ((obj as { spec?: CsrSpec })?.spec ?? {}) as CsrSpec;
@@ -38,7 +58,7 @@ export function certificatesAdmission(
       const spec = specOf(a.object);
       a.object.spec = { ...spec, username, uid, groups, extra };
       if (!uid) delete (a.object.spec as CsrSpec).uid;
-      if (!extra) delete (a.object.spec as CsrSpec).extra;
+      if (!extra || !Object.keys(extra).length) delete (a.object.spec as CsrSpec).extra;
     },
     async validate(a) {
       const deny = (why: string) => forbidden(a.rt, a.name, why);
@@ -67,8 +87,8 @@ export function certificatesAdmission(
       }
       if (isBundle(a) && (a.operation === 'CREATE' || a.operation === 'UPDATE') && a.object) {
         const signer = (a.object.spec as { signerName?: string } | undefined)?.signerName ?? '';
-        const unchanged = a.oldObject && JSON.stringify(a.oldObject.spec) === JSON.stringify(a.object.spec);
-        if (signer && !unchanged && !(await allowedOnSigner(can, a.user, 'attest', certificates, signer))) {
+        const gcOnly = a.oldObject !== undefined && onlyGcFieldsChanged(a.object, a.oldObject);
+        if (signer && !gcOnly && !(await allowedOnSigner(can, a.user, 'attest', certificates, signer))) {
           throw deny(`user not permitted to attest for signerName "${signer}"`);
         }
       }

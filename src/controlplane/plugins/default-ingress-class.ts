@@ -7,6 +7,9 @@ import type { ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import type { Storage } from '../storage.ts';
 
+/** Names compare as Go strings do (code units), whatever the host's locale. */
+const byteOrder = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+
 export function defaultIngressClass(registry: ResourceRegistry, storage: Storage, n: Naming): AdmissionPlugin {
   const networking = group(n, 'networking');
   const classes = registry.resource(networking, 'v1', 'ingressclasses')!;
@@ -34,7 +37,7 @@ export function defaultIngressClass(registry: ResourceRegistry, storage: Storage
         .sort(
           (x, y) =>
             Date.parse(y.metadata.creationTimestamp ?? '') - Date.parse(x.metadata.creationTimestamp ?? '') ||
-            (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''),
+            byteOrder(x.metadata.name ?? '', y.metadata.name ?? ''),
         );
       if (defaults.length) spec.ingressClassName = defaults[0].metadata.name;
     },
