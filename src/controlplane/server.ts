@@ -290,7 +290,10 @@ export class ControlPlaneServer {
 
   private reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): void {
     const body = reply.body as Record<string, unknown>;
-    if (format === 'yaml') return this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
+    if (format === 'yaml') {
+      this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
+      return;
+    }
     let text: string;
     if (query.get('pretty') === 'true') text = JSON.stringify(body, null, 2);
     else if (isList(body)) {
