@@ -62,20 +62,17 @@ function qualifiedKind(r: ResourceRef): string {
   return r.group ? `${r.kind}.${r.group}` : r.kind;
 }
 
+/** Status details of one object; the core group is left out, as the reference's omitempty does. */
+function objectDetails(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): StatusDetails {
+  return r.group ? objectDetails(r, name) : { name, kind: r.plural };
+}
+
 export function notFound(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
-  return new ApiError(404, 'NotFound', `${qualifiedResource(r)} "${name}" not found`, {
-    name,
-    group: r.group,
-    kind: r.plural,
-  });
+  return new ApiError(404, 'NotFound', `${qualifiedResource(r)} "${name}" not found`, objectDetails(r, name));
 }
 
 export function alreadyExists(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
-  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(r)} "${name}" already exists`, {
-    name,
-    group: r.group,
-    kind: r.plural,
-  });
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(r)} "${name}" already exists`, objectDetails(r, name));
 }
 
 export function conflict(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, detail: string): ApiError {
@@ -124,7 +121,7 @@ export function badRequest(message: string, causes?: StatusCause[]): ApiError {
 
 export function forbidden(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, why: string): ApiError {
   const subject = name ? `${qualifiedResource(r)} "${name}"` : qualifiedResource(r);
-  return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${why}`, { name, group: r.group, kind: r.plural });
+  return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${why}`, objectDetails(r, name));
 }
 
 /** 410 Expired: a watch or list from a resourceVersion older than the retained history. */

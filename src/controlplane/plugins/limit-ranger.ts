@@ -7,7 +7,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import type { Naming } from '../../api/naming.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionPlugin } from '../admission.ts';
-import { forbidden } from '../errors.ts';
+import { badRequest, forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
 import { MAX_MILLI_VALUE, parseQuantity, Quantity } from '../validation/quantity.ts';
 
@@ -30,8 +30,18 @@ interface LimitItem {
   maxLimitRequestRatio?: ResourceList;
 }
 
-const q = (v: string | number | undefined): Quantity | undefined =>
-  v === undefined ? undefined : parseQuantity(String(v));
+/** A quantity from the request; a malformed one is the client's error (400), as the reference's decoding rejects it. */
+function quantity(v: string | number): Quantity {
+  try {
+    return parseQuantity(String(v));
+  } catch (err) {
+    throw badRequest(
+      `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': "${v}": ${(err as Error).message}`,
+    );
+  }
+}
+
+const q = (v: string | number | undefined): Quantity | undefined => (v === undefined ? undefined : quantity(v));
 
 /** Pod defaulting, which the reference runs before admission: a container's limits stand in for missing requests. */
 function defaultRequestsFromLimits(c: Container): void {
@@ -49,7 +59,7 @@ function containersOf(pod: KubeObject): { regular: Container[]; init: Container[
 type Totals = Map<string, Quantity>;
 
 const quantities = (list: ResourceList | undefined): Totals =>
-  new Map(Object.entries(list ?? {}).map(([name, v]) => [name, parseQuantity(String(v))]));
+  new Map(Object.entries(list ?? {}).map(([name, v]) => [name, quantity(v)]));
 
 /** Adds per resource; a sum keeps the format of its first non-zero term, as the reference's `Add`. */
 function addAll(into: Totals, from: Totals): void {
