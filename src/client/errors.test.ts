@@ -10,7 +10,6 @@ import {
   isServerError,
   isTooManyRequests,
   isUnauthorized,
-  isUnsupportedMediaType,
   StatusError,
 } from './errors.ts';
 
@@ -78,7 +77,6 @@ describe('predicates', () => {
       [e(500, 'InternalError'), e(503, 'ServiceUnavailable'), e(504, 'Timeout')],
       [e(429, 'TooManyRequests')],
     ],
-    ['isUnsupportedMediaType', isUnsupportedMediaType, [e(415, 'UnsupportedMediaType')], [e(406, 'NotAcceptable')]],
   ];
 
   it.each(cases)('%s', (_name, predicate, yes, no) => {

@@ -72,4 +72,3 @@ export const isForbidden = is(403, 'Forbidden');
 export const isUnauthorized = is(401, 'Unauthorized');
 export const isTooManyRequests = is(429, 'TooManyRequests');
 export const isServerError = (err: unknown) => err instanceof StatusError && err.code >= 500;
-export const isUnsupportedMediaType = is(415, 'UnsupportedMediaType');

@@ -32,7 +32,7 @@ import { type ListOptions, parseDryRun, parseListOptions, parseWriteOptions, typ
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
-import type { Snapshot, Storage, StoredEvent } from './storage.ts';
+import type { Snapshot, Storage } from './storage.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
 export interface ObjectValidation {
@@ -865,5 +865,3 @@ function applyPatchChecked(contentType: string, current: KubeObject, patch: unkn
     throw badRequest(e.message);
   }
 }
-
-export type { StoredEvent };

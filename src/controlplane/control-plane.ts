@@ -14,6 +14,7 @@ import {
   issueKeyAndCertificate,
   loadCa,
 } from '../pki/certs.ts';
+import { rfc3339 } from '../util/time.ts';
 import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
@@ -223,8 +224,7 @@ export class ControlPlane {
    * replaces it, as the reference's policy reconciliation does, instead of failing as a duplicate.
    */
   seed(obj: KubeObject): KubeObject {
-    const [group, version] = obj.apiVersion?.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion ?? 'v1'];
-    const rt = this.registry.groupVersion(group, version).find((r) => r.kind === obj.kind);
+    const rt = this.registry.kind(obj.apiVersion ?? 'v1', obj.kind ?? '');
     if (!rt) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
     const existing = this.storage.get(rt, objectKey(obj.metadata));
     if (existing && isBootstrapPolicy(existing, this.registry.naming) && isBootstrapPolicy(obj, this.registry.naming)) {
@@ -238,10 +238,7 @@ export class ControlPlane {
       ...obj,
       metadata: {
         uid: crypto.randomUUID(),
-        creationTimestamp: this.options
-          .now()
-          .toISOString()
-          .replace(/\.\d{3}Z$/, 'Z'),
+        creationTimestamp: rfc3339(this.options.now()),
         generation: 1,
         ...obj.metadata,
       },

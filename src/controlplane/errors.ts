@@ -64,7 +64,7 @@ function qualifiedKind(r: ResourceRef): string {
 
 /** Status details of one object; the core group is left out, as the reference's omitempty does. */
 function objectDetails(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): StatusDetails {
-  return r.group ? objectDetails(r, name) : { name, kind: r.plural };
+  return r.group ? { name, group: r.group, kind: r.plural } : { name, kind: r.plural };
 }
 
 export function notFound(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
@@ -80,11 +80,7 @@ export function conflict(r: Pick<ResourceRef, 'group' | 'plural'>, name: string,
     409,
     'Conflict',
     `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${detail}`,
-    {
-      name,
-      group: r.group,
-      kind: r.plural,
-    },
+    objectDetails(r, name),
   );
 }
 
@@ -108,9 +104,7 @@ export function invalid(r: ResourceRef, name: string, problems: FieldProblem[]):
     field: p.field,
   }));
   return new ApiError(422, 'Invalid', `${qualifiedKind(r)} "${name}" is invalid: ${summary}`, {
-    name,
-    group: r.group,
-    kind: r.kind,
+    ...objectDetails({ group: r.group, plural: r.kind }, name),
     causes,
   });
 }

@@ -9,7 +9,7 @@
  * `onCommit` (a journal of every committed change) and replay it through `restore` at start.
  */
 import type { KubeObject } from '../api/meta.ts';
-import { objectKey } from '../api/meta.ts';
+import { objectKey, splitKey } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import { alreadyExists, conflict, notFound, STALE_OBJECT, tooOldResourceVersion } from './errors.ts';
 
@@ -240,8 +240,8 @@ export class Storage {
     const s = this.store(rt);
     const previous = s.items.get(key);
     if (!previous) {
-      if (s.corrupt.delete(key)) return { metadata: keyToMeta(key) };
-      throw notFound(rt, keyToMeta(key).name);
+      if (s.corrupt.delete(key)) return { metadata: splitKey(key) };
+      throw notFound(rt, splitKey(key).name);
     }
     if (expectedRv !== undefined && expectedRv !== previous.metadata.resourceVersion) {
       throw conflict(rt, previous.metadata.name ?? '', STALE_OBJECT);
@@ -274,10 +274,6 @@ export class Storage {
     return snap;
   }
 
-  dropSnapshots(): void {
-    this.snapshots.clear();
-  }
-
   /** Drops watch history up to the current resourceVersion (fault injection: a compaction). */
   compact(rt?: ResourceType): void {
     for (const [type, s] of this.stores) if (!rt || rt === type) s.compact(this.rv);
@@ -287,7 +283,7 @@ export class Storage {
   corrupt(rt: ResourceType, key: string): void {
     const s = this.store(rt);
     const obj = s.items.get(key);
-    if (!obj) throw notFound(rt, keyToMeta(key).name);
+    if (!obj) throw notFound(rt, splitKey(key).name);
     s.items.delete(key);
     s.keysChanged();
     if (obj.metadata.uid) this.byUid.delete(obj.metadata.uid);
@@ -308,11 +304,6 @@ export class Storage {
     s.record(event);
     for (const l of this.commitListeners) l({ rt, event });
   }
-}
-
-function keyToMeta(key: string): { namespace?: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /** The [from, to) index range of one namespace's keys in a sorted key array. */
