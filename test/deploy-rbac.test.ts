@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
 import { FLAVORS, group } from '../src/api/naming.ts';
 import type { PolicyRule } from '../src/api/types/rbac.ts';
-import { rbacPath, renderRbac } from '../src/cli/manifests.ts';
+import { CHART_RBAC, rbacPath, renderChartRbac, renderRbac } from '../src/cli/manifests.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { controllerManagerRbac, controllerManagerRules, controllerManagerUser } from '../src/deploy/rbac.ts';
 import { createBootstrapToken } from '../src/simulation/bootstrap-token.ts';
@@ -19,7 +19,12 @@ import { SimulatedNodeAgent } from '../src/simulation/node-agent.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { eventually } from './support/eventually.ts';
 
-describe('deploy/<flavor>/rbac.yaml', () => {
+describe('deploy/<flavor>/rbac.yaml and the chart', () => {
+  it("the chart's RBAC template has the kubernetes flavor's rules under the release's names", () => {
+    expect(readFileSync(CHART_RBAC, 'utf8')).toBe(renderChartRbac());
+    expect(renderChartRbac()).toContain('name: "{{ .Release.Name }}-{{ .Chart.Name }}"');
+  });
+
   for (const flavor of FLAVORS) {
     it(`${flavor}: matches the controllers' declared permissions (run \`npm run manifests\` after changing them)`, () => {
       expect(readFileSync(rbacPath(flavor), 'utf8')).toBe(renderRbac(flavor));

@@ -19,12 +19,27 @@ export function controllerManagerRules(n: Naming, definitions: ControllerDefinit
   return mergeRules([...managerPermissions(n), ...controllers]);
 }
 
-export function controllerManagerRbac(n: Naming, definitions: ControllerDefinition[]): KubeObject[] {
+/** Who gets the role: a ServiceAccount (in a pod) and a user (kubeconfig or client certificate). */
+export interface Grantee {
+  /** ServiceAccount name. */
+  name: string;
+  namespace: string;
+  /** User name, also the ClusterRole and binding name. */
+  user: string;
+}
+
+export function defaultGrantee(n: Naming): Grantee {
+  return { name: n.controllerManager, namespace: n.systemNamespace, user: controllerManagerUser(n) };
+}
+
+export function controllerManagerRbac(
+  n: Naming,
+  definitions: ControllerDefinition[],
+  { name, namespace, user }: Grantee = defaultGrantee(n),
+): KubeObject[] {
   const rbac = `${group(n, 'rbac.authorization')}/v1`;
-  const name = n.controllerManager;
-  const user = controllerManagerUser(n);
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: n.systemNamespace } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
     { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: user }, rules: controllerManagerRules(n, definitions) },
     {
       apiVersion: rbac,
@@ -33,7 +48,7 @@ export function controllerManagerRbac(n: Naming, definitions: ControllerDefiniti
       roleRef: { apiGroup: group(n, 'rbac.authorization'), kind: 'ClusterRole', name: user },
       subjects: [
         { kind: 'User', apiGroup: group(n, 'rbac.authorization'), name: user },
-        { kind: 'ServiceAccount', name, namespace: n.systemNamespace },
+        { kind: 'ServiceAccount', name, namespace },
       ],
     },
   ];
