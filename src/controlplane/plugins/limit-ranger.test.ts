@@ -118,7 +118,7 @@ async function expectForbidden(a: AdmissionAttributes, why: string): Promise<voi
   expect(err.code).toBe(403);
   expect(err.reason).toBe('Forbidden');
   expect(err.message).toBe(`${a.rt.plural} "${a.name}" is forbidden: ${why}`);
-  expect(err.details).toEqual({ name: a.name, group: '', kind: a.rt.plural });
+  expect(err.details).toEqual({ name: a.name, kind: a.rt.plural });
 }
 
 const specOf = (p: KubeObject) => p.spec as PodSpec;

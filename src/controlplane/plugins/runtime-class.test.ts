@@ -86,7 +86,7 @@ function expectForbidden(err: ApiError, name: string, why: string): void {
   expect(err.code).toBe(403);
   expect(err.reason).toBe('Forbidden');
   expect(err.message).toBe(`pods "${name}" is forbidden: ${why}`);
-  expect(err.details).toEqual({ name, group: '', kind: 'pods' });
+  expect(err.details).toEqual({ name, kind: 'pods' });
 }
 
 const OVERHEAD = { cpu: '250m', memory: '120Mi' };
