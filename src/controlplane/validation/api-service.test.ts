@@ -5,9 +5,8 @@ import {
   validateAPIServiceStatusUpdate,
   validateAPIServiceUpdate,
 } from './api-service.ts';
-import type { FieldError } from './field-errors.ts';
-import { clone, type Obj } from './raw.ts';
-import { b64, ctx, type Loose, n } from './test-helpers.ts';
+import type { Obj } from './raw.ts';
+import { b64, ctx, fieldError, type Loose, n, variant } from './test-helpers.ts';
 
 const valid = (): Loose => ({
   metadata: { name: 'v1beta1.metrics.example.com', resourceVersion: '1' },
@@ -21,16 +20,8 @@ const valid = (): Loose => ({
   },
 });
 type AS = Loose;
-const withChange = (change: (o: AS) => void) => {
-  const o = clone(valid()) as AS;
-  change(o);
-  return o;
-};
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const withChange = (change: (o: AS) => void) => variant(valid, change as (o: Loose) => void) as AS;
+const err = fieldError;
 
 describe('APIService create', () => {
   it.each([

@@ -6,9 +6,9 @@ import {
   validateCertificateSigningRequestStatusUpdate,
   validateCertificateSigningRequestUpdate,
 } from './certificate-signing-request.ts';
-import { type FieldError, goQuote } from './field-errors.ts';
+import { goQuote } from './field-errors.ts';
 import { clone, type Obj } from './raw.ts';
-import { b64, certPem, csrPem, ctx, n, tamperedCsrPem, toPem } from './test-helpers.ts';
+import { b64, certPem, csrPem, ctx, fieldError, n, tamperedCsrPem, toPem } from './test-helpers.ts';
 
 let request: string;
 let tampered: string;
@@ -40,11 +40,7 @@ function withChange(change: (o: Obj & { spec: Obj; status?: Obj }) => void): Obj
   return o;
 }
 
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 const condition = (type: string, status = 'True') => ({ type, status, reason: 'Test', message: 'test' });
 
 describe('create: the request', () => {

@@ -5,8 +5,7 @@ import {
   validateClusterTrustBundleCreate,
   validateClusterTrustBundleUpdate,
 } from './cluster-trust-bundle.ts';
-import type { FieldError } from './field-errors.ts';
-import { certPem, csrPem, ctx, n, toPem } from './test-helpers.ts';
+import { certPem, csrPem, ctx, fieldError, n, toPem } from './test-helpers.ts';
 
 let ca1: string;
 let ca2: string;
@@ -31,11 +30,7 @@ const bundle = (name: string, spec: Record<string, unknown>) => ({
   metadata: { name, resourceVersion: '1' },
   spec,
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 const invalidBundle = (detail: string) =>
   err('FieldValueInvalid', 'spec.trustBundle', `Invalid value: "<value omitted>": ${detail}`);
 

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { validateControllerRevisionCreate, validateControllerRevisionUpdate } from './controller-revision.ts';
-import type { FieldError } from './field-errors.ts';
-import { ctx } from './test-helpers.ts';
+import { ctx, fieldError } from './test-helpers.ts';
 
 const rev = (extra: Record<string, unknown>) => ({
   metadata: { name: 'web-7b9c5d6f8', namespace: 'default', resourceVersion: '1' },
   ...extra,
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 const data = { spec: { template: { metadata: { labels: { app: 'web' } } } } };
 
 describe('ControllerRevision', () => {

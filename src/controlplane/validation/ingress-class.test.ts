@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
 import { defaultIngressClass, validateIngressClassCreate, validateIngressClassUpdate } from './ingress-class.ts';
-import { clone, type Obj } from './raw.ts';
-import { ctx, type Loose } from './test-helpers.ts';
+import type { Obj } from './raw.ts';
+import { ctx, fieldError, type Loose, variant } from './test-helpers.ts';
 
 const valid = (): Loose => ({
   metadata: { name: 'nginx', resourceVersion: '1' },
@@ -18,16 +17,8 @@ const valid = (): Loose => ({
   },
 });
 type IC = Loose;
-const withChange = (change: (o: IC) => void) => {
-  const o = clone(valid()) as IC;
-  change(o);
-  return o;
-};
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const withChange = (change: (o: IC) => void) => variant(valid, change as (o: Loose) => void) as IC;
+const err = fieldError;
 
 describe('IngressClass create', () => {
   it.each([

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
 import { validateLeaseCandidateCreate, validateLeaseCandidateUpdate } from './lease-candidate.ts';
-import { ctx, n } from './test-helpers.ts';
+import { ctx, fieldError, n } from './test-helpers.ts';
 
 const candidate = (spec: Record<string, unknown>) => ({
   metadata: { name: `${n.controllerManager}-host_1`, namespace: n.systemNamespace, resourceVersion: '1' },
@@ -13,11 +12,7 @@ const candidate = (spec: Record<string, unknown>) => ({
     ...spec,
   },
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 
 describe('LeaseCandidate', () => {
   it.each([

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
 import { validateLeaseCreate, validateLeaseUpdate } from './lease.ts';
-import { ctx, ctxWithGates, n } from './test-helpers.ts';
+import { ctx, ctxWithGates, fieldError, n } from './test-helpers.ts';
 
 const lease = (spec: Record<string, unknown>) => ({
   metadata: { name: n.controllerManager, namespace: n.systemNamespace, resourceVersion: '1' },
   spec,
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 const gateOn = ctxWithGates({ CoordinatedLeaderElection: true });
 
 describe('Lease', () => {

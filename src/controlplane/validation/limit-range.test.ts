@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
 import { defaultLimitRange, validateLimitRangeCreate, validateLimitRangeUpdate } from './limit-range.ts';
-import { ctx } from './test-helpers.ts';
+import { ctx, fieldError } from './test-helpers.ts';
 
 type Item = Record<string, unknown>;
 const lr = (...limits: Item[]) => ({
   metadata: { name: 'limits', namespace: 'team-a', resourceVersion: '1' },
   spec: { limits },
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 const item0 = (member: string, name: string) => `spec.limits[0].${member}[${name}]`;
 
 describe('LimitRange item rules', () => {

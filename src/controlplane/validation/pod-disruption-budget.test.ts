@@ -1,23 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
 import {
   effectiveUnhealthyPodEvictionPolicy,
   validatePodDisruptionBudgetCreate,
   validatePodDisruptionBudgetStatusUpdate,
   validatePodDisruptionBudgetUpdate,
 } from './pod-disruption-budget.ts';
-import { ctx } from './test-helpers.ts';
+import { ctx, fieldError } from './test-helpers.ts';
 
 const pdb = (spec: Record<string, unknown>, status?: Record<string, unknown>) => ({
   metadata: { name: 'web', namespace: 'default', resourceVersion: '1' },
   spec,
   ...(status ? { status } : {}),
 });
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const err = fieldError;
 const PERCENT =
   "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
 

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
-import { clone, type Obj } from './raw.ts';
+import type { Obj } from './raw.ts';
 import { validateRuntimeClassCreate, validateRuntimeClassUpdate } from './runtime-class.ts';
-import { ctx, type Loose } from './test-helpers.ts';
+import { ctx, fieldError, type Loose, variant } from './test-helpers.ts';
 
 const valid = (): Loose => ({
   metadata: { name: 'gvisor', resourceVersion: '1' },
@@ -14,16 +13,8 @@ const valid = (): Loose => ({
   },
 });
 type RC = Loose;
-const withChange = (change: (o: RC) => void) => {
-  const o = clone(valid()) as RC;
-  change(o);
-  return o;
-};
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const withChange = (change: (o: RC) => void) => variant(valid, change as (o: Loose) => void) as RC;
+const err = fieldError;
 const LABEL_REGEX =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
-import { clone, type Obj } from './raw.ts';
+import type { Obj } from './raw.ts';
 import {
   defaultStatefulSet,
   validateStatefulSetCreate,
   validateStatefulSetStatusUpdate,
   validateStatefulSetUpdate,
 } from './stateful-set.ts';
-import { ctx, ctxWithGates } from './test-helpers.ts';
+import { ctx, ctxWithGates, fieldError, type Loose, variant } from './test-helpers.ts';
 
 const valid = () => ({
   metadata: { name: 'web', namespace: 'default', resourceVersion: '1' },
@@ -31,16 +30,8 @@ const valid = () => ({
   } as Obj & Record<string, unknown>,
 });
 type STS = ReturnType<typeof valid>;
-const withChange = (change: (o: STS) => void) => {
-  const o = clone(valid());
-  change(o);
-  return o;
-};
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const withChange = (change: (o: STS) => void) => variant(valid, change as (o: Loose) => void) as STS;
+const err = fieldError;
 const s = (o: STS) => o.spec as Obj & { template: { metadata: { labels: Obj }; spec: Obj } };
 
 describe('StatefulSet create', () => {

@@ -78,3 +78,17 @@ export type Loose = Record<string, any>;
 
 /** Only the errors at one field, for focused assertions. */
 export const at = (errs: FieldError[], field: string): FieldError[] => errs.filter((e) => e.field === field);
+
+/** The FieldError a validator should produce: `body` is the text after `<field>: `. */
+export const fieldError = (type: FieldError['type'], field: string, body: string): FieldError => ({
+  type,
+  field,
+  message: `${field}: ${body}`,
+});
+
+/** A copy of `valid()` with `change` applied. */
+export function variant(valid: () => Loose, change: (o: Loose) => void): Loose {
+  const o = structuredClone(valid());
+  change(o);
+  return o;
+}

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from './field-errors.ts';
-import { clone, type Obj } from './raw.ts';
-import { ctx, type Loose, n } from './test-helpers.ts';
+import type { Obj } from './raw.ts';
+import { ctx, fieldError, type Loose, n, variant } from './test-helpers.ts';
 import {
   defaultValidatingAdmissionPolicy,
   validateValidatingAdmissionPolicyCreate,
@@ -38,16 +37,8 @@ const valid = (): Loose => ({
   } as Obj & Record<string, unknown>,
 });
 type VAP = Loose;
-const withChange = (change: (o: VAP) => void) => {
-  const o = clone(valid());
-  change(o);
-  return o;
-};
-const err = (type: FieldError['type'], field: string, body: string): FieldError => ({
-  type,
-  field,
-  message: `${field}: ${body}`,
-});
+const withChange = (change: (o: VAP) => void) => variant(valid, change as (o: Loose) => void) as VAP;
+const err = fieldError;
 const mc = (o: VAP) => o.spec.matchConstraints as Obj & { resourceRules: Obj[] };
 
 describe('ValidatingAdmissionPolicy create', () => {
