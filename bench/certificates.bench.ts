@@ -22,22 +22,12 @@ import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { createSelfSignedCa, issueKeyAndCertificate } from '../src/pki/certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
-import { type Figure, print } from './run.ts';
+import { type Figure, inParallel, print } from './run.ts';
 
+/** In-flight requests, as `inParallel` runs them by default. */
 const CONCURRENCY = 64;
 const CSRS = 400;
 const SIGNATURES = 300;
-
-async function inParallel(n: number, fn: (i: number) => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-  return (performance.now() - started) / 1000;
-}
 
 /** Node client requests, made beforehand so that request generation is not measured. */
 async function requests(n: number, tag: string): Promise<string[]> {

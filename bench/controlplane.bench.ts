@@ -14,20 +14,7 @@ import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { Storage } from '../src/controlplane/storage.ts';
 import { issueKeyAndCertificate } from '../src/pki/certs.ts';
-import { print } from './run.ts';
-
-const CONCURRENCY = 64;
-
-async function inParallel(n: number, fn: (i: number) => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-  return (performance.now() - started) / 1000;
-}
+import { inParallel, print } from './run.ts';
 
 const configMap = (i: number) => ({
   apiVersion: 'v1',

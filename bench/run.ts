@@ -25,6 +25,18 @@ export function print(group: string, figures: Figure[]): void {
   }
 }
 
+/** Runs `fn(0..n-1)` with `concurrency` calls in flight; returns the seconds it took. */
+export async function inParallel(n: number, fn: (i: number) => Promise<unknown>, concurrency = 64): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
 function format(n: number): string {
   if (!Number.isFinite(n)) return String(n);
   const abs = Math.abs(n);
