@@ -1,5 +1,5 @@
 /** Validation of the query parameters shared by list, watch and write calls, with the reference's messages. */
-import { type ApiError, badRequest, type FieldProblem, invalidOptions } from './errors.ts';
+import { badRequest, type FieldProblem, invalidOptions } from './errors.ts';
 
 export type RvMatch = '' | 'NotOlderThan' | 'Exact';
 
@@ -191,8 +191,4 @@ export function parseDryRun(query: URLSearchParams, problems: FieldProblem[]): b
     }
   }
   return values.length > 0;
-}
-
-export function throwIfProblems(metaGroup: string, kind: string, problems: FieldProblem[]): void {
-  if (problems.length) throw invalidOptions(metaGroup, kind, problems) as ApiError;
 }

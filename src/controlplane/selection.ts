@@ -13,7 +13,7 @@ export interface Selection {
   matches(obj: KubeObject): boolean;
 }
 
-export function fieldValue(rt: ResourceType, obj: KubeObject, field: string): string | undefined {
+function fieldValue(rt: ResourceType, obj: KubeObject, field: string): string | undefined {
   if (field === 'metadata.name') return obj.metadata.name;
   if (field === 'metadata.namespace') return obj.metadata.namespace ?? '';
   return rt.fieldSelectors[field]?.(obj);
