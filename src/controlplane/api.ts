@@ -307,7 +307,8 @@ export class ApiServer {
     for (let attempt = 0; ; attempt++) {
       const old = this.read(rt, key);
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
-      const requested = build(structuredClone(view));
+      // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
+      const requested = build(view);
       const pinnedRv =
         expectedRv ??
         (requested.metadata.resourceVersion !== view.metadata.resourceVersion
