@@ -201,7 +201,9 @@ async function main(): Promise<number> {
   const recorder = new ApiEventRecorder(client.resource(eventsRt), n.controllerManager, identity, realClock, logger);
   let definitions: typeof controllerDefinitions;
   try {
-    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers);
+    // The embedded control plane runs none of the API server's own controllers: this daemon does.
+    const apiServerControllers = !embedded && flavor === 'kubernetes';
+    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers });
   } catch (err) {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);

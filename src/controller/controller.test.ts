@@ -82,6 +82,19 @@ describe('selectControllers (--controllers)', () => {
       );
     },
   );
+
+  it.each([
+    [['*'], false, ['alpha', 'beta']],
+    [['*'], true, ['alpha']],
+    [['*', 'beta'], true, ['alpha', 'beta']],
+    [['beta'], true, ['beta']],
+  ])(
+    '%j with apiServerControllers=%s → %j (beta is served by the API server)',
+    (spec, apiServerControllers, expected) => {
+      const withServed = all.map((d) => (d.name === 'beta' ? { ...d, servedByApiServer: true } : d));
+      expect(selectControllers(withServed, spec, { apiServerControllers }).map((d) => d.name)).toEqual(expected);
+    },
+  );
 });
 
 /** Lets the loop's promise chains run (FakeClock timers fire only in step()). */

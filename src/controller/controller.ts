@@ -54,6 +54,11 @@ export interface ControllerDefinition {
   /** Other names that select it, e.g. `certificatesigningrequest-approving-controller`. */
   aliases: string[];
   enabledByDefault: boolean;
+  /**
+   * The reference runs this controller inside the API server: against a real cluster of the
+   * `kubernetes` flavor it is off by default, so two writers never fight over one status.
+   */
+  servedByApiServer?: boolean;
   /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */
@@ -158,9 +163,15 @@ export function errorText(err: unknown): string {
 
 /**
  * The reference's `--controllers` syntax: `*` is every controller on by default, `foo` enables
- * foo, `-foo` disables it; names and aliases both work. Unknown names are an error.
+ * foo, `-foo` disables it; names and aliases both work. Unknown names are an error. Where the API
+ * server runs its own copies (`apiServerControllers`), `*` leaves those out; naming one still
+ * enables it.
  */
-export function selectControllers(all: ControllerDefinition[], spec: string[]): ControllerDefinition[] {
+export function selectControllers(
+  all: ControllerDefinition[],
+  spec: string[],
+  { apiServerControllers = false } = {},
+): ControllerDefinition[] {
   const byName = new Map<string, ControllerDefinition>();
   for (const d of all) for (const n of [d.name, ...d.aliases]) byName.set(n, d);
   const known = (name: string) => {
@@ -182,5 +193,6 @@ export function selectControllers(all: ControllerDefinition[], spec: string[]): 
     else if (raw.startsWith('-')) disabled.add(known(raw.slice(1)));
     else enabled.add(known(raw));
   }
-  return all.filter((d) => !disabled.has(d) && (enabled.has(d) || (star && d.enabledByDefault)));
+  const onByDefault = (d: ControllerDefinition) => d.enabledByDefault && !(apiServerControllers && d.servedByApiServer);
+  return all.filter((d) => !disabled.has(d) && (enabled.has(d) || (star && onByDefault(d))));
 }
