@@ -8,9 +8,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { register } from 'prom-client';
 import type { CertificatesConfig, FilePair, SignerKey, SigningConfig } from '../../controllers/certificates/config.ts';
 import { controllerDefinitions } from '../../controllers/index.ts';
-import { FLAVORS, type FlavorName, group, isFlavorName, naming } from '../api/naming.ts';
+import { whyAnswerers } from '../../controllers/why.ts';
+import { FLAVORS, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from '../client/client.ts';
+import { detectFlavor } from '../client/flavor.ts';
 import { FeatureGates } from '../config/features.ts';
 import { ConfigError, loadConfiguration } from '../config/load.ts';
 import {
@@ -110,20 +112,6 @@ function certificatesConfig(cfg: ControllerManagerConfiguration, embeddedCa?: Fi
   };
 }
 
-/** `auto`: the flavor whose coordination group the server serves. */
-async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {
-  for (const flavor of ['orch', 'kubernetes'] as const) {
-    const probe = new KubeClient(kc, new ResourceRegistry(flavor), { qps: 0, timeoutMs: 10_000 });
-    try {
-      await probe.request('GET', `/apis/coordination.${naming(flavor).groupSuffix}`);
-      return flavor;
-    } catch {
-      // not this flavor
-    }
-  }
-  throw new Error("--api-flavor=auto: the server serves neither flavor's coordination group");
-}
-
 async function main(): Promise<number> {
   const startTime = new Date(Date.now() - process.uptime() * 1000);
   const gates = new FeatureGates();
@@ -169,7 +157,12 @@ async function main(): Promise<number> {
   } else if (flags.string('kubeconfig')) kc.loadFromFile(flags.string('kubeconfig')!);
   else kc.loadFromDefault();
 
-  const flavor = requested === 'auto' ? await detectFlavor(kc) : requested;
+  const flavor =
+    requested === 'auto'
+      ? await detectFlavor(kc).catch((err: Error) => {
+          throw new Error(`--api-flavor=auto: ${err.message}`);
+        })
+      : requested;
   if (requested === 'auto') logger.info({ flavor }, 'API flavor chosen from discovery');
   if (loaded.flavor && loaded.flavor !== flavor) {
     throw new ConfigError([
@@ -208,6 +201,7 @@ async function main(): Promise<number> {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
   }
+  const controllerConfig = { certificates: certificatesConfig(cfg, embedded?.caFiles) };
   const le = cfg.generic.leaderElection;
   const health = new LeaderElectionHealth();
   const manager = new Manager(
@@ -220,7 +214,7 @@ async function main(): Promise<number> {
       clock: realClock,
       metrics: register,
       features: (g) => gates.enabled(g),
-      config: { certificates: certificatesConfig(cfg, embedded?.caFiles) },
+      config: controllerConfig,
     },
     {
       controllers: definitions,
@@ -260,6 +254,8 @@ async function main(): Promise<number> {
     controllers: definitions,
     version: VERSION,
     startTime,
+    why: whyAnswerers,
+    controllerConfig,
   });
   logger.info(
     { identity, host: hostname(), controllers: definitions.map((d) => d.name), diagnosticsPort: diagnostics.port },

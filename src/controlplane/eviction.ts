@@ -163,6 +163,34 @@ function setCondition(conditions: readonly Condition[], next: Condition, now: st
   return out;
 }
 
+/** What an eviction of the pod would get now, decided as `evictPod` decides it, with nothing written. */
+export type EvictionVerdict =
+  | {
+      allowed: true;
+      why: 'ignores budgets' | 'no budget' | 'unhealthy pod policy' | 'budget';
+      pdb?: PodDisruptionBudget;
+    }
+  | { allowed: false; message: string; causes: string[]; pdb?: PodDisruptionBudget };
+
+export function evictionVerdict(pod: Pod, pdbs: readonly PodDisruptionBudget[], now: Date): EvictionVerdict {
+  if (canIgnorePdb(pod)) return { allowed: true, why: 'ignores budgets' };
+  const matched = matchingPdbs(pod, pdbs);
+  if (matched.length > 1) return { allowed: false, message: MULTIPLE_PDBS_MESSAGE, causes: [] };
+  const pdb = matched[0];
+  if (!pdb) return { allowed: true, why: 'no budget' };
+  const refused = (err: ApiError): EvictionVerdict => ({
+    allowed: false,
+    message: err.message,
+    causes: (err.details?.causes ?? []).map((c) => c.message ?? ''),
+    pdb,
+  });
+  const need = isPodReady(pod) ? 'budget' : unhealthyPodDecision(pdb);
+  if (need === 'refuse') return refused(unrecognizedPolicy(pdb));
+  if (need === 'guarded') return { allowed: true, why: 'unhealthy pod policy', pdb };
+  const outcome = checkAndDecrement(pdb, pod.metadata.name ?? '', now, true);
+  return 'error' in outcome ? refused(outcome.error) : { allowed: true, why: 'budget', pdb };
+}
+
 /**
  * `checkAndDecrement` (§2.2): the refusal, or the PDB with one disruption spent (condition
  * False/InsufficientPods when it reaches 0) and, unless `dryRun`, the pod recorded in disruptedPods.
