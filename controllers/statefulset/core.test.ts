@@ -522,7 +522,7 @@ describe('claims and retention', () => {
     const claims = new Map([['data-web-0', claim('data-web-0', [ref('Other', 'x')])]]);
     const plan = planSync(input(set, [pod(set, 0, r)], { claims, revisions: [r] }));
     expect(plan.actions).toEqual([]);
-    expect(plan.events.map((e) => e.reason)).toEqual(['ConflictingController']);
+    expect(plan.events.map((e) => e.reason)).toEqual(['ConflictingController', 'RolloutComplete']);
   });
 
   it('a stale reference to our set leaves the claim alone', () => {
@@ -584,6 +584,13 @@ describe('status', () => {
     const plan = planSync(input(set, pods(set, ['ready'])));
     expect(plan.actions).toEqual([]);
     expect(plan.status.replicas).toBe(1);
+  });
+
+  it('a new wait makes one event (kubectl describe shows events); the same wait again makes none', () => {
+    const first = planSync(input(v1, pods(v1, ['ready', 'running'])));
+    expect(first.events).toEqual([{ type: 'Normal', reason: 'PodNotReady', note: condition(first)!.message }]);
+    expect(planSync(input({ ...v1, status: first.status }, pods(v1, ['ready', 'running']))).events).toEqual([]);
+    expect(planSync(input(v1, pods(v1, ['ready']))).events).toEqual([]);
   });
 
   it('lastTransitionTime moves only when the status does', () => {

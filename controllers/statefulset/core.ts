@@ -644,6 +644,20 @@ function statusChanged(old: StatefulSetStatus | undefined, next: StatefulSetStat
   return a?.status !== b?.status || a?.reason !== b?.reason || a?.message !== b?.message;
 }
 
+/**
+ * An event when the condition moves to another wait or outcome, so that `kubectl describe` (which shows
+ * events, not StatefulSet conditions) answers why a rollout stands still. Plain progress makes none, and
+ * FailedCreate has its own.
+ */
+function transitionEvent(set: StatefulSet, status: StatefulSetStatus): PlannedEvent[] {
+  const ours = (s: StatefulSetStatus | undefined) => s?.conditions?.find((c) => c.type === CONDITION_TYPE);
+  const before = ours(set.status);
+  const now = ours(status)!;
+  const quiet = ['Progressing', 'FailedCreate'];
+  if (quiet.includes(now.reason ?? '') || (before?.reason === now.reason && before?.message === now.message)) return [];
+  return [{ type: now.status === 'True' ? 'Normal' : 'Warning', reason: now.reason ?? '', note: now.message ?? '' }];
+}
+
 /** One sync of a set. */
 export function planSync(input: SyncInput): SyncPlan {
   const { set, naming: n } = input;
@@ -660,6 +674,7 @@ export function planSync(input: SyncInput): SyncPlan {
     ...input.revisions,
     ...rev.actions.flatMap((a) => (a.kind === 'createRevision' ? [a.revision] : [])),
   ];
+  const events = [...planner.events, ...transitionEvent(set, status)];
   const truncate = revisionsToDelete(set, input.pods, revisions, [status.currentRevision!, status.updateRevision!]);
   return {
     actions: [
@@ -669,7 +684,7 @@ export function planSync(input: SyncInput): SyncPlan {
     ],
     status,
     statusChanged: statusChanged(set.status, status),
-    events: planner.events,
+    events,
     currentRevision: status.currentRevision!,
     updateRevision: status.updateRevision!,
     requeueAfterMs: planner.requeueAfterMs(),

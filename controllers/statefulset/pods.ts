@@ -30,7 +30,7 @@ export function isMemberOf(set: KubeObject, pod: KubeObject): boolean {
 
 export const revisionOf = (pod: Pod) => pod.metadata.labels?.[POD_REVISION_LABEL] ?? '';
 export const isCreated = (pod: Pod) => (pod.status?.phase ?? '') !== '';
-export const isTerminating = (pod: Pod) => Boolean(pod.metadata.deletionTimestamp);
+export const isTerminating = (obj: KubeObject) => Boolean(obj.metadata.deletionTimestamp);
 export const hasFinished = (pod: Pod) => pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded';
 
 export function readyCondition(pod: Pod) {
