@@ -87,6 +87,8 @@ export class SimulatedNodes {
   private nextPodIp = 1;
   /** When each running pod (by UID) started, to the millisecond (status times have whole seconds). */
   private readonly startedAt = new Map<string, number>();
+  /** When this node agent saw each pod (by UID) being deleted: its grace period runs from then. */
+  private readonly terminatingSince = new Map<string, number>();
 
   constructor(private readonly opts: SimulatedNodesOptions) {
     this.n = opts.registry.naming;
@@ -98,7 +100,8 @@ export class SimulatedNodes {
     const claimInformer = this.informers.informerFor<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
     this.pods = podInformer.lister();
     this.claims = claimInformer.lister();
-    this.nodes = this.informers.informerFor<Node>(rt('Node')).lister();
+    const nodeInformer = this.informers.informerFor<Node>(rt('Node'));
+    this.nodes = nodeInformer.lister();
     this.podClient = opts.client.resource<Pod>(rt('Pod'));
     this.nodeClient = opts.client.resource<Node>(rt('Node'));
     this.claimClient = opts.client.resource<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
@@ -106,6 +109,12 @@ export class SimulatedNodes {
     podInformer.addEventHandler({
       add: (p) => this.queue.add(podKey(p)),
       update: (_o, p) => this.queue.add(podKey(p)),
+    });
+    // A node that becomes schedulable may take the pods that are waiting for one.
+    nodeInformer.addEventHandler({
+      update: () => {
+        for (const p of this.pods.list()) if (!p.spec?.nodeName) this.queue.add(podKey(p));
+      },
     });
     const claimKey = (c: PersistentVolumeClaim) => `${CLAIM_KEY}${c.metadata.namespace}/${c.metadata.name}`;
     claimInformer.addEventHandler({
@@ -199,10 +208,13 @@ export class SimulatedNodes {
     return this.probe(pod);
   }
 
-  /** Removes a terminating pod once its grace period is over. */
+  /** Removes a terminating pod once its grace period, counted from when the deletion was seen, is over. */
   private async terminate(pod: Pod): Promise<void> {
     if (!pod.spec?.nodeName) return;
-    const left = Date.parse(pod.metadata.deletionTimestamp!) - Date.now();
+    const uid = pod.metadata.uid ?? '';
+    const since = this.terminatingSince.get(uid) ?? Date.now();
+    this.terminatingSince.set(uid, since);
+    const left = since + (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000 - Date.now();
     if (left > 0) {
       this.queue.addAfter(keyOf(pod), left);
       return;
@@ -215,6 +227,7 @@ export class SimulatedNodes {
       .catch((err) => {
         if (!isNotFound(err) && !isConflict(err)) throw err;
       });
+    this.terminatingSince.delete(uid);
   }
 
   /** The scheduler's part: the schedulable, Ready node with the fewest pods. */
