@@ -22,12 +22,14 @@ import type { ResourceClient } from '../../src/client/resource.ts';
 import {
   type ControllerContext,
   type ControllerDefinition,
+  configuredNowMs,
   done,
   type Enqueuer,
   errorText,
   type Reconciler,
   type Result,
   requeueAfter,
+  requiredResource,
 } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
 import { rfc3339 } from '../../src/util/time.ts';
@@ -94,13 +96,8 @@ export class DisruptionReconciler implements Reconciler {
     private readonly ctx: ControllerContext,
     private readonly enqueue: Enqueuer,
   ) {
-    const rt = (kind: string) => {
-      const found = ctx.registry.byKind(kind);
-      if (!found) throw new Error(`disruption controller: the API has no ${kind}`);
-      return found;
-    };
-    const configured = ctx.config.nowMs;
-    this.nowMs = typeof configured === 'function' ? (configured as () => number) : Date.now;
+    const rt = (kind: string) => requiredResource(ctx, kind, 'disruption controller');
+    this.nowMs = configuredNowMs(ctx);
     this.pdbClient = ctx.client.resource<PodDisruptionBudget>(rt('PodDisruptionBudget'));
     this.podClient = ctx.client.resource<Pod>(rt('Pod'));
 

@@ -37,6 +37,8 @@ export interface RunOptions {
   /** Replaces the controller's wall clock (epoch ms). */
   nowMs?: () => number;
   definition?: ControllerDefinition;
+  /** Feature gates in force; all off when unset. */
+  features?: (gate: string) => boolean;
 }
 
 /** Starts the disruption controller and resolves once its caches have synced. */
@@ -61,7 +63,7 @@ export async function runDisruptionController(
       logger: createLogger({ verbosity: 0, format: 'json', destination: quiet }),
       clock: realClock,
       metrics: new Registry(),
-      features: () => false,
+      features: options.features ?? (() => false),
       config: options.nowMs ? { nowMs: options.nowMs } : {},
     },
     {

@@ -1,6 +1,7 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
 import type { FlavorName } from '../api/naming.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS } from '../controlplane/control-plane.ts';
+import { startSimulatedNodes } from '../simulation/nodes.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 
 const SECTION = 'Embedded control plane';
@@ -76,6 +77,13 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     usage: 'Watch events kept per resource; older resume points answer 410.',
   },
   {
+    name: 'simulated-nodes',
+    type: 'int',
+    section: SECTION,
+    default: '3',
+    usage: 'Simulated nodes that register, bind and run pods (Ready after a readiness delay); 0 for none.',
+  },
+  {
     name: 'bookmark-interval',
     type: 'duration',
     section: SECTION,
@@ -107,6 +115,9 @@ export async function startEmbedded(
     watch: { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, bookmarkIntervalMs: flags.durationMs('bookmark-interval')! },
   });
   await cp.start();
+  const nodes = flags.int('simulated-nodes')!;
+  if (nodes < 0) throw new FlagError(`invalid argument "${nodes}" for "--simulated-nodes" flag: must be 0 or more`);
+  if (nodes > 0) cp.attach(await startSimulatedNodes(cp, nodes));
   for (const spec of flags.all('write-identity-kubeconfig')) {
     const m = /^([^=]+)=([^:]+)(?::(.*))?$/.exec(spec);
     if (!m)

@@ -98,6 +98,8 @@ export class ControlPlane {
   private server?: ControlPlaneServer;
   private gc?: GarbageCollector;
   private ca?: CertificateWithKey;
+  /** Helpers that run against this plane (simulated nodes): stopped before it. */
+  private readonly companions: { stop(): Promise<void> }[] = [];
   port = 0;
   kubeconfigPath = '';
 
@@ -188,7 +190,13 @@ export class ControlPlane {
     await this.writeIdentityKubeconfig(this.kubeconfigPath, { username: 'admin', groups: ['system:masters'] });
   }
 
+  /** Ties a helper's lifetime to the plane's: `stop()` stops it first. */
+  attach(companion: { stop(): Promise<void> }): void {
+    this.companions.push(companion);
+  }
+
   async stop(): Promise<void> {
+    for (const c of this.companions.splice(0).reverse()) await c.stop();
     this.gc?.stop();
     await this.server?.close();
   }
