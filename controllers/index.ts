@@ -2,8 +2,10 @@
 import type { ControllerDefinition } from '../src/controller/controller.ts';
 import { certificateControllers } from './certificates/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
+import { leaderElectionControllers } from './leaderelection/index.ts';
 
 export const controllerDefinitions: ControllerDefinition[] = [
   disruptionControllerDefinition,
   ...certificateControllers,
+  ...leaderElectionControllers,
 ];

@@ -8,9 +8,9 @@
 import semver, { type SemVer } from 'semver';
 import type { Lease, LeaseCandidate, LeaseSpec } from '../../src/api/types/coordination.ts';
 import { microTime } from '../../src/leaderelection/candidate.ts';
+import { OLDEST_EMULATION_VERSION } from '../../src/leaderelection/coordinated.ts';
 import { rfc3339Micro } from '../../src/util/time.ts';
 
-export const OLDEST_EMULATION_VERSION = 'OldestEmulationVersion';
 /** How long a pinged candidate has to answer, and how recent a renewal counts as an answer. */
 export const ELECTION_WINDOW_MS = 5_000;
 export const REQUEUE_MS = 5_000;
