@@ -31,14 +31,19 @@ import { applyVote, type ElectionStep, electionStep, type Vote } from './core.ts
 
 export const ELECTION_CONTROLLER = 'leader-election-controller';
 
-export const electionController: ControllerDefinition = {
-  name: ELECTION_CONTROLLER,
+/** What both coordinated-election controllers share: on by default, API-server side, under the election's own Lease. */
+export const COORDINATION_CONTROLLER = {
   aliases: [],
   enabledByDefault: true,
   servedByApiServer: true,
   lease: ELECTION_CONTROLLER,
   featureGate: 'CoordinatedLeaderElection',
   workers: 1,
+} satisfies Partial<ControllerDefinition>;
+
+export const electionController: ControllerDefinition = {
+  ...COORDINATION_CONTROLLER,
+  name: ELECTION_CONTROLLER,
   permissions: (n) => [
     rule([group(n, 'coordination')], ['leases'], [...READ, 'create', 'update']),
     rule([group(n, 'coordination')], ['leasecandidates'], [...READ, 'update']),
@@ -111,8 +116,12 @@ export class ElectionReconciler implements Reconciler {
     return step.requeueAfterMs ? requeueAfter(step.requeueAfterMs) : done;
   }
 
-  /** Logs a problem when it first appears for the Lease (not again while it lasts). */
+  /**
+   * Logs a problem when it first appears for the Lease, not again while it lasts: pings and waits on the way to
+   * the same verdict do not count as the problem ending.
+   */
   private report(key: string, step: ElectionStep): void {
+    if (step.action === 'ping' || step.action === 'wait') return;
     const problem = 'problem' in step ? step.problem : undefined;
     if (!problem) {
       this.reported.delete(key);

@@ -10,7 +10,7 @@ import { keyOf } from '../../src/cache/store.ts';
 import { isConflict, isNotFound } from '../../src/client/errors.ts';
 import { type ControllerDefinition, errorText, requeueAfter } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
-import { ELECTION_CONTROLLER } from './controller.ts';
+import { COORDINATION_CONTROLLER } from './controller.ts';
 import { candidateExpired, GC_INTERVAL_MS } from './core.ts';
 
 export const GC_CONTROLLER = 'leasecandidate-gc';
@@ -23,13 +23,8 @@ export interface LeaseCandidateGcConfig {
 }
 
 export const leaseCandidateGcController: ControllerDefinition = {
+  ...COORDINATION_CONTROLLER,
   name: GC_CONTROLLER,
-  aliases: [],
-  enabledByDefault: true,
-  servedByApiServer: true,
-  lease: ELECTION_CONTROLLER,
-  featureGate: 'CoordinatedLeaderElection',
-  workers: 1,
   permissions: (n) => [rule([group(n, 'coordination')], ['leasecandidates'], [...READ, 'delete'])],
   setup(ctx, enqueue) {
     const rt = ctx.registry.byKind('LeaseCandidate');
