@@ -234,6 +234,22 @@ describe('electionStep: votes and writes (steps 4-5)', () => {
     expect(s).toMatchObject({ action: 'create', vote: { holder: 'good' } });
   });
 
+  it('unparsable versions are named as the problem of a step that reaches a verdict', () => {
+    const bad = answered('bad', { bin: 'banana', emu: '0.1.0' });
+    expect(step(undefined, [bad, answered('good')])).toMatchObject({
+      action: 'create',
+      problem: 'candidates skipped for unparsable versions: "bad" (binaryVersion "banana")',
+    });
+    const held2 = step(held('good'), [cand('good', { renewed: M }), cand('worse', { renewed: M, emu: '1.x' })]);
+    expect(held2).toMatchObject({
+      action: 'none',
+      why: 'holder good is the best candidate',
+      problem: 'candidates skipped for unparsable versions: "worse" (emulationVersion "1.x")',
+    });
+    // Pings and waits carry no verdict, so nothing to report yet.
+    expect(step(undefined, [cand('bad', { bin: 'banana', renewed: M })])).not.toHaveProperty('problem');
+  });
+
   it('only unparsable versions: reported, nothing written, no requeue', () => {
     const s = step(undefined, [answered('bad', { bin: 'banana' }), answered('worse', { bin: '1.2.0', emu: 'x.y' })]);
     expect(s).toEqual({

@@ -43,7 +43,7 @@ export type ElectionStep =
   | { action: 'none'; why: string; problem?: string; requeueAfterMs?: number }
   | { action: 'ping'; reason: ElectionReason; candidates: string[]; requeueAfterMs: number }
   | { action: 'wait'; reason: ElectionReason; requeueAfterMs: number }
-  | { action: 'create'; reason: ElectionReason; vote: Vote; spec: LeaseSpec; requeueAfterMs: number }
+  | { action: 'create'; reason: ElectionReason; vote: Vote; spec: LeaseSpec; problem?: string; requeueAfterMs: number }
   | { action: 'update'; why: string; vote?: Vote; spec: LeaseSpec; problem?: string; requeueAfterMs: number };
 
 export interface ElectionInput {
@@ -173,10 +173,38 @@ function noParsableVersions(candidates: readonly LeaseCandidate[]): string {
   return `no candidate has a parsable emulationVersion and binaryVersion (${names})`;
 }
 
-/** One election step for the Lease (reference §3.3, with the stale-preferredHolder fix and no nil-holder crash). */
-export function electionStep({ lease, leaseName, candidates: all, now }: ElectionInput): ElectionStep {
+/**
+ * One election step for the Lease (reference §3.3, with the stale-preferredHolder fix and no nil-holder crash).
+ * Candidates with unparsable versions are skipped by the pick; a step that reaches a verdict names them as its
+ * problem unless it has a graver one.
+ */
+export function electionStep(input: ElectionInput): ElectionStep {
+  const candidates = input.candidates.filter(
+    (c) => c.spec?.leaseName === input.leaseName && !candidateExpired(c, input.now),
+  );
+  const step = decide(input, candidates);
+  const skipped = unparsableVersions(candidates);
+  if (!skipped || step.action === 'ping' || step.action === 'wait' || step.problem) return step;
+  return { ...step, problem: skipped };
+}
+
+/** `candidates skipped for unparsable versions: "a" (binaryVersion "x")`, or undefined when all parse. */
+function unparsableVersions(candidates: readonly LeaseCandidate[]): string | undefined {
+  const bad = candidates.flatMap((c) => {
+    const { binaryVersion, emulationVersion } = c.spec ?? {};
+    const fields = [
+      parseTolerant(binaryVersion) ? undefined : `binaryVersion ${JSON.stringify(binaryVersion ?? '')}`,
+      emulationVersion === undefined || parseTolerant(emulationVersion)
+        ? undefined
+        : `emulationVersion ${JSON.stringify(emulationVersion)}`,
+    ].filter(Boolean);
+    return fields.length ? [`"${nameOf(c)}" (${fields.join(', ')})`] : [];
+  });
+  return bad.length ? `candidates skipped for unparsable versions: ${bad.join(', ')}` : undefined;
+}
+
+function decide({ lease, now }: ElectionInput, candidates: LeaseCandidate[]): ElectionStep {
   const nowUs = usOf(now);
-  const candidates = all.filter((c) => c.spec?.leaseName === leaseName && !candidateExpired(c, now));
   if (candidates.length === 0) return { action: 'none', why: 'no candidates' };
 
   // A preferredHolder naming no live candidate would make the holder step down for nobody: clear it first.
