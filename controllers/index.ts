@@ -2,10 +2,12 @@
 import type { ControllerDefinition } from '../src/controller/controller.ts';
 import { certificateControllers } from './certificates/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
+import { leaderElectionControllers } from './leaderelection/index.ts';
 import { statefulSetControllerDefinition } from './statefulset/index.ts';
 
 export const controllerDefinitions: ControllerDefinition[] = [
   disruptionControllerDefinition,
   statefulSetControllerDefinition,
   ...certificateControllers,
+  ...leaderElectionControllers,
 ];

@@ -7,42 +7,22 @@
  * stops before its lease could be taken and exits 1, and a new leader appears once writes work again.
  * Timings come from the daemons' JSON logs (`ts`, wall clock) and from polling the Lease.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../src/api/types/coordination.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { type Daemon, Daemons, logged, sleep, waitFor } from './support/daemons.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(ROOT, 'bin', 'orch-controller-manager.js');
 const LEASE_MS = 2_000;
 const RENEW_DEADLINE_MS = 1_500;
 const RETRY_MS = 250;
 /** Acquire retries wait retryPeriod · [1, 2.2) (the elector's jitter factor is 1.2). */
 const MAX_RETRY_WAIT_MS = RETRY_MS * 2.2;
 
-interface LogLine {
-  level?: string;
-  msg?: string;
-  ts?: number;
-  [k: string]: unknown;
-}
-
-interface Daemon {
-  name: string;
-  child: ChildProcess;
-  identity?: string;
-  lines: LogLine[];
-  exit?: { code: number | null; signal: NodeJS.Signals | null; wall: number };
-  exited: Promise<void>;
-}
-
 let cluster: TestCluster;
 let leaseNamespace: string;
 let leaseName: string;
-const daemons: Daemon[] = [];
+const group = new Daemons();
+const daemons = group.all;
 /** Measured timings, printed at the end for the record. */
 const measured: Record<string, number> = {};
 
@@ -53,70 +33,24 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const d of daemons) if (!d.exit) d.child.kill('SIGKILL');
-  await Promise.race([Promise.all(daemons.map((d) => d.exited)), sleep(5_000)]);
+  await group.killAll();
   await cluster?.stop();
   console.log(`HA timings (ms): ${JSON.stringify(measured)}`);
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await sleep(10);
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
-}
-
 function spawnDaemon(name: string): Daemon {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      `--kubeconfig=${cluster.kubeconfig}`,
-      '--api-flavor=orch',
-      '--controllers=*',
-      `--leader-elect-lease-duration=${LEASE_MS}ms`,
-      `--leader-elect-renew-deadline=${RENEW_DEADLINE_MS}ms`,
-      `--leader-elect-retry-period=${RETRY_MS}ms`,
-      '--logging-format=json',
-      '--v=2',
-      // Three replicas on one host: no diagnostics server, or all but one would fail to bind its port.
-      '--secure-port=0',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const d: Daemon = { name, child, lines: [], exited: Promise.resolve() };
-  const collect = (stream: NodeJS.ReadableStream) =>
-    createInterface({ input: stream }).on('line', (line) => {
-      let parsed: LogLine;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        parsed = { msg: line };
-      }
-      d.lines.push(parsed);
-      if (parsed.msg === 'starting' && typeof parsed.identity === 'string') d.identity = parsed.identity;
-    });
-  collect(child.stdout!);
-  collect(child.stderr!);
-  d.exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
-      d.exit = { code, signal, wall: Date.now() };
-      resolve();
-    });
-  });
-  daemons.push(d);
-  return d;
-}
-
-/** The wall time (ms) of the first log line of `d` with message starting with `prefix`, after `afterWall`. */
-function logged(d: Daemon, prefix: string, afterWall = 0): number | undefined {
-  const line = d.lines.find((l) => l.msg?.startsWith(prefix) && (l.ts ?? 0) * 1000 >= afterWall);
-  return line?.ts === undefined ? undefined : line.ts * 1000;
+  return group.spawn(name, [
+    `--kubeconfig=${cluster.kubeconfig}`,
+    '--api-flavor=orch',
+    '--controllers=*',
+    `--leader-elect-lease-duration=${LEASE_MS}ms`,
+    `--leader-elect-renew-deadline=${RENEW_DEADLINE_MS}ms`,
+    `--leader-elect-retry-period=${RETRY_MS}ms`,
+    '--logging-format=json',
+    '--v=2',
+    // Three replicas on one host: no diagnostics server, or all but one would fail to bind its port.
+    '--secure-port=0',
+  ]);
 }
 
 async function readLease(): Promise<Lease | undefined> {
@@ -131,17 +65,9 @@ async function holder(): Promise<string> {
   return (await readLease())?.spec?.holderIdentity ?? '';
 }
 
-const alive = () => daemons.filter((d) => !d.exit);
-const byIdentity = (identity: string) => daemons.find((d) => d.identity === identity);
-
-/** Daemons whose own logs say they lead now: became leader, not since failed to renew, still running. */
-function believers(): Daemon[] {
-  return alive().filter((d) => {
-    const became = d.lines.findLastIndex((l) => l.msg === 'became leader; starting controllers');
-    const lost = d.lines.findLastIndex((l) => l.msg?.startsWith('failed to renew lease') ?? false);
-    return became >= 0 && lost < became;
-  });
-}
+const alive = () => group.alive();
+const byIdentity = (identity: string) => group.byIdentity(identity);
+const believers = () => group.believers();
 
 /** Samples the Lease and the daemons' logs `n` times: one holder, a live daemon, the only one that leads. */
 async function assertSingleLeader(n: number): Promise<Daemon> {

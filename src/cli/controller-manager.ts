@@ -26,7 +26,7 @@ import {
 } from '../config/schema.ts';
 import { selectControllers } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
-import { Manager } from '../controller/manager.ts';
+import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
@@ -34,8 +34,9 @@ import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
-import { API_LEVEL_SEMVER, VERSION } from '../version.ts';
+import { VERSION } from '../version.ts';
 import { startDiagnostics } from './diagnostics.ts';
+import { electionFlags, electionSettings } from './election.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
 
@@ -71,6 +72,7 @@ function specs(schema: ConfigSchema): FlagSpec[] {
     // CSR signing, secure serving.
     ...configFlagSpecs(schema),
     ...reviewCacheFlags(),
+    ...electionFlags(),
     ...embeddedFlags(DAEMON_FLAG_NAMES),
   ];
   const seen = new Set<string>();
@@ -138,6 +140,7 @@ async function main(): Promise<number> {
   });
   const cfg = loaded.config;
   const gateWarnings = gates.set(cfg.featureGates);
+  const election = electionSettings(flags);
   const logger = createLogger({ verbosity: cfg.logging.verbosity, format: cfg.logging.format });
   for (const warning of gateWarnings) logger.warn(warning);
   if (loaded.files.length) logger.info({ files: loaded.files }, 'configuration loaded');
@@ -196,49 +199,65 @@ async function main(): Promise<number> {
   try {
     // The embedded control plane runs none of the API server's own controllers: this daemon does.
     const apiServerControllers = !embedded && flavor === 'kubernetes';
-    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers });
+    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers }).filter(
+      (d) => !d.featureGate || gates.enabled(d.featureGate),
+    );
   } catch (err) {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
   }
-  const controllerConfig = { certificates: certificatesConfig(cfg, embedded?.caFiles) };
+  const controllerConfig = {
+    certificates: certificatesConfig(cfg, embedded?.caFiles),
+    leaseCandidateGc: { periodMs: election.gcPeriodMs },
+  };
   const le = cfg.generic.leaderElection;
   const health = new LeaderElectionHealth();
-  const manager = new Manager(
-    {
-      client,
-      registry,
-      naming: n,
-      recorder,
-      logger,
-      clock: realClock,
-      metrics: register,
-      features: (g) => gates.enabled(g),
-      config: controllerConfig,
-    },
-    {
-      controllers: definitions,
-      workers: cfg.concurrency,
-      leaderElection: {
-        enabled: le.leaderElect,
-        namespace: le.resourceNamespace || n.systemNamespace,
-        name: le.resourceName || n.controllerManager,
-        identity,
-        leaseDurationMs: le.leaseDuration,
-        renewDeadlineMs: le.renewDeadline,
-        retryPeriodMs: le.retryPeriod,
-        releaseOnCancel: le.releaseOnCancel,
-        candidate: {
-          binaryVersion: API_LEVEL_SEMVER,
-          emulationVersion: API_LEVEL_SEMVER,
-          strategy: 'OldestEmulationVersion',
-        },
-      },
-      syncTimeoutMs: 60_000,
-      shutdownTimeoutMs: 10_000,
-      health,
-    },
-  );
+  const ctx = {
+    client,
+    registry,
+    naming: n,
+    recorder,
+    logger,
+    clock: realClock,
+    metrics: register,
+    features: (g: string) => gates.enabled(g),
+    config: controllerConfig,
+  };
+  const leaderElection: ManagerOptions['leaderElection'] = {
+    enabled: le.leaderElect,
+    namespace: le.resourceNamespace || n.systemNamespace,
+    name: le.resourceName || n.controllerManager,
+    identity,
+    leaseDurationMs: le.leaseDuration,
+    renewDeadlineMs: le.renewDeadline,
+    retryPeriodMs: le.retryPeriod,
+    releaseOnCancel: le.releaseOnCancel,
+    candidate: election.candidate,
+    coordinated: gates.enabled('CoordinatedLeaderElection'),
+  };
+  const managerOptions = { workers: cfg.concurrency, syncTimeoutMs: 60_000, shutdownTimeoutMs: 10_000 };
+  const manager = new Manager(ctx, {
+    ...managerOptions,
+    controllers: definitions.filter((d) => !d.lease),
+    leaderElection,
+    health,
+  });
+  // Controllers with a Lease of their own (the coordinated election's) run under it, elected the classic way.
+  const ownLeases = [...new Set(definitions.flatMap((d) => (d.lease ? [d.lease] : [])))];
+  const managers = [
+    manager,
+    ...ownLeases.map(
+      (name) =>
+        new Manager(
+          { ...ctx, logger: logger.child({ lease: name }) },
+          {
+            ...managerOptions,
+            controllers: definitions.filter((d) => d.lease === name),
+            leaderElection: { ...leaderElection, name, candidate: undefined, coordinated: false },
+          },
+        ),
+    ),
+  ];
   const diagnostics = await startDiagnostics({
     cfg,
     schema,
@@ -264,10 +283,14 @@ async function main(): Promise<number> {
 
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
-  const outcome = await manager.run(stop.signal);
+  // The first manager to end (a lost Lease, a failure, or the signal) ends them all.
+  const runs = await Promise.allSettled(managers.map((m) => m.run(stop.signal).finally(() => stop.abort())));
   await diagnostics.stop();
   await embedded?.stop();
-  if (outcome === 'lostLeadership') {
+  const failed = runs.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const outcomes = runs.map((r) => (r as PromiseFulfilledResult<RunOutcome>).value);
+  if (outcomes.includes('lostLeadership')) {
     logger.error('leaderelection lost');
     return 1;
   }

@@ -59,6 +59,13 @@ export interface ControllerDefinition {
    * `kubernetes` flavor it is off by default, so two writers never fight over one status.
    */
   servedByApiServer?: boolean;
+  /**
+   * Runs under its own classic leader Lease of this name instead of the daemon's: the coordinated election
+   * controllers assign the daemon's Lease, so they cannot wait for it.
+   */
+  lease?: string;
+  /** Runs only while this feature gate is on. */
+  featureGate?: string;
   /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */

@@ -24,6 +24,8 @@ export interface LeaderElectionOptions {
   releaseOnCancel: boolean;
   /** This replica's LeaseCandidate, published while it takes part in the election. */
   candidate?: { binaryVersion: string; emulationVersion: string; strategy: string };
+  /** Coordinated mode: the election controller assigns the Lease; this replica only renews it while it holds it. */
+  coordinated?: boolean;
 }
 
 export interface ManagerOptions {
@@ -109,6 +111,7 @@ export class Manager {
       renewDeadlineMs: le.renewDeadlineMs,
       retryPeriodMs: le.retryPeriodMs,
       releaseOnCancel: le.releaseOnCancel,
+      coordinated: le.coordinated,
       metrics: leaderElectionMetrics(le.name, this.ctx.metrics),
       clock: this.ctx.clock,
       logger: { info: (m) => log.info(m), error: (m) => log.error(m) },

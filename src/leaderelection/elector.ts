@@ -12,6 +12,7 @@ import type { Lease, LeaseSpec } from '../api/types/coordination.ts';
 import { isConflict, isNotFound } from '../client/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { rfc3339Micro } from '../util/time.ts';
+import { coordinatedRenewal, coordinatedVerdict } from './coordinated.ts';
 import type { LeaderMetrics } from './metrics.ts';
 import { pause, withDeadline } from './timing.ts';
 
@@ -73,6 +74,11 @@ export interface LeaderElectionConfig {
   /** `(reason, message)` for an event on the Lease: `<identity> became leader` / `<identity> stopped leading`. */
   onEvent?(reason: string, message: string): void;
   logger?: ElectorLogger;
+  /**
+   * Coordinated mode (gate `CoordinatedLeaderElection`): never create or take the Lease, renew only while the
+   * election controller names this process as holder and asks nobody else to take over (see coordinated.ts).
+   */
+  coordinated?: boolean;
 }
 
 /** The Lease spec fields the elector owns; absent fields read as empty / 0. */
@@ -286,6 +292,7 @@ export class LeaderElector {
 
   /** One attempt (client-go's tryAcquireOrRenew). Never throws. */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    if (this.config.coordinated) return this.tryCoordinatedRenew(signal);
     const now = this.clock.now();
     const stamp = rfc3339Micro(this.config.wallClock?.() ?? new Date());
     const desired: LeaderElectionRecord = {
@@ -333,6 +340,30 @@ export class LeaderElector {
       desired.leaseTransitions = old.leaseTransitions + 1;
     }
     return this.write('replace', desired, signal);
+  }
+
+  /** One coordinated attempt (client-go's tryCoordinatedRenew): read, then renew only if coordinatedVerdict allows. */
+  private async tryCoordinatedRenew(signal: AbortSignal): Promise<boolean> {
+    const now = this.clock.now();
+    const { namespace, name } = this.config.lock;
+    try {
+      this.lease = await this.call(signal, (s) => this.config.leases.get(namespace, name, { signal: s }));
+    } catch (err) {
+      const why = isNotFound(err) ? 'not created by the election controller yet' : errorText(err);
+      this.log.info(`lease ${this.lockDesc} not renewed: ${why}`);
+      return false;
+    }
+    const old = recordFromLease(this.lease);
+    this.observeRead(old);
+    const verdict = coordinatedVerdict(old, this.identity, this.isLeaseValid(now));
+    if (!verdict.renew) {
+      this.log.info(`lease ${this.lockDesc} not renewed: ${verdict.why}`);
+      return false;
+    }
+    this.config.metrics?.slowpathExercised();
+    const stamp = rfc3339Micro(this.config.wallClock?.() ?? new Date());
+    const seconds = Math.ceil(this.leaseDurationMs / 1000);
+    return this.write('replace', coordinatedRenewal(old, this.identity, seconds, stamp), signal);
   }
 
   /** Valid while `observedTime + leaseDurationSeconds` (the holder's own figure) lies after `now`. */
