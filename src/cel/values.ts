@@ -1,0 +1,68 @@
+/**
+ * JSON objects as CEL values, and the cost meter that bounds evaluation.
+ *
+ * CEL distinguishes int from double where JSON does not: integral numbers become `int` (bigint), others
+ * `double`, as the reference does for unstructured objects. Lists are metered: every element an
+ * expression reads (a comprehension step, an index) is charged to the evaluation's budget, so a
+ * loop over a huge list, or a loop nested in a loop, stops with a clear error instead of holding the
+ * server (the library evaluates synchronously and has no cost tracking of its own).
+ */
+
+/** The reference's per-expression runtime cost limit. */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+
+export class CostLimitError extends Error {
+  constructor(limit: number) {
+    super(`operation cancelled: actual cost limit exceeded (limit ${limit})`);
+  }
+}
+
+/** The budget of the evaluation in progress (evaluation is synchronous, so one at a time). */
+const meter = { remaining: Number.POSITIVE_INFINITY, limit: Number.POSITIVE_INFINITY };
+
+/** Runs `fn` with a budget of `limit` units; returns its result and the cost spent. */
+export function metered<T>(limit: number, fn: () => T): { value: T; cost: number } {
+  const saved = { ...meter };
+  meter.remaining = limit;
+  meter.limit = limit;
+  try {
+    const value = fn();
+    return { value, cost: limit - meter.remaining };
+  } finally {
+    Object.assign(meter, saved);
+  }
+}
+
+/** Charges `units` to the running evaluation; throws once its budget is spent. */
+export function charge(units = 1): void {
+  meter.remaining -= units;
+  if (meter.remaining < 0) throw new CostLimitError(meter.limit);
+}
+
+const INDEX = /^\d+$/;
+const meteredList: ProxyHandler<unknown[]> = {
+  get(target, key, receiver) {
+    if (typeof key === 'string' && INDEX.test(key)) charge();
+    return Reflect.get(target, key, receiver);
+  },
+};
+
+/** A JSON value (as parsed from a request body) as a CEL value. */
+export function toCel(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return new Proxy(v.map(toCel), meteredList);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = toCel(x);
+  return out;
+}
+
+/** A CEL result as plain JSON-able data (for messages, annotations and errors). */
+export function fromCel(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(fromCel);
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
+  if (v.constructor === Object) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromCel(x)]));
+  return String(v);
+}
