@@ -1,9 +1,11 @@
 /** Every controller the daemon can run: the CLI selects from this list with `--controllers`. */
 import type { ControllerDefinition } from '../src/controller/controller.ts';
+import { statusControllerDefinition } from './admissionpolicy/index.ts';
 import { certificateControllers } from './certificates/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
 
 export const controllerDefinitions: ControllerDefinition[] = [
   disruptionControllerDefinition,
   ...certificateControllers,
+  statusControllerDefinition,
 ];
