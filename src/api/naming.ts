@@ -41,6 +41,8 @@ export interface Naming {
     readonly defaultIngressClass: string;
     readonly legacyIngressClass: string;
     readonly limitRanger: string;
+    /** The audit annotation of ValidatingAdmissionPolicy failures under the `Audit` action. */
+    readonly validationFailure: string;
   };
   readonly labels: {
     readonly statefulSetPodName: string;
@@ -88,6 +90,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       defaultIngressClass: `ingressclass.${domain}/is-default-class`,
       legacyIngressClass: `${domain}/ingress.class`,
       limitRanger: `${domain}/limit-ranger`,
+      validationFailure: `validation.policy.admission.${groupSuffix}/validation_failure`,
     },
     labels: {
       statefulSetPodName: `statefulset.${domain}/pod-name`,
