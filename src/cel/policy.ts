@@ -14,6 +14,7 @@ import { schemaFor } from '../api/schema.ts';
 import { AUTHORIZER_TYPE } from './ext/authorizer.ts';
 import { platformEnvironment } from './library.ts';
 import { type DeclType, declType, type OpenAPISchema, openAPIFromNode, registerDeclType } from './schema-types.ts';
+import { meterAst } from './values.ts';
 
 export type Program = (context: Record<string, unknown>) => unknown;
 
@@ -130,6 +131,7 @@ export function compile(env: Environment, expression: string): { program: Progra
     const parsed = env.parse(expression);
     const checked = parsed.check();
     if (!checked.valid) return { error: formatIssue(expression, checked.error as LocatedError) };
+    meterAst(parsed.ast);
     return { program: parsed };
   } catch (err) {
     return { error: formatIssue(expression, err as LocatedError) };

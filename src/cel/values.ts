@@ -2,8 +2,8 @@
  * JSON objects as CEL values, and the cost meter that bounds evaluation.
  *
  * CEL distinguishes int from double where JSON does not: integral numbers become `int` (bigint), others
- * `double`, as the reference does for unstructured objects. Lists are metered: every element an
- * expression reads (a comprehension step, an index) is charged to the evaluation's budget, so a
+ * `double`, as the reference does for unstructured objects. Evaluation is metered: every node an
+ * expression evaluates (each comprehension step included) is charged to the evaluation's budget, so a
  * loop over a huge list, or a loop nested in a loop, stops with a clear error instead of holding the
  * server (the library evaluates synchronously and has no cost tracking of its own).
  */
@@ -39,19 +39,53 @@ export function charge(units = 1): void {
   if (meter.remaining < 0) throw new CostLimitError(meter.limit);
 }
 
-const INDEX = /^\d+$/;
-const meteredList: ProxyHandler<unknown[]> = {
-  get(target, key, receiver) {
-    if (typeof key === 'string' && INDEX.test(key)) charge();
-    return Reflect.get(target, key, receiver);
-  },
-};
+interface AstNode {
+  op: string;
+  args: unknown;
+  meta?: Record<string, unknown>;
+  evaluate: (...a: unknown[]) => unknown;
+}
+
+/**
+ * Makes every evaluation of every node of a parsed expression charge one unit, comprehension steps
+ * included. The library installs a node's evaluator on first use by assigning `evaluate`; the accessor
+ * keeps the charge in front of whatever it installs.
+ */
+export function meterAst(root: object): void {
+  const Node = root.constructor;
+  const seen = new WeakSet<object>();
+  const visit = (v: unknown): void => {
+    if (!v || typeof v !== 'object' || seen.has(v)) return;
+    seen.add(v);
+    if (Array.isArray(v)) return v.forEach(visit);
+    if (v.constructor === Node) {
+      const node = v as AstNode;
+      let inner = node.evaluate;
+      const charged = function (this: AstNode, ...a: unknown[]) {
+        charge();
+        return inner.apply(this, a);
+      };
+      Object.defineProperty(node, 'evaluate', {
+        get: () => charged,
+        set: (f: AstNode['evaluate']) => {
+          inner = f;
+        },
+      });
+      visit(node.args);
+      visit(node.meta);
+      return;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (proto === Object.prototype || proto === null) Object.values(v).forEach(visit);
+  };
+  visit(root);
+}
 
 /** A JSON value (as parsed from a request body) as a CEL value. */
 export function toCel(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return new Proxy(v.map(toCel), meteredList);
+  if (Array.isArray(v)) return v.map(toCel);
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) out[k] = toCel(x);
   return out;
