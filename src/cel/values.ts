@@ -22,14 +22,15 @@ const meter = { remaining: Number.POSITIVE_INFINITY, limit: Number.POSITIVE_INFI
 
 /** Runs `fn` with a budget of `limit` units; returns its result and the cost spent. */
 export function metered<T>(limit: number, fn: () => T): { value: T; cost: number } {
-  const saved = { ...meter };
+  const { remaining, limit: outer } = meter;
   meter.remaining = limit;
   meter.limit = limit;
   try {
     const value = fn();
     return { value, cost: limit - meter.remaining };
   } finally {
-    Object.assign(meter, saved);
+    meter.remaining = remaining;
+    meter.limit = outer;
   }
 }
 
@@ -43,7 +44,7 @@ interface AstNode {
   op: string;
   args: unknown;
   meta?: Record<string, unknown>;
-  evaluate: (...a: unknown[]) => unknown;
+  evaluate: (ev: unknown, ast: unknown, ctx: unknown) => unknown;
 }
 
 /**
@@ -61,9 +62,9 @@ export function meterAst(root: object): void {
     if (v.constructor === Node) {
       const node = v as AstNode;
       let inner = node.evaluate;
-      const charged = function (this: AstNode, ...a: unknown[]) {
-        charge();
-        return inner.apply(this, a);
+      const charged = function (this: AstNode, ev: unknown, ast: unknown, ctx: unknown) {
+        if (--meter.remaining < 0) throw new CostLimitError(meter.limit);
+        return inner.call(this, ev, ast, ctx);
       };
       Object.defineProperty(node, 'evaluate', {
         get: () => charged,

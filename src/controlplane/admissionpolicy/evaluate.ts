@@ -117,7 +117,7 @@ function customMessage(c: Compiled | undefined, context: Record<string, unknown>
  */
 export function evaluatePolicy(policy: CompiledPolicy, context: Record<string, unknown>): Outcome {
   const ctx = { ...context };
-  ctx.variables = lazyVariables(policy, ctx);
+  if (policy.variables.length) ctx.variables = lazyVariables(policy, ctx);
   const fail = policy.failurePolicy === 'Fail';
   const skipped: Outcome = { applies: false, failures: [], annotations: {} };
 

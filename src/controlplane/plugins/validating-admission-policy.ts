@@ -156,7 +156,8 @@ export function validatingAdmissionPolicy(
       const audits: object[] = [];
       const annotations = new Map<string, Set<string>>();
 
-      for (const binding of all.sort((x, y) => (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''))) {
+      // In name order: the store lists cluster-scoped objects by name.
+      for (const binding of all) {
         const policy = storage.get(policies, binding.spec?.policyName ?? '') as ValidatingAdmissionPolicy | undefined;
         if (!policy?.spec?.matchConstraints || !matches(policy.spec.matchConstraints, request)) continue;
         if (binding.spec?.matchResources && !matches(binding.spec.matchResources, request, true)) continue;
