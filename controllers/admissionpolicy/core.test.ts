@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/api/schema.ts';
 import type { NamedRuleWithOperations, ValidatingAdmissionPolicy } from '../../src/api/types/admission.ts';
 import { declType, openAPIFromNode } from '../../src/cel/schema-types.ts';
+import { selectControllers } from '../../src/controller/controller.ts';
+import { statusControllerDefinition } from './controller.ts';
 import { checkedStatus, type GVK, type GVR, gvkString, kindsToCheck, needsCheck, typeCheck } from './core.ts';
 
 /** A REST mapping: `<resource>` → its kind, in any group and version it is listed for. */
@@ -158,6 +160,22 @@ describe('type-check warnings (reference §6.3)', () => {
     expect(warnings[0].warning).toMatch(/^apps\/v1, Kind=Deployment: ERROR: <input>:1:23: Unexpected token/);
   });
 
+  it('reports a schema the checker cannot declare as a type checking error', () => {
+    const broken = { kind: 'object', fields: { spec: { kind: 'object', fields: {} } } } as const;
+    // A kind named like a reserved type cannot be declared.
+    const warnings = typeCheck(
+      policy({ validations: [{ expression: 'true' }] }),
+      [{ ...DEPLOYMENT, kind: 'int' }],
+      () => broken,
+    );
+    expect(warnings).toEqual([
+      {
+        fieldRef: 'spec.validations[0].expression',
+        warning: expect.stringMatching(/^apps\/v1, Kind=int: type checking error: .+\n$/),
+      },
+    ]);
+  });
+
   it('skips kinds without a schema and writes no warnings without kinds', () => {
     const p = policy({ validations: [{ expression: 'object.nope' }] });
     expect(typeCheck(p, [{ group: 'x', version: 'v1', kind: 'Unknown' }], schemaOf)).toEqual([]);
@@ -194,5 +212,15 @@ describe('status and when to check', () => {
       status: observed === undefined ? undefined : { observedGeneration: observed },
     };
     expect(needsCheck(p, last, now)).toBe(want);
+  });
+});
+
+describe('the controller definition', () => {
+  it('is the reference name, and off by default where the API server runs it', () => {
+    const d = statusControllerDefinition;
+    expect(d.name).toBe('validatingadmissionpolicy-status-controller');
+    expect(selectControllers([d], ['*'], { apiServerControllers: false })).toEqual([d]);
+    expect(selectControllers([d], ['*'], { apiServerControllers: true })).toEqual([]);
+    expect(selectControllers([d], ['*', d.name], { apiServerControllers: true })).toEqual([d]);
   });
 });

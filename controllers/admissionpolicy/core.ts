@@ -2,6 +2,8 @@
  * The ValidatingAdmissionPolicy status controller's decisions (reference §6): which kinds a policy is
  * checked against, the type-check warnings, and when a policy needs a check.
  */
+
+import type { Environment } from '@marcbachmann/cel-js';
 import type {
   ExpressionWarning,
   NamedRuleWithOperations,
@@ -88,11 +90,16 @@ export function typeCheck(
       : undefined;
   const paramsType = paramGVK && schemaOf(paramGVK);
   const variables = (spec?.variables ?? []).map((v) => v.name);
-  const envs = kinds.flatMap((k) => {
+  type Checker = { gvk: GVK; env: Environment } | { gvk: GVK; broken: string };
+  const envs = kinds.flatMap((k): Checker[] => {
     const type = schemaOf(k);
     if (!type) return [];
     const params = paramsType && paramGVK ? { name: paramGVK.kind, type: paramsType } : undefined;
-    return [{ gvk: k, env: typeCheckEnvironment({ object: { name: k.kind, type }, params, variables }) }];
+    try {
+      return [{ gvk: k, env: typeCheckEnvironment({ object: { name: k.kind, type }, params, variables }) }];
+    } catch (err) {
+      return [{ gvk: k, broken: (err as Error).message }];
+    }
   });
   const warnings: ExpressionWarning[] = [];
   (spec?.validations ?? []).forEach((v, i) => {
@@ -102,9 +109,10 @@ export function typeCheck(
     ];
     for (const [field, expression] of fields) {
       if (!expression) continue;
-      const blocks = envs.flatMap(({ gvk, env }) => {
-        const r = compile(env, expression);
-        return 'error' in r ? [`${gvkString(gvk)}: ${r.error}\n`] : [];
+      const blocks = envs.flatMap((e) => {
+        if ('broken' in e) return [`${gvkString(e.gvk)}: type checking error: ${e.broken}\n`];
+        const r = compile(e.env, expression);
+        return 'error' in r ? [`${gvkString(e.gvk)}: ${r.error}\n`] : [];
       });
       if (blocks.length) warnings.push({ fieldRef: `spec.validations[${i}].${field}`, warning: blocks.join('\n') });
     }
