@@ -58,7 +58,10 @@ export function meterAst(root: object): void {
   const visit = (v: unknown): void => {
     if (!v || typeof v !== 'object' || seen.has(v)) return;
     seen.add(v);
-    if (Array.isArray(v)) return v.forEach(visit);
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
     if (v.constructor === Node) {
       const node = v as AstNode;
       let inner = node.evaluate;
@@ -77,7 +80,7 @@ export function meterAst(root: object): void {
       return;
     }
     const proto = Object.getPrototypeOf(v);
-    if (proto === Object.prototype || proto === null) Object.values(v).forEach(visit);
+    if (proto === Object.prototype || proto === null) for (const x of Object.values(v)) visit(x);
   };
   visit(root);
 }
