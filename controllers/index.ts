@@ -1,5 +1,6 @@
 /** Every controller the daemon can run: the CLI selects from this list with `--controllers`. */
 import type { ControllerDefinition } from '../src/controller/controller.ts';
+import { statusControllerDefinition } from './admissionpolicy/index.ts';
 import { certificateControllers } from './certificates/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
 import { leaderElectionControllers } from './leaderelection/index.ts';
@@ -10,4 +11,5 @@ export const controllerDefinitions: ControllerDefinition[] = [
   statefulSetControllerDefinition,
   ...certificateControllers,
   ...leaderElectionControllers,
+  statusControllerDefinition,
 ];

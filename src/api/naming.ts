@@ -45,6 +45,8 @@ export interface Naming {
     readonly statefulSetRecovery: string;
     /** On a pod: how long a simulated node waits before reporting it Ready (a duration such as `1s`). */
     readonly readinessDelay: string;
+    /** The audit annotation of ValidatingAdmissionPolicy failures under the `Audit` action. */
+    readonly validationFailure: string;
   };
   readonly labels: {
     readonly statefulSetPodName: string;
@@ -96,6 +98,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       limitRanger: `${domain}/limit-ranger`,
       statefulSetRecovery: `statefulset.${domain}/recover-broken-rollout`,
       readinessDelay: `simulation.${domain}/readiness-delay`,
+      validationFailure: `validation.policy.admission.${groupSuffix}/validation_failure`,
     },
     labels: {
       statefulSetPodName: `statefulset.${domain}/pod-name`,

@@ -119,7 +119,11 @@ export class ControlPlane {
       continueTtlMs: o.continueTtlMs,
       features,
       validation: o.validation ?? objectValidation(this.registry.naming, features, o.now),
-      admission: o.admission ?? standardAdmission(this.registry, this.storage, can, csrOrganizations),
+      admission:
+        o.admission ??
+        standardAdmission(this.registry, this.storage, can, csrOrganizations, (user, attrs) =>
+          this.authorizer.authorize(user, attrs),
+        ),
     });
     // POST pods/{name}/eviction: deletes a pod within its PodDisruptionBudget.
     this.api.subresourceHandlers.set('pods/eviction', evictionHandler);
