@@ -30,6 +30,7 @@ import {
 import { createReviewer } from './authz/reviews.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
+import { impersonate } from './impersonation.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { objectValidation } from './object-validation.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
@@ -179,6 +180,8 @@ export class ControlPlane {
       clientCa: this.ca.certPem,
       tokens: this.tokens,
       authorize: o.authorize ?? requestAuthorizer(this.authorizer),
+      impersonate: (user, rawHeaders) =>
+        impersonate(user, rawHeaders, group(this.registry.naming, 'authentication'), this.authorizer),
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,

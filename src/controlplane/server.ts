@@ -35,6 +35,8 @@ export interface ServerOptions {
   clientCa: string;
   tokens: TokenAuthenticator;
   authorize?: RequestAuthorizer;
+  /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
+  impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
   watch: WatchSettings;
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
@@ -128,8 +130,9 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
-    const user = authenticate(req, this.opts.tokens);
-    if (!user) throw unauthorized();
+    const authenticated = authenticate(req, this.opts.tokens);
+    if (!authenticated) throw unauthorized();
+    const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
     const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
     if (!info) throw notFoundPath(url.pathname);
     await this.opts.authorize?.(user, info, method);

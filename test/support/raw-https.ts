@@ -1,0 +1,76 @@
+/**
+ * One HTTPS request to a test cluster exactly as written: the path goes on the wire unchanged (no dot-segment
+ * normalisation, no re-encoding), with any headers and body, authenticated by a kubeconfig's credentials.
+ */
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface RawRequest {
+  method?: string;
+  /** Sent verbatim, e.g. `/api/v1/namespaces/../secrets`. */
+  path: string;
+  headers?: Record<string, string | string[]>;
+  body?: string | Buffer;
+  timeoutMs?: number;
+}
+
+export interface RawResponse {
+  code: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** The body parsed as JSON, when it is JSON. */
+  json?: any;
+}
+
+/** Sends requests as the identity of one kubeconfig file. */
+export class RawClient {
+  private constructor(
+    private readonly server: URL,
+    private readonly tls: RequestOptions,
+  ) {}
+
+  static async fromKubeconfig(path: string): Promise<RawClient> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    const tls: RequestOptions = {};
+    await kc.applyToHTTPSOptions(tls);
+    return new RawClient(new URL(kc.getCurrentCluster()!.server), tls);
+  }
+
+  send(r: RawRequest): Promise<RawResponse> {
+    const timeoutMs = r.timeoutMs ?? 20_000;
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          ...this.tls,
+          headers: { ...(this.tls.headers ?? {}), ...(r.headers ?? {}) },
+          host: this.server.hostname,
+          port: this.server.port,
+          method: r.method ?? 'GET',
+          path: r.path,
+          agent: false,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const body = Buffer.concat(chunks).toString('utf8');
+            let json: unknown;
+            try {
+              json = JSON.parse(body);
+            } catch {
+              json = undefined;
+            }
+            resolve({ code: res.statusCode ?? 0, headers: res.headers, body, json });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(new Error(`${r.method ?? 'GET'} ${r.path}: no answer in ${timeoutMs} ms`)),
+      );
+      req.on('error', reject);
+      req.end(r.body);
+    });
+  }
+}
