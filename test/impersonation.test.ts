@@ -93,6 +93,7 @@ describe.skipIf(!hasKubectl).each(FLAVORS)('impersonation (%s flavor)', (flavor:
   });
 
   afterAll(async () => {
+    for (const client of Object.values(raw)) client.close();
     await c?.stop();
   });
 

@@ -22,7 +22,7 @@ import {
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isProtobufMediaType } from './protobuf/index.ts';
-import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
+import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
@@ -116,9 +116,9 @@ export class ControlPlaneServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
     const method = req.method ?? 'GET';
-    const failure = this.faults.takeFailure(method, url.pathname);
+    const { path, query } = requestTarget(req.url ?? '/');
+    const failure = this.faults.takeFailure(method, path);
     if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs));
     if (failure) {
       const err =
@@ -133,15 +133,15 @@ export class ControlPlaneServer {
     const authenticated = authenticate(req, this.opts.tokens);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
-    const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
-    if (!info) throw notFoundPath(url.pathname);
+    const info = parseRequest(this.api.registry, method, path, query);
+    if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
-    if (info.kind === 'nonresource') return this.nonResource(req, res, url);
-    return this.resource(req, res, info, url.searchParams, user);
+    if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    return this.resource(req, res, info, query, user);
   }
 
-  private nonResource(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+  private nonResource(req: IncomingMessage, res: ServerResponse, rawPath: string, query: URLSearchParams): void {
+    const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
     const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
@@ -172,13 +172,7 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(
-      res,
-      200,
-      JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined),
-      [],
-      contentType,
-    );
+    this.send(res, 200, JSON.stringify(body, null, query.get('pretty') === 'true' ? 2 : undefined), [], contentType);
   }
 
   private async resource(

@@ -2,7 +2,7 @@
  * One HTTPS request to a test cluster exactly as written: the path goes on the wire unchanged (no dot-segment
  * normalisation, no re-encoding), with any headers and body, authenticated by a kubeconfig's credentials.
  */
-import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export interface RawRequest {
@@ -24,10 +24,17 @@ export interface RawResponse {
 
 /** Sends requests as the identity of one kubeconfig file. */
 export class RawClient {
+  /** Kept-alive connections: thousands of requests need not each pay for a TLS handshake. */
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
   private constructor(
     private readonly server: URL,
     private readonly tls: RequestOptions,
   ) {}
+
+  close(): void {
+    this.agent.destroy();
+  }
 
   static async fromKubeconfig(path: string): Promise<RawClient> {
     const kc = new KubeConfig();
@@ -48,7 +55,7 @@ export class RawClient {
           port: this.server.port,
           method: r.method ?? 'GET',
           path: r.path,
-          agent: false,
+          agent: this.agent,
         },
         (res) => {
           const chunks: Buffer[] = [];
