@@ -32,6 +32,16 @@ export class RawClient {
     private readonly tls: RequestOptions,
   ) {}
 
+  /** No credentials at all, trusting any server certificate. */
+  static anonymous(server: string): RawClient {
+    return new RawClient(new URL(server), { rejectUnauthorized: false });
+  }
+
+  /** The same credentials sent to another server, with TLS options changed (e.g. a self-signed server). */
+  at(server: string, tls: RequestOptions): RawClient {
+    return new RawClient(new URL(server), { ...this.tls, ...tls });
+  }
+
   close(): void {
     this.agent.destroy();
   }
