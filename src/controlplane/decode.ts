@@ -191,7 +191,8 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 // YAML
 
 function decodeYaml(text: string): { object: unknown; duplicate: string[] } {
-  const doc = parseDocument(text, { uniqueKeys: false });
+  // Tags such as `!!binary` stay strings: the result is plain JSON, as sigs.k8s.io/yaml converts it.
+  const doc = parseDocument(text, { uniqueKeys: false, resolveKnownTags: false });
   const error = doc.errors[0];
   if (error) {
     const line = error.linePos?.[0].line;

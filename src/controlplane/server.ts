@@ -44,6 +44,8 @@ export interface ServerOptions {
 }
 
 const JSON_TYPE = 'application/json';
+/** Largest request line and headers, Go's `http.DefaultMaxHeaderBytes` as the reference serves with. */
+const MAX_HEADER_BYTES = 1 << 20;
 const YAML_TYPE = 'application/yaml';
 const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -79,12 +81,34 @@ export class ControlPlaneServer {
       },
     });
     this.http = createServer(
-      { key: opts.key, cert: opts.cert, ca: opts.clientCa, requestCert: true, rejectUnauthorized: false },
+      {
+        key: opts.key,
+        cert: opts.cert,
+        ca: opts.clientCa,
+        requestCert: true,
+        rejectUnauthorized: false,
+        maxHeaderSize: MAX_HEADER_BYTES,
+      },
       (req, res) => {
         this.handle(req, res).catch((err) => this.fail(res, err, req));
       },
     );
     this.http.keepAliveTimeout = 60_000;
+    // A request HTTP itself cannot parse is still answered with a Status, then the connection closed.
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (!socket.writable) return;
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const status = new ApiError(
+        tooLarge ? 431 : 400,
+        'BadRequest',
+        tooLarge ? `request headers larger than ${MAX_HEADER_BYTES} bytes` : `malformed HTTP request: ${err.message}`,
+      ).toStatus();
+      const body = JSON.stringify(status);
+      socket.end(
+        `HTTP/1.1 ${status.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
     // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);

@@ -12,6 +12,8 @@ export interface RawRequest {
   headers?: Record<string, string | string[]>;
   body?: string | Buffer;
   timeoutMs?: number;
+  /** Resolve on the response headers of a success, without reading its body (a watch stream never ends). */
+  headersOnly?: boolean;
 }
 
 export interface RawResponse {
@@ -60,7 +62,12 @@ export class RawClient {
       const req = httpsRequest(
         {
           ...this.tls,
-          headers: { ...(this.tls.headers ?? {}), ...(r.headers ?? {}) },
+          headers: {
+            ...(this.tls.headers ?? {}),
+            ...(r.headers ?? {}),
+            // Node's client sends a GET or DELETE body without framing unless told its length.
+            ...(r.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(r.body)) }),
+          },
           host: this.server.hostname,
           port: this.server.port,
           method: r.method ?? 'GET',
@@ -68,6 +75,11 @@ export class RawClient {
           agent: this.agent,
         },
         (res) => {
+          if (r.headersOnly && (res.statusCode ?? 0) < 400) {
+            res.destroy();
+            resolve({ code: res.statusCode ?? 0, headers: res.headers, body: '' });
+            return;
+          }
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
