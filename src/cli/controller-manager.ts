@@ -258,6 +258,9 @@ async function main(): Promise<number> {
         ),
     ),
   ];
+  // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
+  // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...
+  if (embedded && !cfg.serving.clientCAFile) cfg.serving.clientCAFile = embedded.caFiles.certFile;
   const diagnostics = await startDiagnostics({
     cfg,
     schema,

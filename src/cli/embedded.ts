@@ -60,7 +60,10 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     name: 'write-identity-kubeconfig',
     type: 'stringArray',
     section: SECTION,
-    usage: 'NAME=USER:GROUP1,GROUP2 writes <data-dir>/NAME.kubeconfig for that identity (repeatable).',
+    usage:
+      'NAME=USER:GROUP1,GROUP2 writes <data-dir>/NAME.kubeconfig for that identity (repeatable). USER may contain ' +
+      "colons: the groups start at the first colon followed only by groups, each colon-free or 'system:...' " +
+      '(node1=system:node:n1:system:nodes); end a USER with colons by ":" when it has no groups (s=system:kube-scheduler:).',
   },
   {
     name: 'continue-ttl',
@@ -119,14 +122,15 @@ export async function startEmbedded(
   if (nodes < 0) throw new FlagError(`invalid argument "${nodes}" for "--simulated-nodes" flag: must be 0 or more`);
   if (nodes > 0) cp.attach(await startSimulatedNodes(cp, nodes));
   for (const spec of flags.all('write-identity-kubeconfig')) {
-    const m = /^([^=]+)=([^:]+)(?::(.*))?$/.exec(spec);
-    if (!m)
+    const identity = parseIdentitySpec(spec);
+    if (!identity) {
       throw new FlagError(
-        `invalid argument "${spec}" for "--write-identity-kubeconfig" flag: expected NAME=USER:GROUPS`,
+        `invalid argument "${spec}" for "--write-identity-kubeconfig" flag: expected NAME=USER[:GROUP1,GROUP2]`,
       );
-    const groups = m[3] ? m[3].split(',').filter(Boolean) : [];
-    const path = await cp.writeIdentityKubeconfig(`${dataDir}/${m[1]}.kubeconfig`, { username: m[2], groups });
-    console.log(`kubeconfig for ${m[2]} written to ${path}`);
+    }
+    const { name, username, groups } = identity;
+    const path = await cp.writeIdentityKubeconfig(`${dataDir}/${name}.kubeconfig`, { username, groups });
+    console.log(`kubeconfig for ${username} written to ${path}`);
   }
   return cp;
 }
@@ -147,4 +151,26 @@ export function printWelcome(cp: ControlPlane): void {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * `NAME=USER[:GROUPS]` of `--write-identity-kubeconfig`. Both user and group names may contain colons
+ * (`system:node:n1`, `system:nodes`), so the user ends at the first colon after which the rest is a comma-separated
+ * list of groups, each either colon-free or starting with `system:`. A user name with colons and no groups
+ * therefore ends with `:`. Undefined when NAME or USER is empty.
+ */
+export function parseIdentitySpec(spec: string): { name: string; username: string; groups: string[] } | undefined {
+  const eq = spec.indexOf('=');
+  const name = spec.slice(0, eq);
+  const value = spec.slice(eq + 1);
+  if (eq <= 0 || !value) return undefined;
+  const isGroupList = (text: string) =>
+    text.split(',').every((g) => g === '' || !g.includes(':') || g.startsWith('system:'));
+  for (let colon = value.indexOf(':'); colon >= 0; colon = value.indexOf(':', colon + 1)) {
+    const rest = value.slice(colon + 1);
+    if (colon > 0 && isGroupList(rest)) {
+      return { name, username: value.slice(0, colon), groups: rest.split(',').filter(Boolean) };
+    }
+  }
+  return { name, username: value, groups: [] };
 }

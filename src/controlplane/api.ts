@@ -33,6 +33,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import type { Snapshot, Storage } from './storage.ts';
+import { checkShape, isObj, shapeOfSchema } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
 export interface ObjectValidation {
@@ -85,6 +86,9 @@ interface ContinueToken {
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_RETRIES = 5;
+/** DeleteOptions bodies are checked for their JSON types as decoding into the typed options does. */
+const DELETE_OPTIONS_SHAPE = shapeOfSchema(schemaFor('DeleteOptions')!);
+
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -274,7 +278,10 @@ export class ApiServer {
       const created = await this.create(
         req,
         query,
-        { text: JSON.stringify(applyPatch(contentType, {}, patch, req.rt.kind)), contentType: 'application/json' },
+        {
+          text: JSON.stringify(applyPatchChecked(contentType, {} as KubeObject, patch, req.rt.kind)),
+          contentType: 'application/json',
+        },
         user,
       );
       return { ...created, warnings: [...warnings, ...created.warnings] };
@@ -503,7 +510,9 @@ export class ApiServer {
         throw badRequest(`invalid DeleteOptions: ${(err as Error).message}`);
       }
     }
-    const problems: FieldProblem[] = [];
+    if (!isObj(fromBody)) throw badRequest('DeleteOptions: the body must be a JSON object');
+    const problems: FieldProblem[] = checkShape(fromBody, DELETE_OPTIONS_SHAPE, '');
+    if (problems.length) throw invalidOptions(this.metaGroup, 'DeleteOptions', problems);
     const dryRun = parseDryRun(query, problems) || (fromBody.dryRun ?? []).includes('All');
     const num = (name: string) => {
       const v = query.get(name);

@@ -2,6 +2,7 @@
  * The embedded control plane: storage, REST semantics, the HTTPS server, the garbage collector, and
  * the credentials (a cluster CA, a serving certificate, an admin kubeconfig) that clients use.
  */
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KubeObject, objectKey } from '../api/meta.ts';
@@ -30,11 +31,13 @@ import {
 import { createReviewer } from './authz/reviews.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
+import { impersonate } from './impersonation.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { objectValidation } from './object-validation.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
+import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
 import { Storage } from './storage.ts';
 import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
@@ -95,6 +98,8 @@ export class ControlPlane {
   readonly options: ControlPlaneOptions;
   /** Decides requests, admission's access questions and the access reviews. */
   readonly authorizer: Authorizer;
+  /** Bound service account tokens (TokenRequest), their signing key loaded or generated at start. */
+  serviceAccountTokens?: ServiceAccountTokens;
   private server?: ControlPlaneServer;
   private gc?: GarbageCollector;
   private ca?: CertificateWithKey;
@@ -175,6 +180,7 @@ export class ControlPlane {
       notBefore: new Date(Date.now() - 60_000),
       notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
     });
+    await this.startServiceAccountTokens();
     this.bootstrapNamespaces();
     this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
@@ -185,6 +191,8 @@ export class ControlPlane {
       clientCa: this.ca.certPem,
       tokens: this.tokens,
       authorize: o.authorize ?? requestAuthorizer(this.authorizer),
+      impersonate: (user, rawHeaders) =>
+        impersonate(user, rawHeaders, group(this.registry.naming, 'authentication'), this.authorizer),
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
@@ -268,12 +276,52 @@ export class ControlPlane {
       const rt = this.registry.kind(obj.apiVersion!, obj.kind!);
       if (rt && !this.storage.get(rt, obj.metadata.name!)) this.seed(obj);
     }
+    const saTokens = this.serviceAccountTokens;
     this.api.reviewer ??= createReviewer({
       authorizer: this.authorizer,
       naming: this.registry.naming,
       lookup: (token) => this.tokens.lookup(token),
+      audiences: saTokens && {
+        api: saTokens.apiAudiences,
+        authenticate: (token, audiences) => saTokens.authenticate(token, audiences),
+      },
       now: this.options.now,
     });
+  }
+
+  /**
+   * The service account token issuer: its P-256 signing key kept in the data directory (so tokens outlive a
+   * restart), `serviceaccounts/<name>/token`, and its tokens accepted as bearer tokens for the API audience.
+   */
+  private async startServiceAccountTokens(): Promise<void> {
+    const n = this.registry.naming;
+    const keyFile = join(this.options.dataDir, 'sa.key');
+    const pem = await readFile(keyFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    let key: KeyObject;
+    if (pem) key = createPrivateKey(pem);
+    else {
+      key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      await writeFile(keyFile, key.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    }
+    const issuer = `https://${n.product}.default.svc.cluster.local`;
+    const read = (kind: string, namespace: string, name: string) => {
+      const rt = this.registry.kind('v1', kind);
+      return rt && this.storage.get(rt, namespace ? `${namespace}/${name}` : name);
+    };
+    const tokens = new ServiceAccountTokens({
+      key,
+      issuer,
+      apiAudiences: [issuer],
+      naming: n,
+      read,
+      now: this.options.now,
+    });
+    this.serviceAccountTokens = tokens;
+    this.tokens.addSource((token) => tokens.authenticate(token)?.user);
+    this.api.subresourceHandlers.set('serviceaccounts/token', tokenRequestHandler(tokens, read));
   }
 
   private bootstrapNamespaces(): void {

@@ -22,7 +22,7 @@ import {
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isProtobufMediaType } from './protobuf/index.ts';
-import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
+import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
@@ -35,6 +35,8 @@ export interface ServerOptions {
   clientCa: string;
   tokens: TokenAuthenticator;
   authorize?: RequestAuthorizer;
+  /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
+  impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
   watch: WatchSettings;
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
@@ -42,6 +44,8 @@ export interface ServerOptions {
 }
 
 const JSON_TYPE = 'application/json';
+/** Largest request line and headers, Go's `http.DefaultMaxHeaderBytes` as the reference serves with. */
+const MAX_HEADER_BYTES = 1 << 20;
 const YAML_TYPE = 'application/yaml';
 const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -77,12 +81,34 @@ export class ControlPlaneServer {
       },
     });
     this.http = createServer(
-      { key: opts.key, cert: opts.cert, ca: opts.clientCa, requestCert: true, rejectUnauthorized: false },
+      {
+        key: opts.key,
+        cert: opts.cert,
+        ca: opts.clientCa,
+        requestCert: true,
+        rejectUnauthorized: false,
+        maxHeaderSize: MAX_HEADER_BYTES,
+      },
       (req, res) => {
         this.handle(req, res).catch((err) => this.fail(res, err, req));
       },
     );
     this.http.keepAliveTimeout = 60_000;
+    // A request HTTP itself cannot parse is still answered with a Status, then the connection closed.
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (!socket.writable) return;
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const status = new ApiError(
+        tooLarge ? 431 : 400,
+        'BadRequest',
+        tooLarge ? `request headers larger than ${MAX_HEADER_BYTES} bytes` : `malformed HTTP request: ${err.message}`,
+      ).toStatus();
+      const body = JSON.stringify(status);
+      socket.end(
+        `HTTP/1.1 ${status.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
     // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -114,9 +140,9 @@ export class ControlPlaneServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
     const method = req.method ?? 'GET';
-    const failure = this.faults.takeFailure(method, url.pathname);
+    const { path, query } = requestTarget(req.url ?? '/');
+    const failure = this.faults.takeFailure(method, path);
     if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs));
     if (failure) {
       const err =
@@ -128,17 +154,18 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
-    const user = authenticate(req, this.opts.tokens);
-    if (!user) throw unauthorized();
-    const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
-    if (!info) throw notFoundPath(url.pathname);
+    const authenticated = authenticate(req, this.opts.tokens);
+    if (!authenticated) throw unauthorized();
+    const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
+    const info = parseRequest(this.api.registry, method, path, query);
+    if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
-    if (info.kind === 'nonresource') return this.nonResource(req, res, url);
-    return this.resource(req, res, info, url.searchParams, user);
+    if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    return this.resource(req, res, info, query, user);
   }
 
-  private nonResource(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+  private nonResource(req: IncomingMessage, res: ServerResponse, rawPath: string, query: URLSearchParams): void {
+    const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
     const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
@@ -169,13 +196,7 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(
-      res,
-      200,
-      JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined),
-      [],
-      contentType,
-    );
+    this.send(res, 200, JSON.stringify(body, null, query.get('pretty') === 'true' ? 2 : undefined), [], contentType);
   }
 
   private async resource(
