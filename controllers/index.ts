@@ -1,9 +1,13 @@
 /** Every controller the daemon can run: the CLI selects from this list with `--controllers`. */
 import type { ControllerDefinition } from '../src/controller/controller.ts';
+import { apiServiceAvailabilityController } from './apiservice/index.ts';
 import { certificateControllers } from './certificates/index.ts';
+import { clusterRoleAggregationController } from './clusterroleaggregation/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
 
 export const controllerDefinitions: ControllerDefinition[] = [
   disruptionControllerDefinition,
   ...certificateControllers,
+  apiServiceAvailabilityController,
+  clusterRoleAggregationController,
 ];

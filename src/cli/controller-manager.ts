@@ -220,7 +220,10 @@ async function main(): Promise<number> {
       clock: realClock,
       metrics: register,
       features: (g) => gates.enabled(g),
-      config: { certificates: certificatesConfig(cfg, embedded?.caFiles) },
+      config: {
+        certificates: certificatesConfig(cfg, embedded?.caFiles),
+        apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
+      },
     },
     {
       controllers: definitions,
