@@ -7,7 +7,8 @@
  * an index of the APIService cache by `spec.service`.
  *
  * `ctx.config.apiservice` (see {@link ApiServiceConfig}): `probeVerifyTls` (the
- * `--apiservice-probe-verify-tls` flag, default true) and, for tests, the probe's timings.
+ * `--apiservice-probe-verify-tls` flag, default true) and, for tests, the probe's timings and the
+ * resync period.
  */
 import { backendTls, discoveryPath, isAvailable, sliceServiceName } from '../../src/api/apiservice.ts';
 import { group } from '../../src/api/naming.ts';
@@ -36,6 +37,8 @@ export interface ApiServiceConfig {
   /** Verify the backend's certificate in the probe (caBundle, else system roots); false is the reference's way. */
   probeVerifyTls?: boolean;
   probe?: Partial<typeof PROBE_DEFAULTS>;
+  /** Re-check period; {@link RESYNC_MS} unless a test shortens it. */
+  resyncMs?: number;
 }
 
 /** The failed probe, thrown after its condition is written so the queue retries with backoff. */
@@ -98,7 +101,7 @@ export const apiServiceAvailabilityController: ControllerDefinition = {
         update: (_old, s) => enqueue.add(s.metadata.name ?? ''),
         delete: (s) => enqueue.add(unwrapTombstone(s).metadata.name ?? ''),
       },
-      RESYNC_MS,
+      config.resyncMs ?? RESYNC_MS,
     );
     serviceInformer.addEventHandler({
       add: (svc) => enqueueBehind(keyOf(svc)),

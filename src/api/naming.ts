@@ -51,6 +51,8 @@ export interface Naming {
     readonly aggregateToEdit: string;
     readonly aggregateToView: string;
     readonly managedBy: string;
+    /** Marks the APIServices the API server registers for the groups it serves itself. */
+    readonly autoManaged: string;
   };
   /** Group of structured z-page answers and of the component configuration. */
   readonly configGroup: string;
@@ -98,6 +100,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       aggregateToEdit: `rbac.authorization.${groupSuffix}/aggregate-to-edit`,
       aggregateToView: `rbac.authorization.${groupSuffix}/aggregate-to-view`,
       managedBy: `app.${domain}/managed-by`,
+      autoManaged: `${shortWord}-aggregator.${domain}/automanaged`,
     },
     configGroup: `config.${groupSuffix}`,
     protocol: { metaGroup: 'meta.k8s.io', discoveryGroup: 'apidiscovery.k8s.io' },

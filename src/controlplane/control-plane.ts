@@ -17,6 +17,7 @@ import {
 import { rfc3339 } from '../util/time.ts';
 import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
+import { Aggregator } from './aggregator.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
 import {
@@ -97,6 +98,7 @@ export class ControlPlane {
   readonly authorizer: Authorizer;
   private server?: ControlPlaneServer;
   private gc?: GarbageCollector;
+  private aggregator?: Aggregator;
   private ca?: CertificateWithKey;
   port = 0;
   kubeconfigPath = '';
@@ -173,6 +175,13 @@ export class ControlPlane {
     this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
+    this.aggregator = new Aggregator({
+      storage: this.storage,
+      registry: this.registry,
+      authorizer: this.authorizer,
+      seed: (obj) => this.seed(obj),
+    });
+    this.aggregator.start();
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
       cert: serving.certPem,
@@ -182,6 +191,7 @@ export class ControlPlane {
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
+      aggregator: this.aggregator,
     });
     this.port = await this.server.listen(o.port, o.host);
     this.kubeconfigPath = o.kubeconfigOut ?? join(o.dataDir, 'kubeconfig');
@@ -190,6 +200,7 @@ export class ControlPlane {
 
   async stop(): Promise<void> {
     this.gc?.stop();
+    this.aggregator?.stop();
     await this.server?.close();
   }
 

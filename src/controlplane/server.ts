@@ -6,6 +6,7 @@ import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
+import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
 import {
@@ -39,6 +40,8 @@ export interface ServerOptions {
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
+  /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
+  aggregator?: Aggregator;
 }
 
 const JSON_TYPE = 'application/json';
@@ -130,6 +133,8 @@ export class ControlPlaneServer {
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
     const user = authenticate(req, this.opts.tokens);
     if (!user) throw unauthorized();
+    const remote = this.opts.aggregator?.remoteFor(url.pathname);
+    if (remote) return this.opts.aggregator!.proxy(req, res, url, remote, user);
     const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
     if (!info) throw notFoundPath(url.pathname);
     await this.opts.authorize?.(user, info, method);
@@ -143,6 +148,7 @@ export class ControlPlaneServer {
     const accept = req.headers.accept ?? '';
     const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
     const discoveryGroup = registry.naming.protocol.discoveryGroup;
+    const groups = this.opts.aggregator?.discoveryGroups();
     if (['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
       return;
@@ -151,10 +157,10 @@ export class ControlPlaneServer {
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
     else if ((path === '/api' || path === '/apis') && wantsAggregated) {
-      body = aggregated(registry, path === '/api');
+      body = aggregated(registry, path === '/api', groups);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
-    else if (path === '/apis') body = groupList(registry);
+    else if (path === '/apis') body = groupList(registry, groups);
     else if (path === '/openapi/v3') body = openApiV3Root(registry);
     else if (path.startsWith('/openapi/v3/')) {
       const parts = path.slice('/openapi/v3/'.length).split('/');
@@ -165,7 +171,7 @@ export class ControlPlaneServer {
     } else {
       const parts = path.split('/').filter(Boolean);
       if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
-      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1]);
+      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1], groups);
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
