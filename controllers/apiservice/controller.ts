@@ -10,6 +10,7 @@
  * `--apiservice-probe-verify-tls` flag, default true) and, for tests, the probe's timings and the
  * resync period.
  */
+import { Agent } from 'node:https';
 import { backendTls, discoveryPath, isAvailable, sliceServiceName } from '../../src/api/apiservice.ts';
 import { group } from '../../src/api/naming.ts';
 import type { Service } from '../../src/api/types/core.ts';
@@ -70,6 +71,8 @@ export const apiServiceAvailabilityController: ControllerDefinition = {
     const verifyTls = config.probeVerifyTls ?? true;
     const client = ctx.client.resource<APIService>(apiServiceRt);
     const metrics = availabilityMetrics(ctx.metrics);
+    // Connections to a backend are kept and reused by the next checks (pools are per endpoint and trust).
+    const agent = new Agent({ keepAlive: true });
     const logger = ctx.logger.child({ controller: APISERVICE_CONTROLLER });
 
     const apiServiceInformer = ctx.informers.informerFor<APIService>(apiServiceRt);
@@ -118,6 +121,7 @@ export const apiServiceAvailabilityController: ControllerDefinition = {
     });
 
     return {
+      stop: () => agent.destroy(),
       async reconcile(name, signal) {
         const apiService = apiServices.get(undefined, name);
         if (!apiService) {
@@ -137,6 +141,7 @@ export const apiServiceAvailabilityController: ControllerDefinition = {
                 await probe(next.probe, discoveryPath(apiService), {
                   ...timings,
                   tls: backendTls(apiService, verifyTls),
+                  agent,
                 }),
               );
         const update = withAvailable(apiService, condition, rfc3339(new Date()));
