@@ -128,7 +128,9 @@ export async function run(): Promise<void> {
         },
       };
       const started = performance.now();
-      const controllers = await runControllers(client, cp.registry, [counted], { apiservice: { resyncMs: RESYNC_MS } });
+      const controllers = await runControllers(client, cp.registry, [counted], {
+        config: { apiservice: { resyncMs: RESYNC_MS } },
+      });
       while (!allAvailable()) await new Promise((r) => setTimeout(r, 5));
       controllerSeconds.push((performance.now() - started) / 1000);
       // Steady state: let the echo of the writes pass, then count writes over two resyncs.

@@ -53,7 +53,7 @@ beforeAll(async () => {
     cluster.client,
     cluster.cp.registry,
     [apiServiceAvailabilityController, clusterRoleAggregationController],
-    { apiservice: { resyncMs: 1_000, probe: { timeoutMs: 1_000, watchdogMs: 1_500 } } },
+    { config: { apiservice: { resyncMs: 1_000, probe: { timeoutMs: 1_000, watchdogMs: 1_500 } } } },
   );
   ca = await testCa();
   await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });

@@ -29,12 +29,9 @@ export function runDisruptionController(
   registry: ResourceRegistry,
   options: RunOptions = {},
 ): Promise<RunningController> {
-  return runControllers(
-    client,
-    registry,
-    [options.definition ?? disruptionControllerDefinition],
-    options.nowMs ? { nowMs: options.nowMs } : {},
-  );
+  return runControllers(client, registry, [options.definition ?? disruptionControllerDefinition], {
+    config: options.nowMs ? { nowMs: options.nowMs } : {},
+  });
 }
 
 // ---- object builders ----

@@ -1,9 +1,10 @@
 /**
  * Runs controllers against a control plane for end-to-end tests and benchmarks: a Manager with
- * leader election off, a quiet logger, its own metrics registry, and an event recorder that keeps
- * what it is given. Resolves once every informer has synced.
+ * leader election off, a quiet logger, its own metrics registry, and (unless another is given) an
+ * event recorder that keeps what it is given. Resolves once every informer has synced.
  */
 import { Writable } from 'node:stream';
+import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { ResourceRegistry } from '../../src/api/registry.ts';
 import type { KubeClient } from '../../src/client/client.ts';
@@ -28,14 +29,23 @@ export interface RunningControllers {
   stop(): Promise<void>;
 }
 
+export interface RunOptions {
+  /** `ControllerContext.config`. */
+  config?: Record<string, unknown>;
+  features?: Record<string, boolean>;
+  logger?: Logger;
+  /** Replaces the recording recorder (`events` then stays empty). */
+  recorder?: EventRecorder;
+}
+
 export async function runControllers(
   client: KubeClient,
   registry: ResourceRegistry,
   controllers: ControllerDefinition[],
-  config: Record<string, unknown> = {},
+  options: RunOptions = {},
 ): Promise<RunningControllers> {
   const events: RecordedEvent[] = [];
-  const recorder: EventRecorder = {
+  const recorder: EventRecorder = options.recorder ?? {
     event(regarding, type, reason, _action, note) {
       events.push({ kind: regarding.kind ?? '', name: regarding.metadata.name ?? '', type, reason, note });
     },
@@ -48,11 +58,11 @@ export async function runControllers(
       registry,
       naming: registry.naming,
       recorder,
-      logger: createLogger({ verbosity: 0, format: 'json', destination: quiet }),
+      logger: options.logger ?? createLogger({ verbosity: 0, format: 'json', destination: quiet }),
       clock: realClock,
       metrics,
-      features: () => false,
-      config,
+      features: (g) => options.features?.[g] ?? false,
+      config: options.config ?? {},
     },
     {
       controllers,
