@@ -16,7 +16,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { type RunningController, runDisruptionController } from '../controllers/disruption/harness.ts';
 import { statefulSetControllerDefinition } from '../controllers/statefulset/index.ts';
 import type { StatefulSet } from '../src/api/types/apps.ts';
 import type { Pod } from '../src/api/types/core.ts';
@@ -25,6 +24,7 @@ import type { ControllerDefinition, Enqueuer } from '../src/controller/controlle
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
+import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
 import { type Figure, inParallel, print } from './run.ts';
 
 const ROUNDS = 3;
@@ -201,9 +201,8 @@ export async function run(): Promise<void> {
         };
       },
     };
-    controller = await runDisruptionController(client, cp.registry, {
-      definition,
-      features: (g) => DEFAULT_FEATURE_GATES[g] ?? false,
+    controller = await runControllers(client, cp.registry, [definition], {
+      features: DEFAULT_FEATURE_GATES,
     });
     const b: Bench = { cp, client, enqueue: () => enqueue!, reconciled: () => reconciled };
     const rounds: Record<string, [number, number]>[] = [];

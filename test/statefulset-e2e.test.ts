@@ -9,7 +9,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, type RunningController, runDisruptionController } from '../controllers/disruption/harness.ts';
 import { statefulSetControllerDefinition } from '../controllers/statefulset/index.ts';
 import type { WatchEvent } from '../src/api/meta.ts';
 import type { StatefulSet } from '../src/api/types/apps.ts';
@@ -17,6 +16,8 @@ import type { PersistentVolumeClaim, Pod } from '../src/api/types/core.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { type RunningControllers as RunningController, runControllers } from './support/controllers.ts';
+import { eventually } from './support/eventually.ts';
 import { hasKubectl, Kubectl } from './support/kubectl.ts';
 
 let cluster: TestCluster;
@@ -27,9 +28,8 @@ let cacheDir: string;
 beforeAll(async () => {
   cluster = await startTestCluster();
   cluster.cp.attach(await startSimulatedNodes(cluster.cp, 3));
-  controller = await runDisruptionController(cluster.client, cluster.cp.registry, {
-    definition: statefulSetControllerDefinition,
-    features: (g) => DEFAULT_FEATURE_GATES[g] ?? false,
+  controller = await runControllers(cluster.client, cluster.cp.registry, [statefulSetControllerDefinition], {
+    features: DEFAULT_FEATURE_GATES,
   });
   cacheDir = await mkdtemp(join(tmpdir(), 'sts-kubectl-'));
   kubectl = new Kubectl(cluster.kubeconfig, cacheDir);

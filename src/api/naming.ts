@@ -59,6 +59,8 @@ export interface Naming {
     readonly managedBy: string;
     /** On a ControllerRevision: the hash part of its name. */
     readonly revisionHash: string;
+    /** Marks the APIServices the API server registers for the groups it serves itself. */
+    readonly autoManaged: string;
   };
   /** Group of structured z-page answers and of the component configuration. */
   readonly configGroup: string;
@@ -110,6 +112,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       aggregateToView: `rbac.authorization.${groupSuffix}/aggregate-to-view`,
       managedBy: `app.${domain}/managed-by`,
       revisionHash: `controller.${domain}/hash`,
+      autoManaged: `${shortWord}-aggregator.${domain}/automanaged`,
     },
     configGroup: `config.${groupSuffix}`,
     protocol: { metaGroup: 'meta.k8s.io', discoveryGroup: 'apidiscovery.k8s.io' },

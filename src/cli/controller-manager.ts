@@ -209,6 +209,7 @@ async function main(): Promise<number> {
   const controllerConfig = {
     certificates: certificatesConfig(cfg, embedded?.caFiles),
     leaseCandidateGc: { periodMs: election.gcPeriodMs },
+    apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
   };
   const le = cfg.generic.leaderElection;
   const health = new LeaderElectionHealth();

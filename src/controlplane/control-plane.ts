@@ -18,6 +18,7 @@ import {
 import { rfc3339 } from '../util/time.ts';
 import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
+import { Aggregator } from './aggregator.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
 import {
@@ -102,6 +103,7 @@ export class ControlPlane {
   serviceAccountTokens?: ServiceAccountTokens;
   private server?: ControlPlaneServer;
   private gc?: GarbageCollector;
+  private aggregator?: Aggregator;
   private ca?: CertificateWithKey;
   /** Helpers that run against this plane (simulated nodes): stopped before it. */
   private readonly companions: { stop(): Promise<void> }[] = [];
@@ -185,6 +187,13 @@ export class ControlPlane {
     this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
+    this.aggregator = new Aggregator({
+      storage: this.storage,
+      registry: this.registry,
+      authorizer: this.authorizer,
+      seed: (obj) => this.seed(obj),
+    });
+    this.aggregator.start();
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
       cert: serving.certPem,
@@ -196,6 +205,7 @@ export class ControlPlane {
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
+      aggregator: this.aggregator,
     });
     this.port = await this.server.listen(o.port, o.host);
     this.kubeconfigPath = o.kubeconfigOut ?? join(o.dataDir, 'kubeconfig');
@@ -210,6 +220,7 @@ export class ControlPlane {
   async stop(): Promise<void> {
     for (const c of this.companions.splice(0).reverse()) await c.stop();
     this.gc?.stop();
+    this.aggregator?.stop();
     await this.server?.close();
   }
 

@@ -68,22 +68,29 @@ function groupDoc(name: string, versions: string[]): object {
   return { name, versions: gvs, preferredVersion: gvs[0] };
 }
 
-export function groupList(registry: ResourceRegistry): object {
+/** The named groups and their versions, preferred first: the registry's order unless an aggregator orders them. */
+type Groups = { name: string; versions: string[] }[];
+
+export function groupList(registry: ResourceRegistry, groups: Groups = registry.groups()): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: registry.groups().map((g) => groupDoc(g.name, g.versions)),
+    groups: groups.map((g) => groupDoc(g.name, g.versions)),
   };
 }
 
-export function groupOne(registry: ResourceRegistry, name: string): object | undefined {
-  const g = registry.groups().find((x) => x.name === name);
+export function groupOne(
+  registry: ResourceRegistry,
+  name: string,
+  groups: Groups = registry.groups(),
+): object | undefined {
+  const g = groups.find((x) => x.name === name);
   return g ? { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(g.name, g.versions) } : undefined;
 }
 
 /** The aggregated document for `/api` (core only) or `/apis` (every named group). */
-export function aggregated(registry: ResourceRegistry, legacy: boolean): object {
-  const groups = legacy ? [{ name: '', versions: ['v1'] }] : registry.groups();
+export function aggregated(registry: ResourceRegistry, legacy: boolean, named: Groups = registry.groups()): object {
+  const groups = legacy ? [{ name: '', versions: ['v1'] }] : named;
   return {
     kind: 'APIGroupDiscoveryList',
     apiVersion: `${registry.naming.protocol.discoveryGroup}/v2`,

@@ -99,7 +99,7 @@ export function parseRequest(
   };
 }
 
-function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
+export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
   if (method === 'GET' || method === 'HEAD') {
     if (watch) return 'watch';
     return hasName ? 'get' : 'list';

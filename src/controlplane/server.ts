@@ -6,6 +6,7 @@ import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
+import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
 import {
@@ -41,6 +42,8 @@ export interface ServerOptions {
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
+  /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
+  aggregator?: Aggregator;
 }
 
 const JSON_TYPE = 'application/json';
@@ -157,6 +160,8 @@ export class ControlPlaneServer {
     const authenticated = authenticate(req, this.opts.tokens);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
+    const remote = this.opts.aggregator?.remoteFor(path);
+    if (remote) return this.opts.aggregator!.proxy(req, res, path, query, remote, user);
     const info = parseRequest(this.api.registry, method, path, query);
     if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
@@ -170,6 +175,7 @@ export class ControlPlaneServer {
     const accept = req.headers.accept ?? '';
     const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
     const discoveryGroup = registry.naming.protocol.discoveryGroup;
+    const groups = this.opts.aggregator?.discoveryGroups();
     if (['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
       return;
@@ -178,10 +184,10 @@ export class ControlPlaneServer {
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
     else if ((path === '/api' || path === '/apis') && wantsAggregated) {
-      body = aggregated(registry, path === '/api');
+      body = aggregated(registry, path === '/api', groups);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
-    else if (path === '/apis') body = groupList(registry);
+    else if (path === '/apis') body = groupList(registry, groups);
     else if (path === '/openapi/v3') body = openApiV3Root(registry);
     else if (path.startsWith('/openapi/v3/')) {
       const parts = path.slice('/openapi/v3/'.length).split('/');
@@ -192,7 +198,7 @@ export class ControlPlaneServer {
     } else {
       const parts = path.split('/').filter(Boolean);
       if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
-      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1]);
+      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1], groups);
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
