@@ -29,6 +29,7 @@ import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
+import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
@@ -187,14 +188,19 @@ async function main(): Promise<number> {
     gates: gates.metricStates(),
     build: versionInfo(VERSION),
   });
+  const identity = newIdentity();
+  const le = cfg.generic.leaderElection;
+  // Only the replica that can prove it holds the lease writes (see LeaseGuard).
+  const guard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
   const client = new KubeClient(kc, registry, {
     qps: cfg.generic.clientConnection.qps,
     burst: cfg.generic.clientConnection.burst,
-    userAgent: `${n.controllerManager}/${VERSION}`,
+    // The replica's identity, so audit logs attribute every write to one replica.
+    userAgent: `${n.controllerManager}/${VERSION} (${identity})`,
     observe: observeClientRequest,
     headers: cfg.generic.clientConnection.extraHeaders,
+    writeGuard: guard,
   });
-  const identity = newIdentity();
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
   const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
   if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
@@ -208,7 +214,6 @@ async function main(): Promise<number> {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
   }
-  const le = cfg.generic.leaderElection;
   const health = new LeaderElectionHealth();
   const manager = new Manager(
     {
@@ -243,6 +248,7 @@ async function main(): Promise<number> {
       syncTimeoutMs: 60_000,
       shutdownTimeoutMs: 10_000,
       health,
+      guard,
     },
   );
   const diagnostics = await startDiagnostics({
@@ -252,7 +258,8 @@ async function main(): Promise<number> {
     naming: n,
     specs: all,
     flags,
-    client,
+    // Token and access reviews write nothing: standbys answer them too, so they are not fenced.
+    client: client.derive({ writeGuard: undefined }),
     registry: register,
     logger,
     manager,

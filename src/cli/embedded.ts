@@ -76,6 +76,12 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     usage: 'Watch events kept per resource; older resume points answer 410.',
   },
   {
+    name: 'audit-log-path',
+    type: 'string',
+    section: SECTION,
+    usage: 'File every write is logged to, one audit Event (level Metadata) per line; none when unset.',
+  },
+  {
     name: 'bookmark-interval',
     type: 'duration',
     section: SECTION,
@@ -101,6 +107,7 @@ export async function startEmbedded(
     caCertFile: flags.string('ca-cert-file'),
     caKeyFile: flags.string('ca-key-file'),
     tokenAuthFile: flags.string('token-auth-file'),
+    auditLogPath: flags.string('audit-log-path'),
     featureGates,
     continueTtlMs: flags.durationMs('continue-ttl')!,
     historySize: flags.int('watch-history')!,

@@ -18,6 +18,7 @@ import { rfc3339 } from '../util/time.ts';
 import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
+import { AuditLog } from './audit.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
 import {
   AlwaysAllowAuthorizer,
@@ -70,6 +71,8 @@ export interface ControlPlaneOptions {
   authorize?: RequestAuthorizer;
   /** What admission asks the authorizer (approve, sign, attest); `authorizationMode`'s authorizer when unset. */
   accessCheck?: AccessChecker;
+  /** Where every write is logged as a JSON-lines audit Event (`--audit-log-path`); none when unset. */
+  auditLogPath?: string;
 }
 
 export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
@@ -96,6 +99,8 @@ export class ControlPlane {
   /** Decides requests, admission's access questions and the access reviews. */
   readonly authorizer: Authorizer;
   private server?: ControlPlaneServer;
+  /** The audit log, when `auditLogPath` is set and the control plane has started. */
+  audit?: AuditLog;
   private gc?: GarbageCollector;
   private ca?: CertificateWithKey;
   port = 0;
@@ -173,6 +178,7 @@ export class ControlPlane {
     this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
+    if (o.auditLogPath) this.audit = new AuditLog(o.auditLogPath, this.registry.naming);
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
       cert: serving.certPem,
@@ -182,6 +188,7 @@ export class ControlPlane {
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
+      audit: this.audit,
     });
     this.port = await this.server.listen(o.port, o.host);
     this.kubeconfigPath = o.kubeconfigOut ?? join(o.dataDir, 'kubeconfig');
@@ -191,6 +198,7 @@ export class ControlPlane {
   async stop(): Promise<void> {
     this.gc?.stop();
     await this.server?.close();
+    await this.audit?.close();
   }
 
   /** Waits until the garbage collector has processed every change so far. */

@@ -7,6 +7,7 @@ import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
+import type { AuditLog } from './audit.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
 import {
   AGGREGATED_MEDIA,
@@ -39,6 +40,8 @@ export interface ServerOptions {
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
+  /** Where every write is recorded (`--audit-log-path`). */
+  audit?: AuditLog;
 }
 
 const JSON_TYPE = 'application/json';
@@ -207,6 +210,38 @@ export class ControlPlaneServer {
       }
       return this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
+    const received = new Date();
+    let reply: Reply | undefined;
+    let code = 500;
+    try {
+      reply = await this.write(req, info, query, user);
+      code = reply.status;
+    } catch (err) {
+      if (err instanceof ApiError) code = err.code;
+      throw err;
+    } finally {
+      this.opts.audit?.record({
+        info,
+        requestURI: req.url ?? '',
+        user,
+        sourceIp: req.socket.remoteAddress,
+        userAgent: req.headers['user-agent'],
+        code,
+        resourceVersion: (reply?.body as KubeObject | undefined)?.metadata?.resourceVersion,
+        received,
+      });
+    }
+    this.reply(res, reply, query, format);
+  }
+
+  /** A create, update, patch or delete: the handler's reply, or the ApiError it threw. */
+  private async write(
+    req: IncomingMessage,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    user: UserInfo,
+  ): Promise<Reply> {
+    const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
     const handlers: Record<
       string,
@@ -227,7 +262,7 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    this.reply(res, await handlers[info.verb](info, query, body, user), query, format);
+    return handlers[info.verb](info, query, body, user);
   }
 
   private watch(

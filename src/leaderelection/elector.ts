@@ -12,6 +12,7 @@ import type { Lease, LeaseSpec } from '../api/types/coordination.ts';
 import { isConflict, isNotFound } from '../client/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { rfc3339Micro } from '../util/time.ts';
+import type { LeaseGuard } from './guard.ts';
 import type { LeaderMetrics } from './metrics.ts';
 import { pause, withDeadline } from './timing.ts';
 
@@ -70,6 +71,8 @@ export interface LeaderElectionConfig {
   /** Source of jitter in [0, 1). */
   random?: () => number;
   metrics?: LeaderMetrics;
+  /** Told of every successful renewal and of the end of leadership; it fences the controllers' writes. */
+  guard?: LeaseGuard;
   /** `(reason, message)` for an event on the Lease: `<identity> became leader` / `<identity> stopped leading`. */
   onEvent?(reason: string, message: string): void;
   logger?: ElectorLogger;
@@ -219,6 +222,7 @@ export class LeaderElector {
       try {
         await this.renew(signal);
       } finally {
+        this.config.guard?.revoke();
         leading.abort();
         this.config.metrics?.leaderOff();
         this.event('stopped leading');
@@ -276,6 +280,8 @@ export class LeaderElector {
         const ok = await this.tryAcquireOrRenew(round);
         this.maybeReportTransition();
         if (ok) return true;
+        // Another holder (or a release) in the Lease: our term is over now, not at the renew deadline.
+        if (!this.isLeader()) return false;
         await pause(this.clock, this.retryPeriodMs, round);
       }
       return false;
@@ -345,6 +351,7 @@ export class LeaderElector {
     const { namespace, name } = this.config.lock;
     const spec = leaseSpecFromRecord(record);
     const leases = this.config.leases;
+    const sentAt = this.clock.now();
     try {
       if (mode === 'create') {
         const body: Lease = { apiVersion: leases.apiVersion, kind: 'Lease', metadata: { namespace, name }, spec };
@@ -359,6 +366,7 @@ export class LeaderElector {
       return false;
     }
     this.setObserved(record);
+    this.config.guard?.renewed(sentAt);
     return true;
   }
 
