@@ -62,6 +62,7 @@ describe('the audit log', () => {
       user: { username: 'admin', groups: expect.arrayContaining(['system:masters']) },
       objectRef: {
         resource: 'configmaps',
+        name: 'audited',
         namespace: 'default',
         apiVersion: 'v1',
         resourceVersion: created.metadata.resourceVersion,

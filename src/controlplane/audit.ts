@@ -45,8 +45,8 @@ export interface AuditedWrite {
   sourceIp?: string;
   userAgent?: string;
   code: number;
-  /** The resourceVersion of the object the write produced, when it produced one. */
-  resourceVersion?: string;
+  /** The answer's body: a written object names the object (for creates) and the resourceVersion it got. */
+  produced?: unknown;
   received: Date;
 }
 
@@ -64,6 +64,7 @@ export class AuditLog {
 
   record(w: AuditedWrite): void {
     const { rt, namespace, name, subresource, verb } = w.info;
+    const written = (w.produced as { metadata?: { name?: string; resourceVersion?: string } } | undefined)?.metadata;
     const event: AuditEvent = {
       apiVersion: this.apiVersion,
       kind: 'Event',
@@ -78,11 +79,11 @@ export class AuditLog {
       objectRef: {
         resource: rt.plural,
         namespace,
-        name,
+        name: name ?? written?.name,
         apiGroup: rt.group || undefined,
         apiVersion: rt.version,
         subresource,
-        resourceVersion: w.resourceVersion,
+        resourceVersion: written?.resourceVersion,
       },
       responseStatus: { metadata: {}, code: w.code },
       requestReceivedTimestamp: rfc3339Micro(w.received),

@@ -227,7 +227,7 @@ export class ControlPlaneServer {
         sourceIp: req.socket.remoteAddress,
         userAgent: req.headers['user-agent'],
         code,
-        resourceVersion: (reply?.body as KubeObject | undefined)?.metadata?.resourceVersion,
+        produced: reply?.body,
         received,
       });
     }
