@@ -31,6 +31,7 @@ import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
+import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
@@ -183,14 +184,19 @@ async function main(): Promise<number> {
     gates: gates.metricStates(),
     build: versionInfo(VERSION),
   });
+  const identity = newIdentity();
+  const le = cfg.generic.leaderElection;
+  // Only the replica that can prove it holds the lease writes (see LeaseGuard).
+  const guard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
   const client = new KubeClient(kc, registry, {
     qps: cfg.generic.clientConnection.qps,
     burst: cfg.generic.clientConnection.burst,
-    userAgent: `${n.controllerManager}/${VERSION}`,
+    // The replica's identity, so audit logs attribute every write to one replica.
+    userAgent: `${n.controllerManager}/${VERSION} (${identity})`,
     observe: observeClientRequest,
     headers: cfg.generic.clientConnection.extraHeaders,
+    writeGuard: guard,
   });
-  const identity = newIdentity();
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
   const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
   if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
@@ -211,7 +217,6 @@ async function main(): Promise<number> {
     leaseCandidateGc: { periodMs: election.gcPeriodMs },
     apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
   };
-  const le = cfg.generic.leaderElection;
   const health = new LeaderElectionHealth();
   const ctx = {
     client,
@@ -242,22 +247,25 @@ async function main(): Promise<number> {
     controllers: definitions.filter((d) => !d.lease),
     leaderElection,
     health,
+    guard,
   });
-  // Controllers with a Lease of their own (the coordinated election's) run under it, elected the classic way.
+  // Controllers with a Lease of their own (the coordinated election's) run under it, elected the classic way,
+  // their writes fenced by that Lease.
   const ownLeases = [...new Set(definitions.flatMap((d) => (d.lease ? [d.lease] : [])))];
   const managers = [
     manager,
-    ...ownLeases.map(
-      (name) =>
-        new Manager(
-          { ...ctx, logger: logger.child({ lease: name }) },
-          {
-            ...managerOptions,
-            controllers: definitions.filter((d) => d.lease === name),
-            leaderElection: { ...leaderElection, name, candidate: undefined, coordinated: false },
-          },
-        ),
-    ),
+    ...ownLeases.map((name) => {
+      const ownGuard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
+      return new Manager(
+        { ...ctx, client: client.derive({ writeGuard: ownGuard }), logger: logger.child({ lease: name }) },
+        {
+          ...managerOptions,
+          controllers: definitions.filter((d) => d.lease === name),
+          leaderElection: { ...leaderElection, name, candidate: undefined, coordinated: false },
+          guard: ownGuard,
+        },
+      );
+    }),
   ];
   // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
   // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...
@@ -269,7 +277,8 @@ async function main(): Promise<number> {
     naming: n,
     specs: all,
     flags,
-    client,
+    // Token and access reviews write nothing: standbys answer them too, so they are not fenced.
+    client: client.derive({ writeGuard: undefined }),
     registry: register,
     logger,
     manager,

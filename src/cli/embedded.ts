@@ -87,6 +87,12 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     usage: 'Simulated nodes that register, bind and run pods (Ready after a readiness delay); 0 for none.',
   },
   {
+    name: 'audit-log-path',
+    type: 'string',
+    section: SECTION,
+    usage: 'File every write is logged to, one audit Event (level Metadata) per line; none when unset.',
+  },
+  {
     name: 'bookmark-interval',
     type: 'duration',
     section: SECTION,
@@ -112,6 +118,7 @@ export async function startEmbedded(
     caCertFile: flags.string('ca-cert-file'),
     caKeyFile: flags.string('ca-key-file'),
     tokenAuthFile: flags.string('token-auth-file'),
+    auditLogPath: flags.string('audit-log-path'),
     featureGates,
     continueTtlMs: flags.durationMs('continue-ttl')!,
     historySize: flags.int('watch-history')!,

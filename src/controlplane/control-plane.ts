@@ -20,6 +20,7 @@ import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
 import { Aggregator } from './aggregator.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
+import { AuditLog } from './audit.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
 import {
   AlwaysAllowAuthorizer,
@@ -74,6 +75,8 @@ export interface ControlPlaneOptions {
   authorize?: RequestAuthorizer;
   /** What admission asks the authorizer (approve, sign, attest); `authorizationMode`'s authorizer when unset. */
   accessCheck?: AccessChecker;
+  /** Where every write is logged as a JSON-lines audit Event (`--audit-log-path`); none when unset. */
+  auditLogPath?: string;
 }
 
 export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
@@ -102,6 +105,8 @@ export class ControlPlane {
   /** Bound service account tokens (TokenRequest), their signing key loaded or generated at start. */
   serviceAccountTokens?: ServiceAccountTokens;
   private server?: ControlPlaneServer;
+  /** The audit log, when `auditLogPath` is set and the control plane has started. */
+  audit?: AuditLog;
   private gc?: GarbageCollector;
   private aggregator?: Aggregator;
   private ca?: CertificateWithKey;
@@ -194,6 +199,7 @@ export class ControlPlane {
       seed: (obj) => this.seed(obj),
     });
     this.aggregator.start();
+    if (o.auditLogPath) this.audit = new AuditLog(o.auditLogPath, this.registry.naming);
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
       cert: serving.certPem,
@@ -206,6 +212,7 @@ export class ControlPlane {
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
       aggregator: this.aggregator,
+      audit: this.audit,
     });
     this.port = await this.server.listen(o.port, o.host);
     this.kubeconfigPath = o.kubeconfigOut ?? join(o.dataDir, 'kubeconfig');
@@ -222,6 +229,7 @@ export class ControlPlane {
     this.gc?.stop();
     this.aggregator?.stop();
     await this.server?.close();
+    await this.audit?.close();
   }
 
   /** Waits until the garbage collector has processed every change so far. */

@@ -8,6 +8,7 @@ import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
 import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
+import type { AuditLog } from './audit.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
 import {
   AGGREGATED_MEDIA,
@@ -44,6 +45,8 @@ export interface ServerOptions {
   maxBodyBytes: number;
   /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
   aggregator?: Aggregator;
+  /** Where every write is recorded (`--audit-log-path`). */
+  audit?: AuditLog;
 }
 
 const JSON_TYPE = 'application/json';
@@ -234,6 +237,38 @@ export class ControlPlaneServer {
       }
       return this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
+    const received = new Date();
+    let reply: Reply | undefined;
+    let code = 500;
+    try {
+      reply = await this.write(req, info, query, user);
+      code = reply.status;
+    } catch (err) {
+      if (err instanceof ApiError) code = err.code;
+      throw err;
+    } finally {
+      this.opts.audit?.record({
+        info,
+        requestURI: req.url ?? '',
+        user,
+        sourceIp: req.socket.remoteAddress,
+        userAgent: req.headers['user-agent'],
+        code,
+        produced: reply?.body,
+        received,
+      });
+    }
+    this.reply(res, reply, query, format);
+  }
+
+  /** A create, update, patch or delete: the handler's reply, or the ApiError it threw. */
+  private async write(
+    req: IncomingMessage,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    user: UserInfo,
+  ): Promise<Reply> {
+    const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
     const handlers: Record<
       string,
@@ -254,7 +289,7 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    this.reply(res, await handlers[info.verb](info, query, body, user), query, format);
+    return handlers[info.verb](info, query, body, user);
   }
 
   private watch(
