@@ -192,6 +192,8 @@ export class ControlPlaneServer {
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
       const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
+      // Nothing is shown that a crash could still take back.
+      await api.storage.durable();
       if (tableAccept && !info.subresource) {
         const items = 'items' in body ? (body.items as never[]) : [body];
         const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
@@ -227,7 +229,10 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    this.reply(res, await handlers[info.verb](info, query, body, user), query, format);
+    const reply = await handlers[info.verb](info, query, body, user);
+    // A write is acknowledged only once durable (the journal commits writes in groups).
+    await api.storage.durable();
+    this.reply(res, reply, query, format);
   }
 
   private watch(
