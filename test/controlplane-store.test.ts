@@ -121,6 +121,16 @@ for (const { kind, skip } of stores) {
         await second.cp.stop();
       }
     });
+
+    it('refuses a second control plane on the same store while the first runs', async () => {
+      const options = { port: 0, dataDir: await tempDir(), ...(await testStorage(kind)) };
+      const first = await start(options);
+      try {
+        await expect(new ControlPlane(options).start()).rejects.toThrow(/another control plane/);
+      } finally {
+        await first.cp.stop();
+      }
+    });
   });
 }
 

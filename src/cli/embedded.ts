@@ -1,4 +1,5 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
+import { join } from 'node:path';
 import type { FlavorName } from '../api/naming.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS, type StorageKind } from '../controlplane/control-plane.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
@@ -160,6 +161,13 @@ function storageFlags(flags: Flags): { storage: StorageKind; etcdServers: string
   return { storage, etcdServers, etcdPrefix };
 }
 
+function storageDescription(cp: ControlPlane): string {
+  const o = cp.options;
+  if (o.storage === 'etcd') return `etcd ${o.etcdServers.join(',')} (prefix ${o.etcdPrefix})`;
+  if (o.storage === 'memory') return 'memory (objects are lost on exit)';
+  return `embedded, ${join(o.dataDir, 'store')} (at resourceVersion ${cp.storage.currentRv()})`;
+}
+
 export function printWelcome(cp: ControlPlane): void {
   const kc = cp.kubeconfigPath;
   console.log(
@@ -167,6 +175,7 @@ export function printWelcome(cp: ControlPlane): void {
       `embedded control plane listening on ${cp.url} (flavor ${cp.registry.naming.flavor})`,
       `port: ${cp.port}`,
       `kubeconfig: ${kc}`,
+      `storage: ${storageDescription(cp)}`,
       '',
       'try:',
       `  kubectl --kubeconfig ${kc} api-resources`,

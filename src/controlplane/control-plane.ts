@@ -31,7 +31,7 @@ import { createReviewer } from './authz/reviews.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { etcdStore } from './kv-etcd.ts';
+import { openEtcdStore } from './kv-etcd.ts';
 import { openLevelStore } from './kv-level.ts';
 import { objectValidation } from './object-validation.ts';
 import { Journal, type KeyValueStore } from './persistence.ts';
@@ -220,7 +220,9 @@ export class ControlPlane {
       throw new Error('etcd storage needs at least one server in --etcd-servers');
     }
     const kv: KeyValueStore =
-      o.storage === 'etcd' ? etcdStore(o.etcdServers, o.etcdPrefix) : await openLevelStore(join(o.dataDir, 'store'));
+      o.storage === 'etcd'
+        ? await openEtcdStore(o.etcdServers, o.etcdPrefix)
+        : await openLevelStore(join(o.dataDir, 'store'));
     const { journal, skipped } = await Journal.open(this.storage, kv, this.registry, o.historySize);
     this.journal = journal;
     if (skipped > 0) {

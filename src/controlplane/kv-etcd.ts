@@ -1,7 +1,8 @@
 /**
  * etcd as the key-value store (`--etcd-servers`), through the `etcd3` client. Every key lives under a
  * prefix; a group commit becomes as few transactions as etcd's limits allow (128 operations and about
- * 1.5 MiB per request by default), each change's operations always in the same one.
+ * 1.5 MiB per request by default), each change's operations always in the same one. One control
+ * plane owns a prefix: it holds an etcd lock (on a lease it keeps alive) for as long as it runs.
  */
 import { Etcd3, type IRequestOp } from 'etcd3';
 import type { KeyValueStore, KvOp } from './persistence.ts';
@@ -10,8 +11,17 @@ const MAX_TXN_OPS = 128;
 const MAX_TXN_BYTES = 1024 * 1024;
 const SCAN_PAGE = 500;
 
-export function etcdStore(servers: string[], prefix: string): KeyValueStore {
+const OWNER_TTL_SECONDS = 10;
+
+export async function openEtcdStore(servers: string[], prefix: string): Promise<KeyValueStore> {
   const client = new Etcd3({ hosts: servers, dialTimeout: 10_000 });
+  const owner = client.lock(`${prefix}owner`).ttl(OWNER_TTL_SECONDS);
+  try {
+    await owner.acquire();
+  } catch (err) {
+    client.close();
+    throw new Error(`cannot use etcd prefix ${prefix} (is another control plane using it?): ${(err as Error).message}`);
+  }
   const toRequest = (op: KvOp): IRequestOp =>
     op.type === 'put'
       ? { request_put: { key: Buffer.from(prefix + op.key), value: Buffer.from(op.value) } }
@@ -31,7 +41,10 @@ export function etcdStore(servers: string[], prefix: string): KeyValueStore {
         from = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
       }
     },
-    close: async () => client.close(),
+    async close() {
+      await owner.release();
+      client.close();
+    },
   };
 }
 
