@@ -88,6 +88,7 @@ for (const { kind, skip } of stores) {
       await first.configMaps.delete('default', 'cm-4');
       const before = await first.configMaps.list('default');
       const rv = Number(before.metadata.resourceVersion);
+      const paged = await first.configMaps.list('default', { limit: 5 });
       await first.cp.stop();
 
       // Same port and credentials: the first client survives the restart.
@@ -97,6 +98,14 @@ for (const { kind, skip } of stores) {
         expect(after.items).toEqual(before.items);
         expect(after.metadata.resourceVersion).toBe(String(rv));
         expect(second.cp.storage.currentRv()).toBe(rv);
+        // The list snapshot behind a continue token did not survive: 410, and the client lists again
+        // (never another list's snapshot that happens to have the same id in the new process).
+        await first.client.kind('Namespace').list(undefined, { limit: 1 });
+        await expect(
+          first.configMaps.list('default', { limit: 5, continue: paged.metadata.continue }),
+        ).rejects.toMatchObject({
+          code: 410,
+        });
 
         // The last three changes (create cm-29, patch cm-3, delete cm-4) are replayed from rv - 3.
         const replay = await watchFrom(first.client, String(rv - 3), 3);

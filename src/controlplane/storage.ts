@@ -195,6 +195,8 @@ export class Storage {
   restore(saved: SavedState): void {
     if (this.rv !== 0) throw new Error('restore needs an empty storage');
     this.keptAfter = saved.keptAfter;
+    // Continue tokens from before the restart name snapshots by id: new ids must never match them.
+    this.nextSnapshotId = Date.now() * 1000;
     for (const s of this.stores.values()) s.compactedRv = saved.keptAfter;
     for (const { rt, object } of saved.objects) {
       const s = this.store(rt);
