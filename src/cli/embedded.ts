@@ -1,6 +1,7 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
+import { join } from 'node:path';
 import type { FlavorName } from '../api/naming.ts';
-import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS } from '../controlplane/control-plane.ts';
+import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS, type StorageKind } from '../controlplane/control-plane.ts';
 import { startSimulatedNodes } from '../simulation/nodes.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 
@@ -35,7 +36,28 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     type: 'string',
     section: SECTION,
     default: '.orch',
-    usage: 'Directory for the generated CA and kubeconfigs.',
+    usage: 'Directory for the generated CA, the kubeconfigs and (with --storage=embedded) the objects.',
+  },
+  {
+    name: 'storage',
+    type: 'string',
+    section: SECTION,
+    default: 'embedded',
+    usage:
+      'Where objects are kept: embedded (<data-dir>/store, survives restarts) or memory (lost on exit); --etcd-servers selects etcd.',
+  },
+  {
+    name: 'etcd-servers',
+    type: 'stringArray',
+    section: SECTION,
+    usage: 'etcd client URLs (comma-separated or repeated) to store objects in, instead of the data directory.',
+  },
+  {
+    name: 'etcd-prefix',
+    type: 'string',
+    section: SECTION,
+    default: DEFAULT_CONTROL_PLANE_OPTIONS.etcdPrefix,
+    usage: 'Prefix of every key the control plane writes in etcd.',
   },
   {
     name: 'kubeconfig-out',
@@ -111,6 +133,7 @@ export async function startEmbedded(
   const dataDir = flags.string('data-dir')!;
   const cp = new ControlPlane({
     flavor,
+    ...storageFlags(flags),
     host: flags.string(names.bind)!,
     port: flags.int(names.port)!,
     dataDir,
@@ -142,6 +165,31 @@ export async function startEmbedded(
   return cp;
 }
 
+/** `--storage` and `--etcd-servers`: etcd when servers are given, else the named store. */
+function storageFlags(flags: Flags): { storage: StorageKind; etcdServers: string[]; etcdPrefix: string } {
+  const storage = flags.string('storage')!;
+  const etcdServers = flags
+    .all('etcd-servers')
+    .flatMap((s) => s.split(','))
+    .filter(Boolean);
+  const etcdPrefix = flags.string('etcd-prefix')!;
+  if (storage !== 'embedded' && storage !== 'memory') {
+    throw new FlagError(`invalid argument "${storage}" for "--storage" flag: must be embedded or memory`);
+  }
+  if (etcdServers.length > 0) {
+    if (storage === 'memory') throw new FlagError('--etcd-servers cannot be combined with --storage=memory');
+    return { storage: 'etcd', etcdServers, etcdPrefix };
+  }
+  return { storage, etcdServers, etcdPrefix };
+}
+
+function storageDescription(cp: ControlPlane): string {
+  const o = cp.options;
+  if (o.storage === 'etcd') return `etcd ${o.etcdServers.join(',')} (prefix ${o.etcdPrefix})`;
+  if (o.storage === 'memory') return 'memory (objects are lost on exit)';
+  return `embedded, ${join(o.dataDir, 'store')} (at resourceVersion ${cp.storage.currentRv()})`;
+}
+
 export function printWelcome(cp: ControlPlane): void {
   const kc = cp.kubeconfigPath;
   console.log(
@@ -149,6 +197,7 @@ export function printWelcome(cp: ControlPlane): void {
       `embedded control plane listening on ${cp.url} (flavor ${cp.registry.naming.flavor})`,
       `port: ${cp.port}`,
       `kubeconfig: ${kc}`,
+      `storage: ${storageDescription(cp)}`,
       '',
       'try:',
       `  kubectl --kubeconfig ${kc} api-resources`,

@@ -3,7 +3,7 @@
  * the credentials (a cluster CA, a serving certificate, an admin kubeconfig) that clients use.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KubeObject, objectKey } from '../api/meta.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
@@ -35,7 +35,10 @@ import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
 import { impersonate } from './impersonation.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
+import { openEtcdStore } from './kv-etcd.ts';
+import { openLevelStore } from './kv-level.ts';
 import { objectValidation } from './object-validation.ts';
+import { Journal, type KeyValueStore } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
@@ -44,12 +47,22 @@ import { Storage } from './storage.ts';
 import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
 
+/**
+ * Where objects are kept: `embedded` (LevelDB in `<dataDir>/store`, durable across restarts), `etcd`
+ * (in `etcdServers` under `etcdPrefix`), or `memory` (gone when the process ends).
+ */
+export type StorageKind = 'embedded' | 'etcd' | 'memory';
+
 export interface ControlPlaneOptions {
   flavor: FlavorName;
+  storage: StorageKind;
+  etcdServers: string[];
+  /** Key prefix in etcd, so that several control planes (or tests) can share one etcd. */
+  etcdPrefix: string;
   host: string;
   /** 0 picks a free port. */
   port: number;
-  /** Where credentials and kubeconfigs are written. */
+  /** Where credentials, kubeconfigs and (embedded storage) the objects are written. */
   dataDir: string;
   /** Where the admin kubeconfig goes (default `<dataDir>/kubeconfig`). */
   kubeconfigOut?: string;
@@ -81,6 +94,9 @@ export interface ControlPlaneOptions {
 
 export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   flavor: 'orch',
+  storage: 'embedded',
+  etcdServers: [],
+  etcdPrefix: '/registry/',
   host: '127.0.0.1',
   port: 6443,
   dataDir: '.orch',
@@ -112,6 +128,7 @@ export class ControlPlane {
   private ca?: CertificateWithKey;
   /** Helpers that run against this plane (simulated nodes): stopped before it. */
   private readonly companions: { stop(): Promise<void> }[] = [];
+  private journal?: Journal;
   port = 0;
   kubeconfigPath = '';
 
@@ -176,6 +193,7 @@ export class ControlPlane {
   async start(): Promise<void> {
     const o = this.options;
     await mkdir(o.dataDir, { recursive: true });
+    await this.openStore();
     this.ca = await this.loadOrCreateCa();
     if (o.tokenAuthFile) this.tokens.loadFile(o.tokenAuthFile);
     const serving = await issueKeyAndCertificate({
@@ -230,6 +248,25 @@ export class ControlPlane {
     this.aggregator?.stop();
     await this.server?.close();
     await this.audit?.close();
+    await this.journal?.close();
+  }
+
+  /** Loads the objects a persistent store kept, and journals every change to it from now on. */
+  private async openStore(): Promise<void> {
+    const o = this.options;
+    if (o.storage === 'memory') return;
+    if (o.storage === 'etcd' && o.etcdServers.length === 0) {
+      throw new Error('etcd storage needs at least one server in --etcd-servers');
+    }
+    const kv: KeyValueStore =
+      o.storage === 'etcd'
+        ? await openEtcdStore(o.etcdServers, o.etcdPrefix)
+        : await openLevelStore(join(o.dataDir, 'store'));
+    const { journal, skipped } = await Journal.open(this.storage, kv, this.registry, o.historySize);
+    this.journal = journal;
+    if (skipped > 0) {
+      console.warn(`control plane: ${skipped} stored objects belong to resources this flavor does not serve`);
+    }
   }
 
   /** Waits until the garbage collector has processed every change so far. */
@@ -345,7 +382,9 @@ export class ControlPlane {
 
   private bootstrapNamespaces(): void {
     const n = this.registry.naming;
+    const namespaces = this.registry.byKind('Namespace')!;
     for (const name of n.initialNamespaces) {
+      if (this.storage.get(namespaces, name)) continue;
       this.seed({
         apiVersion: 'v1',
         kind: 'Namespace',
@@ -362,11 +401,23 @@ export class ControlPlane {
       if (!o.caCertFile || !o.caKeyFile) throw new Error('--ca-cert-file and --ca-key-file must be given together');
       return loadCa(await readFile(o.caCertFile, 'utf8'), await readFile(o.caKeyFile, 'utf8'));
     }
+    const { certFile, keyFile } = this.caFiles;
+    // A persistent cluster keeps its CA: clients that survive a restart keep trusting it.
+    if (o.storage !== 'memory' && (await exists(certFile)) && (await exists(keyFile))) {
+      return loadCa(await readFile(certFile, 'utf8'), await readFile(keyFile, 'utf8'));
+    }
     const ca = await createSelfSignedCa({ commonName: `${this.registry.naming.product}-embedded-ca` });
     await writeFile(join(o.dataDir, 'ca.crt'), ca.certPem);
     await writeFile(join(o.dataDir, 'ca.key'), ca.keyPem, { mode: 0o600 });
     return ca;
   }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Whether an object belongs to the bootstrap RBAC policy (the reference's `bootstrapping: rbac-defaults` label). */

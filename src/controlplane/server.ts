@@ -222,6 +222,8 @@ export class ControlPlaneServer {
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
       const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
+      // Nothing is shown that a crash could still take back.
+      await api.storage.durable();
       if (tableAccept && !info.subresource) {
         const items = 'items' in body ? (body.items as never[]) : [body];
         const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
@@ -289,7 +291,10 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    return handlers[info.verb](info, query, body, user);
+    const reply = await handlers[info.verb](info, query, body, user);
+    // A write is acknowledged only once durable (the journal commits writes in groups).
+    await api.storage.durable();
+    return reply;
   }
 
   private watch(
