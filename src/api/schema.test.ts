@@ -68,7 +68,7 @@ describe('schemaFor', () => {
       expect(at(schemaFor(kind), ...container, 'resources', 'limits', '[]'), kind).toBe('quantity');
     }
     expect(at(schemaFor('Pod'), 'spec', 'affinity')).toBe('any');
-    expect(at(schemaFor('Pod'), 'spec', 'volumes', '[]', 'configMap')).toBe('any');
+    expect(at(schemaFor('Pod'), 'spec', 'volumes', '[]', 'csi')).toBe('any');
     expect(at(schemaFor('StatefulSet'), 'spec', 'volumeClaimTemplates', '[]', 'spec', 'resources', 'requests')).toEqual(
       {
         map: 'quantity',

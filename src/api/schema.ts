@@ -4,7 +4,7 @@
  *
  * A node is `'any'` (free-form, never checked), a scalar marker, an object with its known fields, a
  * string-keyed map or a list. Scalars are markers only: this is about field names, not value types.
- * Parts the reference types in great depth (affinity, probe handlers, volume sources) are `'any'` here.
+ * Parts the reference types in great depth (affinity, the rarer volume sources) are `'any'` here.
  */
 
 export type Scalar = 'string' | 'integer' | 'number' | 'boolean' | 'int-or-string' | 'quantity' | 'time';
@@ -132,11 +132,22 @@ const toleration = object({
 // ---------------------------------------------------------------------------------------------
 // Containers
 
+const exec = object({ command: strings });
+const httpGet = object({
+  path: 'string',
+  port: 'int-or-string',
+  host: 'string',
+  scheme: 'string',
+  httpHeaders: listOf(object({ name: 'string', value: 'string' })),
+});
+const tcpSocket = object({ port: 'int-or-string', host: 'string' });
+const lifecycleHandler = object({ exec, httpGet, tcpSocket, sleep: object({ seconds: 'integer' }) });
+
 const probe = object({
-  exec: 'any',
-  httpGet: 'any',
-  tcpSocket: 'any',
-  grpc: 'any',
+  exec,
+  httpGet,
+  tcpSocket,
+  grpc: object({ port: 'integer', service: 'string' }),
   initialDelaySeconds: 'integer',
   timeoutSeconds: 'integer',
   periodSeconds: 'integer',
@@ -227,7 +238,7 @@ const containerFields: Fields = {
   livenessProbe: probe,
   readinessProbe: probe,
   startupProbe: probe,
-  lifecycle: object({ postStart: 'any', preStop: 'any', stopSignal: 'string' }),
+  lifecycle: object({ postStart: lifecycleHandler, preStop: lifecycleHandler, stopSignal: 'string' }),
   terminationMessagePath: 'string',
   terminationMessagePolicy: 'string',
   imagePullPolicy: 'string',
@@ -242,18 +253,22 @@ const ephemeralContainer = object({ ...containerFields, targetContainerName: 'st
 // ---------------------------------------------------------------------------------------------
 // Pods
 
-/** The volume source types, each free-form; only the source keys themselves are known. */
-const VOLUME_SOURCES = [
-  'hostPath',
-  'emptyDir',
+const keyToPath = listOf(object({ key: 'string', path: 'string', mode: 'integer' }));
+/** The common volume sources in full; the others are free-form, only their keys are known. */
+const volumeSources: Fields = {
+  hostPath: object({ path: 'string', type: 'string' }),
+  emptyDir: object({ medium: 'string', sizeLimit: 'quantity' }),
+  secret: object({ secretName: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' }),
+  configMap: object({ name: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' }),
+  persistentVolumeClaim: object({ claimName: 'string', readOnly: 'boolean' }),
+};
+const FREE_FORM_VOLUME_SOURCES = [
   'gcePersistentDisk',
   'awsElasticBlockStore',
   'gitRepo',
-  'secret',
   'nfs',
   'iscsi',
   'glusterfs',
-  'persistentVolumeClaim',
   'rbd',
   'flexVolume',
   'cinder',
@@ -262,7 +277,6 @@ const VOLUME_SOURCES = [
   'downwardAPI',
   'fc',
   'azureFile',
-  'configMap',
   'vsphereVolume',
   'quobyte',
   'azureDisk',
@@ -275,7 +289,11 @@ const VOLUME_SOURCES = [
   'ephemeral',
   'image',
 ];
-const volume = object({ name: 'string', ...Object.fromEntries(VOLUME_SOURCES.map((source) => [source, 'any'])) });
+const volume = object({
+  name: 'string',
+  ...volumeSources,
+  ...Object.fromEntries(FREE_FORM_VOLUME_SOURCES.map((source) => [source, 'any'])),
+});
 
 const podSpec = object({
   volumes: listOf(volume),

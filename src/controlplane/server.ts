@@ -21,7 +21,7 @@ import {
 } from './discovery.ts';
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
-import { isProtobufMediaType } from './protobuf/index.ts';
+import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
@@ -290,6 +290,13 @@ export class ControlPlaneServer {
 
   private reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): void {
     const body = reply.body as Record<string, unknown>;
+    if (format === 'protobuf') {
+      const bytes = protobufOrUndefined(body);
+      if (bytes) {
+        this.send(res, reply.status, bytes, reply.warnings, PROTOBUF_MEDIA_TYPE);
+        return;
+      }
+    }
     if (format === 'yaml') {
       this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
       return;
@@ -304,7 +311,13 @@ export class ControlPlaneServer {
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
   }
 
-  private send(res: ServerResponse, status: number, text: string, warnings: string[], contentType: string): void {
+  private send(
+    res: ServerResponse,
+    status: number,
+    text: string | Uint8Array,
+    warnings: string[],
+    contentType: string,
+  ): void {
     const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
     if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
     res.writeHead(status, headers);
@@ -332,15 +345,17 @@ function notFoundPath(path: string): ApiError {
   });
 }
 
-type OutputFormat = 'json' | 'yaml';
+type OutputFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
- * The format of the answer by `Accept`: JSON for JSON, wildcards or a list that includes JSON
- * (kubectl's `protobuf,json`), YAML when asked for (not for watch streams), 406 otherwise.
+ * The format of the answer by `Accept`: protobuf when it comes first (kubectl's `protobuf,json`; answers
+ * protobuf cannot carry, such as a Status, fall back to JSON), JSON for JSON, wildcards or a list that
+ * includes JSON, YAML when asked for (not for watch streams, which are JSON), 406 otherwise.
  */
 function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
   if (!accept) return 'json';
   const types = accept.split(',').map((part) => part.split(';')[0].trim().toLowerCase());
+  if (!watch && types[0] === PROTOBUF_MEDIA_TYPE) return 'protobuf';
   if (types.some((t) => t === JSON_TYPE || t === '*/*' || t === 'application/*' || t === '')) return 'json';
   if (!watch && types.includes(YAML_TYPE)) return 'yaml';
   throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
@@ -357,6 +372,16 @@ function tableRequested(accept: string | undefined, metaGroup: string): string |
     }
   }
   return undefined;
+}
+
+/** The protobuf form of an answer; undefined for what protobuf cannot carry (a Status, a free-form field). */
+function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefined {
+  try {
+    return encodeKubernetesProtobuf(body);
+  } catch (err) {
+    if (err instanceof ProtobufError) return undefined;
+    throw err;
+  }
 }
 
 function isList(body: Record<string, unknown>): body is Record<string, unknown> & { items: KubeObject[] } {
