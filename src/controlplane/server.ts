@@ -8,19 +8,10 @@ import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
-import {
-  AGGREGATED_MEDIA,
-  aggregated,
-  apiVersions,
-  groupList,
-  groupOne,
-  openApiV3GroupVersion,
-  openApiV3Root,
-  resourceList,
-  table,
-} from './discovery.ts';
+import { AGGREGATED_MEDIA, aggregated, apiVersions, groupList, groupOne, resourceList, table } from './discovery.ts';
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
+import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
 import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
@@ -147,6 +138,12 @@ export class ControlPlaneServer {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
       return;
     }
+    if (isOpenApiPath(path)) {
+      const answer = openApiAnswer(registry, path, url.searchParams, req.headers, this.api.options.now());
+      if (!answer) throw notFoundPath(path);
+      res.writeHead(answer.status, answer.headers).end(answer.body);
+      return;
+    }
     let body: object | undefined;
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
@@ -155,14 +152,7 @@ export class ControlPlaneServer {
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
     else if (path === '/apis') body = groupList(registry);
-    else if (path === '/openapi/v3') body = openApiV3Root(registry);
-    else if (path.startsWith('/openapi/v3/')) {
-      const parts = path.slice('/openapi/v3/'.length).split('/');
-      body =
-        parts[0] === 'api'
-          ? openApiV3GroupVersion(registry, '', parts[1])
-          : openApiV3GroupVersion(registry, parts[1], parts[2]);
-    } else {
+    else {
       const parts = path.split('/').filter(Boolean);
       if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
       if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1]);
