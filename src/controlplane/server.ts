@@ -402,7 +402,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
       const contentType = req.headers['content-type'] ?? JSON_TYPE;
       // Protobuf bodies are binary: one character per byte (latin1) keeps every byte.
       const encoding = isProtobufMediaType(contentType) ? 'latin1' : 'utf8';
-      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType });
+      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType, userAgent: req.headers['user-agent'] });
     });
     req.on('error', reject);
   });
