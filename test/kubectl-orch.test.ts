@@ -59,7 +59,7 @@ async function setUp(flavor: FlavorName): Promise<Setup> {
   const c = await startTestCluster({ flavor });
   const pluginPath = join(c.dir, 'bin');
   await mkdir(pluginPath);
-  await symlink(resolve('bin/kubectl-orch.js'), join(pluginPath, 'kubectl-orch'));
+  await symlink(resolve('bin/kubectl-orch'), join(pluginPath, 'kubectl-orch'));
   const n = c.cp.registry.naming;
   const dana = await c.cp.writeIdentityKubeconfig(join(c.dir, 'dana.kubeconfig'), { username: 'dana', groups: [] });
   const nodes = await startSimulatedNodes(c.cp, 1);
