@@ -8,9 +8,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { register } from 'prom-client';
 import type { CertificatesConfig, FilePair, SignerKey, SigningConfig } from '../../controllers/certificates/config.ts';
 import { controllerDefinitions } from '../../controllers/index.ts';
-import { FLAVORS, type FlavorName, group, isFlavorName, naming } from '../api/naming.ts';
+import { whyAnswerers } from '../../controllers/why.ts';
+import { FLAVORS, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from '../client/client.ts';
+import { detectFlavor } from '../client/flavor.ts';
 import { FeatureGates } from '../config/features.ts';
 import { ConfigError, loadConfiguration } from '../config/load.ts';
 import {
@@ -29,6 +31,7 @@ import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
+import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
@@ -112,20 +115,6 @@ function certificatesConfig(cfg: ControllerManagerConfiguration, embeddedCa?: Fi
   };
 }
 
-/** `auto`: the flavor whose coordination group the server serves. */
-async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {
-  for (const flavor of ['orch', 'kubernetes'] as const) {
-    const probe = new KubeClient(kc, new ResourceRegistry(flavor), { qps: 0, timeoutMs: 10_000 });
-    try {
-      await probe.request('GET', `/apis/coordination.${naming(flavor).groupSuffix}`);
-      return flavor;
-    } catch {
-      // not this flavor
-    }
-  }
-  throw new Error("--api-flavor=auto: the server serves neither flavor's coordination group");
-}
-
 async function main(): Promise<number> {
   const startTime = new Date(Date.now() - process.uptime() * 1000);
   const gates = new FeatureGates();
@@ -172,7 +161,12 @@ async function main(): Promise<number> {
   } else if (flags.string('kubeconfig')) kc.loadFromFile(flags.string('kubeconfig')!);
   else kc.loadFromDefault();
 
-  const flavor = requested === 'auto' ? await detectFlavor(kc) : requested;
+  const flavor =
+    requested === 'auto'
+      ? await detectFlavor(kc).catch((err: Error) => {
+          throw new Error(`--api-flavor=auto: ${err.message}`);
+        })
+      : requested;
   if (requested === 'auto') logger.info({ flavor }, 'API flavor chosen from discovery');
   if (loaded.flavor && loaded.flavor !== flavor) {
     throw new ConfigError([
@@ -190,14 +184,19 @@ async function main(): Promise<number> {
     gates: gates.metricStates(),
     build: versionInfo(VERSION),
   });
+  const identity = newIdentity();
+  const le = cfg.generic.leaderElection;
+  // Only the replica that can prove it holds the lease writes (see LeaseGuard).
+  const guard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
   const client = new KubeClient(kc, registry, {
     qps: cfg.generic.clientConnection.qps,
     burst: cfg.generic.clientConnection.burst,
-    userAgent: `${n.controllerManager}/${VERSION}`,
+    // The replica's identity, so audit logs attribute every write to one replica.
+    userAgent: `${n.controllerManager}/${VERSION} (${identity})`,
     observe: observeClientRequest,
     headers: cfg.generic.clientConnection.extraHeaders,
+    writeGuard: guard,
   });
-  const identity = newIdentity();
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
   const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
   if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
@@ -213,7 +212,11 @@ async function main(): Promise<number> {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
   }
-  const le = cfg.generic.leaderElection;
+  const controllerConfig = {
+    certificates: certificatesConfig(cfg, embedded?.caFiles),
+    leaseCandidateGc: { periodMs: election.gcPeriodMs },
+    apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
+  };
   const health = new LeaderElectionHealth();
   const ctx = {
     client,
@@ -224,10 +227,7 @@ async function main(): Promise<number> {
     clock: realClock,
     metrics: register,
     features: (g: string) => gates.enabled(g),
-    config: {
-      certificates: certificatesConfig(cfg, embedded?.caFiles),
-      leaseCandidateGc: { periodMs: election.gcPeriodMs },
-    },
+    config: controllerConfig,
   };
   const leaderElection: ManagerOptions['leaderElection'] = {
     enabled: le.leaderElect,
@@ -247,23 +247,29 @@ async function main(): Promise<number> {
     controllers: definitions.filter((d) => !d.lease),
     leaderElection,
     health,
+    guard,
   });
-  // Controllers with a Lease of their own (the coordinated election's) run under it, elected the classic way.
+  // Controllers with a Lease of their own (the coordinated election's) run under it, elected the classic way,
+  // their writes fenced by that Lease.
   const ownLeases = [...new Set(definitions.flatMap((d) => (d.lease ? [d.lease] : [])))];
   const managers = [
     manager,
-    ...ownLeases.map(
-      (name) =>
-        new Manager(
-          { ...ctx, logger: logger.child({ lease: name }) },
-          {
-            ...managerOptions,
-            controllers: definitions.filter((d) => d.lease === name),
-            leaderElection: { ...leaderElection, name, candidate: undefined, coordinated: false },
-          },
-        ),
-    ),
+    ...ownLeases.map((name) => {
+      const ownGuard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
+      return new Manager(
+        { ...ctx, client: client.derive({ writeGuard: ownGuard }), logger: logger.child({ lease: name }) },
+        {
+          ...managerOptions,
+          controllers: definitions.filter((d) => d.lease === name),
+          leaderElection: { ...leaderElection, name, candidate: undefined, coordinated: false },
+          guard: ownGuard,
+        },
+      );
+    }),
   ];
+  // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
+  // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...
+  if (embedded && !cfg.serving.clientCAFile) cfg.serving.clientCAFile = embedded.caFiles.certFile;
   const diagnostics = await startDiagnostics({
     cfg,
     schema,
@@ -271,7 +277,8 @@ async function main(): Promise<number> {
     naming: n,
     specs: all,
     flags,
-    client,
+    // Token and access reviews write nothing: standbys answer them too, so they are not fenced.
+    client: client.derive({ writeGuard: undefined }),
     registry: register,
     logger,
     manager,
@@ -279,6 +286,8 @@ async function main(): Promise<number> {
     controllers: definitions,
     version: VERSION,
     startTime,
+    why: whyAnswerers,
+    controllerConfig,
   });
   logger.info(
     { identity, host: hostname(), controllers: definitions.map((d) => d.name), diagnosticsPort: diagnostics.port },

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Naming } from '../api/naming.ts';
-import type { ResourceRegistry } from '../api/registry.ts';
+import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import type { PolicyRule } from '../api/types/rbac.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
@@ -162,6 +162,19 @@ export class ControllerLoop {
       }
     }
   }
+}
+
+/** The resource type of a kind the controller cannot run without. */
+export function requiredResource(ctx: ControllerContext, kind: string, controller: string): ResourceType {
+  const found = ctx.registry.byKind(kind);
+  if (!found) throw new Error(`${controller}: the API has no ${kind}`);
+  return found;
+}
+
+/** The controller's clock in epoch ms: `config.nowMs` when a test sets one, the wall clock otherwise. */
+export function configuredNowMs(ctx: ControllerContext): () => number {
+  const configured = ctx.config.nowMs;
+  return typeof configured === 'function' ? (configured as () => number) : Date.now;
 }
 
 export function errorText(err: unknown): string {

@@ -13,6 +13,7 @@ import { isConflict, isNotFound } from '../client/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { rfc3339Micro } from '../util/time.ts';
 import { coordinatedRenewal, coordinatedVerdict } from './coordinated.ts';
+import type { LeaseGuard } from './guard.ts';
 import type { LeaderMetrics } from './metrics.ts';
 import { pause, withDeadline } from './timing.ts';
 
@@ -71,6 +72,8 @@ export interface LeaderElectionConfig {
   /** Source of jitter in [0, 1). */
   random?: () => number;
   metrics?: LeaderMetrics;
+  /** Told of every successful renewal and of the end of leadership; it fences the controllers' writes. */
+  guard?: LeaseGuard;
   /** `(reason, message)` for an event on the Lease: `<identity> became leader` / `<identity> stopped leading`. */
   onEvent?(reason: string, message: string): void;
   logger?: ElectorLogger;
@@ -225,6 +228,7 @@ export class LeaderElector {
       try {
         await this.renew(signal);
       } finally {
+        this.config.guard?.revoke();
         leading.abort();
         this.config.metrics?.leaderOff();
         this.event('stopped leading');
@@ -282,6 +286,8 @@ export class LeaderElector {
         const ok = await this.tryAcquireOrRenew(round);
         this.maybeReportTransition();
         if (ok) return true;
+        // Another holder (or a release) in the Lease: our term is over now, not at the renew deadline.
+        if (!this.isLeader()) return false;
         await pause(this.clock, this.retryPeriodMs, round);
       }
       return false;
@@ -376,6 +382,7 @@ export class LeaderElector {
     const { namespace, name } = this.config.lock;
     const spec = leaseSpecFromRecord(record);
     const leases = this.config.leases;
+    const sentAt = this.clock.now();
     try {
       if (mode === 'create') {
         const body: Lease = { apiVersion: leases.apiVersion, kind: 'Lease', metadata: { namespace, name }, spec };
@@ -390,6 +397,7 @@ export class LeaderElector {
       return false;
     }
     this.setObserved(record);
+    this.config.guard?.renewed(sentAt);
     return true;
   }
 

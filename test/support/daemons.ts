@@ -26,6 +26,16 @@ export interface Daemon {
   exited: Promise<void>;
 }
 
+export interface ReplicaSettings {
+  kubeconfig: string;
+  leaseMs: number;
+  renewDeadlineMs: number;
+  retryMs: number;
+  /** `--controllers`; every controller by default. */
+  controllers?: string;
+  extraArgs?: string[];
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function waitFor<T>(
@@ -48,32 +58,54 @@ export function logged(d: Daemon, prefix: string, afterWall = 0): number | undef
   return line?.ts === undefined ? undefined : line.ts * 1000;
 }
 
+/** Starts one daemon process with these arguments, its output parsed line by line. */
+export function spawnProcess(name: string, args: string[]): Daemon {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const d: Daemon = { name, child, lines: [], exited: Promise.resolve() };
+  const collect = (stream: NodeJS.ReadableStream) =>
+    createInterface({ input: stream }).on('line', (line) => {
+      let parsed: LogLine;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        parsed = { msg: line };
+      }
+      d.lines.push(parsed);
+      if (parsed.msg === 'starting' && typeof parsed.identity === 'string') d.identity = parsed.identity;
+    });
+  collect(child.stdout!);
+  collect(child.stderr!);
+  d.exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      d.exit = { code, signal, wall: Date.now() };
+      resolve();
+    });
+  });
+  return d;
+}
+
+/** Starts one replica with JSON logs and no diagnostics server (replicas on one host would share its port). */
+export function spawnDaemon(name: string, s: ReplicaSettings): Daemon {
+  return spawnProcess(name, [
+    `--kubeconfig=${s.kubeconfig}`,
+    '--api-flavor=orch',
+    `--controllers=${s.controllers ?? '*'}`,
+    `--leader-elect-lease-duration=${s.leaseMs}ms`,
+    `--leader-elect-renew-deadline=${s.renewDeadlineMs}ms`,
+    `--leader-elect-retry-period=${s.retryMs}ms`,
+    '--logging-format=json',
+    '--v=2',
+    '--secure-port=0',
+    ...(s.extraArgs ?? []),
+  ]);
+}
+
 /** The daemons a test started: spawn, look up, and kill what is left at the end. */
 export class Daemons {
   readonly all: Daemon[] = [];
 
   spawn(name: string, args: string[]): Daemon {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    const d: Daemon = { name, child, lines: [], exited: Promise.resolve() };
-    const collect = (stream: NodeJS.ReadableStream) =>
-      createInterface({ input: stream }).on('line', (line) => {
-        let parsed: LogLine;
-        try {
-          parsed = JSON.parse(line);
-        } catch {
-          parsed = { msg: line };
-        }
-        d.lines.push(parsed);
-        if (parsed.msg === 'starting' && typeof parsed.identity === 'string') d.identity = parsed.identity;
-      });
-    collect(child.stdout!);
-    collect(child.stderr!);
-    d.exited = new Promise((resolve) => {
-      child.on('exit', (code, signal) => {
-        d.exit = { code, signal, wall: Date.now() };
-        resolve();
-      });
-    });
+    const d = spawnProcess(name, args);
     this.all.push(d);
     return d;
   }
@@ -100,8 +132,26 @@ export class Daemons {
   }
 
   /** SIGKILLs whatever still runs and waits (at most 5 s) for the exits. */
-  async killAll(): Promise<void> {
-    for (const d of this.alive()) d.child.kill('SIGKILL');
-    await Promise.race([Promise.all(this.all.map((d) => d.exited)), sleep(5_000)]);
+  killAll(): Promise<void> {
+    return killAll(this.all);
   }
+}
+
+/** Waits until `d` has started and is campaigning (it logged its first acquire attempt). */
+export async function campaigning(d: Daemon, ms: number): Promise<void> {
+  await waitFor(
+    `${d.name} campaigning`,
+    () => (logged(d, 'attempting to acquire leader lease') ? true : undefined),
+    ms,
+  );
+}
+
+/** SIGKILLs every replica still running and waits (bounded) for them to go. */
+export async function killAll(daemons: Daemon[]): Promise<void> {
+  for (const d of daemons) {
+    if (d.exit) continue;
+    d.child.kill('SIGCONT');
+    d.child.kill('SIGKILL');
+  }
+  await Promise.race([Promise.all(daemons.map((d) => d.exited)), sleep(5_000)]);
 }
