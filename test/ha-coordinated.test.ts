@@ -52,20 +52,17 @@ afterAll(async () => {
 });
 
 function spawnReplica(name: string, version: string): Daemon {
-  const d = group.spawn(name, [
-    `--kubeconfig=${cluster.kubeconfig}`,
-    '--api-flavor=orch',
-    '--controllers=*',
-    '--feature-gates=CoordinatedLeaderElection=true',
-    `--binary-version=${version}`,
-    `--leasecandidate-gc-period=${GC_PERIOD_MS}ms`,
-    `--leader-elect-lease-duration=${LEASE_MS}ms`,
-    `--leader-elect-renew-deadline=${RENEW_DEADLINE_MS}ms`,
-    `--leader-elect-retry-period=${RETRY_MS}ms`,
-    '--logging-format=json',
-    '--v=2',
-    '--secure-port=0',
-  ]);
+  const d = group.spawn(name, {
+    kubeconfig: cluster.kubeconfig,
+    leaseMs: LEASE_MS,
+    renewDeadlineMs: RENEW_DEADLINE_MS,
+    retryMs: RETRY_MS,
+    extraArgs: [
+      '--feature-gates=CoordinatedLeaderElection=true',
+      `--binary-version=${version}`,
+      `--leasecandidate-gc-period=${GC_PERIOD_MS}ms`,
+    ],
+  });
   versionOf.set(d, version);
   return d;
 }
