@@ -1,7 +1,7 @@
 /**
  * Coordinated leader election across real `orch-controller-manager` processes on the embedded control plane
- * (gate `CoordinatedLeaderElection` on in both), with short lease timings (lease 2 s, renew deadline 1.5 s,
- * retry 250 ms) and the election controller's own constants (5 s ping window and requeue). Checked, with a
+ * (gate `CoordinatedLeaderElection` on in both), with short lease timings (lease 4 s, renew deadline 3 s,
+ * retry 500 ms) and the election controller's own constants (5 s ping window and requeue). Checked, with a
  * sampler that never sees two replicas leading: the oldest emulation version is elected (a better candidate
  * joining takes over through preferredHolder); SIGTERM of the leader hands over; a rolling upgrade keeps the
  * leader on the old version until the last old replica (the leader) goes, here by a crash (SIGKILL); a candidate
@@ -14,9 +14,11 @@ import { rfc3339Micro } from '../src/util/time.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { type Daemon, Daemons, sleep, waitFor } from './support/daemons.ts';
 
-const LEASE_MS = 2_000;
-const RENEW_DEADLINE_MS = 1_500;
-const RETRY_MS = 250;
+// Longer than the classic HA test's 2 s / 1.5 s / 250 ms: the lease guard steps a replica down when a renewal is
+// late by the renew deadline, and these daemons start and run on a machine other tests load too.
+const LEASE_MS = 4_000;
+const RENEW_DEADLINE_MS = 3_000;
+const RETRY_MS = 500;
 const GC_PERIOD_MS = 3_000;
 
 let cluster: TestCluster;
@@ -52,20 +54,17 @@ afterAll(async () => {
 });
 
 function spawnReplica(name: string, version: string): Daemon {
-  const d = group.spawn(name, [
-    `--kubeconfig=${cluster.kubeconfig}`,
-    '--api-flavor=orch',
-    '--controllers=*',
-    '--feature-gates=CoordinatedLeaderElection=true',
-    `--binary-version=${version}`,
-    `--leasecandidate-gc-period=${GC_PERIOD_MS}ms`,
-    `--leader-elect-lease-duration=${LEASE_MS}ms`,
-    `--leader-elect-renew-deadline=${RENEW_DEADLINE_MS}ms`,
-    `--leader-elect-retry-period=${RETRY_MS}ms`,
-    '--logging-format=json',
-    '--v=2',
-    '--secure-port=0',
-  ]);
+  const d = group.spawn(name, {
+    kubeconfig: cluster.kubeconfig,
+    leaseMs: LEASE_MS,
+    renewDeadlineMs: RENEW_DEADLINE_MS,
+    retryMs: RETRY_MS,
+    extraArgs: [
+      '--feature-gates=CoordinatedLeaderElection=true',
+      `--binary-version=${version}`,
+      `--leasecandidate-gc-period=${GC_PERIOD_MS}ms`,
+    ],
+  });
   versionOf.set(d, version);
   return d;
 }
@@ -137,18 +136,34 @@ describe('coordinated leader election across processes', () => {
     const oldest = spawnReplica('r3', '1.0.0');
     await published(oldest);
     const joinWall = Date.now();
-    const elected = await leader(40_000, initial);
-    expect(elected).toBe(oldest);
+    await waitFor(
+      'the 1.0.0 replica leading',
+      async () =>
+        group.byIdentity(await holder()) === oldest && group.believers().includes(oldest) ? true : undefined,
+      60_000,
+    );
     // Polled every 10 ms, the candidate's appearance comes before any acquisition it allows.
     measured.oldestPublishedToAcquired = Math.round(acquiredAt(oldest, 0)! - joinWall);
-    // The replaced holder was asked to step down: it stopped renewing, gave up, and exited 1 like on a lost lease.
-    await Promise.race([initial.exited, sleep(10_000)]);
-    expect(initial.exit?.code).toBe(1);
-    expect(initial.lines.some((l) => l.msg?.includes(`hand the lease over to ${oldest.identity}`))).toBe(true);
-    expect(initial.lines.some((l) => l.msg === 'leaderelection lost')).toBe(true);
+    // The 1.1.0 holder it replaced was asked to step down: it stopped renewing, gave up, and exited 1 as on a lost
+    // lease. (On a loaded machine a holder may also have lost its lease before, so look at whoever was asked.)
+    const asked = first.filter((d) =>
+      d.lines.some((l) => l.msg?.includes(`hand the lease over to ${oldest.identity}`)),
+    );
+    expect(asked.length).toBeGreaterThan(0);
+    for (const d of asked) {
+      await Promise.race([d.exited, sleep(10_000)]);
+      expect(d.exit?.code).toBe(1);
+      expect(d.lines.some((l) => l.msg === 'leaderelection lost')).toBe(true);
+    }
     await onlyLeader(oldest);
-    // A supervisor restarts the replica that stepped down: three replicas, 1.1.0, 1.1.0 and 1.0.0.
-    await published(spawnReplica('r4', '1.1.0'));
+    // A supervisor restarts the replicas that stopped: three replicas, 1.1.0, 1.1.0 and 1.0.0.
+    for (const d of first.filter((r) => r.exit)) await published(spawnReplica(`${d.name}-restarted`, '1.1.0'));
+    expect(
+      group
+        .alive()
+        .map((d) => versionOf.get(d))
+        .sort(),
+    ).toEqual(['1.0.0', '1.1.0', '1.1.0']);
     await onlyLeader(oldest);
 
     // --- Graceful stop of the leader: it releases, the controller hands the Lease to a 1.1.0 replica.

@@ -203,6 +203,7 @@ function unparsableVersions(candidates: readonly LeaseCandidate[]): string | und
   return bad.length ? `candidates skipped for unparsable versions: ${bad.join(', ')}` : undefined;
 }
 
+/** Steps 1-5 over the admissible candidates (for this Lease, not expired). */
 function decide({ lease, now }: ElectionInput, candidates: LeaseCandidate[]): ElectionStep {
   const nowUs = usOf(now);
   if (candidates.length === 0) return { action: 'none', why: 'no candidates' };

@@ -104,8 +104,8 @@ export function spawnDaemon(name: string, s: ReplicaSettings): Daemon {
 export class Daemons {
   readonly all: Daemon[] = [];
 
-  spawn(name: string, args: string[]): Daemon {
-    const d = spawnProcess(name, args);
+  spawn(name: string, settings: ReplicaSettings): Daemon {
+    const d = spawnDaemon(name, settings);
     this.all.push(d);
     return d;
   }
