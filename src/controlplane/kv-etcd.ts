@@ -4,20 +4,22 @@
  * 1.5 MiB per request by default), each change's operations always in the same one. One control
  * plane owns a prefix: it holds an etcd lock (on a lease it keeps alive) for as long as it runs.
  */
-import { Etcd3, type IRequestOp } from 'etcd3';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Etcd3, type IRequestOp, type Lock } from 'etcd3';
 import type { KeyValueStore, KvOp } from './persistence.ts';
 
 const MAX_TXN_OPS = 128;
 const MAX_TXN_BYTES = 1024 * 1024;
 const SCAN_PAGE = 500;
 
+/** How long the lock of an owner that crashed outlives it (its lease's TTL). */
 const OWNER_TTL_SECONDS = 10;
 
 export async function openEtcdStore(servers: string[], prefix: string): Promise<KeyValueStore> {
   const client = new Etcd3({ hosts: servers, dialTimeout: 10_000 });
-  const owner = client.lock(`${prefix}owner`).ttl(OWNER_TTL_SECONDS);
+  let owner: Lock;
   try {
-    await owner.acquire();
+    owner = await acquireOwner(client, `${prefix}owner`);
   } catch (err) {
     client.close();
     throw new Error(`cannot use etcd prefix ${prefix} (is another control plane using it?): ${(err as Error).message}`);
@@ -46,6 +48,19 @@ export async function openEtcdStore(servers: string[], prefix: string): Promise<
       client.close();
     },
   };
+}
+
+/** Takes the prefix's lock, waiting out the lease of an owner that crashed without releasing it. */
+async function acquireOwner(client: Etcd3, key: string): Promise<Lock> {
+  const deadline = Date.now() + (OWNER_TTL_SECONDS + 2) * 1000;
+  for (;;) {
+    try {
+      return await client.lock(key).ttl(OWNER_TTL_SECONDS).acquire();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(500);
+    }
+  }
 }
 
 /**
