@@ -16,7 +16,7 @@ import { SharedInformerFactory } from '../src/cache/factory.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src/controlplane/control-plane.ts';
 import { testStorage } from './support/cluster.ts';
-import { etcdAvailable } from './support/etcd.ts';
+import { etcdAvailable, startEtcd } from './support/etcd.ts';
 import { eventually } from './support/eventually.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -172,6 +172,39 @@ for (const { kind, skip } of stores) {
     killNineTest(kind);
   });
 }
+
+describe.skipIf(!etcdAvailable)('etcd store when etcd goes away', () => {
+  it('holds writes (and their answers) while etcd restarts, then commits them', { timeout: 90_000 }, async () => {
+    const etcd = await startEtcd();
+    const { cp, configMaps } = await start({
+      port: 0,
+      dataDir: await tempDir(),
+      storage: 'etcd',
+      etcdServers: [etcd.url],
+    });
+    try {
+      await configMaps.create(configMap('before', '1'));
+      await etcd.kill();
+      let answered = false;
+      const during = configMaps.create(configMap('during', '2')).finally(() => {
+        answered = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Not durable, so not acknowledged.
+      expect(answered).toBe(false);
+      await etcd.restart();
+      expect((await during).metadata.name).toBe('during');
+      await cp.stop();
+      // What the restarted control plane loads from etcd has both.
+      const again = await start({ ...cp.options, port: 0 });
+      const names = (await again.configMaps.list('default')).items.map((o) => o.metadata.name);
+      await again.cp.stop();
+      expect(names).toEqual(['before', 'during']);
+    } finally {
+      await etcd.kill();
+    }
+  });
+});
 
 describe('embedded store after a crash', () => {
   it('drops a record torn by a crash whole, and keeps every one before it', async () => {
