@@ -16,7 +16,7 @@ import { SharedInformerFactory } from '../src/cache/factory.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src/controlplane/control-plane.ts';
 import { testStorage } from './support/cluster.ts';
-import { etcdAvailable } from './support/etcd.ts';
+import { etcdAvailable, startEtcd } from './support/etcd.ts';
 import { eventually } from './support/eventually.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -131,7 +131,7 @@ for (const { kind, skip } of stores) {
       }
     });
 
-    it('refuses a second control plane on the same store while the first runs', async () => {
+    it('refuses a second control plane on the same store while the first runs', { timeout: 60_000 }, async () => {
       const options = { port: 0, dataDir: await tempDir(), ...(await testStorage(kind)) };
       const first = await start(options);
       try {
@@ -140,8 +140,71 @@ for (const { kind, skip } of stores) {
         await first.cp.stop();
       }
     });
+
+    it('watches opened amid concurrent writes see every change once, in resourceVersion order', async () => {
+      const { cp, client, configMaps } = await start({
+        port: 0,
+        dataDir: await tempDir(),
+        ...(await testStorage(kind)),
+      });
+      try {
+        const from = (await configMaps.list('default')).metadata.resourceVersion!;
+        const writes = Promise.all(
+          Array.from({ length: 200 }, (_, i) => configMaps.create(configMap(`amid-${i}`, String(i)))),
+        );
+        // Watches start while the writes are queued behind fsyncs: from a version, and from a fresh list.
+        const resumed = watchFrom(client, from, 200);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const initial = watchFrom(client, '', 200);
+        const created = await writes;
+        const expected = created.map((o) => o.metadata.resourceVersion).sort((a, b) => Number(a) - Number(b));
+        const rvs = (events: WatchEvent[]) => events.map((e) => e.object.metadata.resourceVersion);
+        expect(rvs(await resumed)).toEqual(expected);
+        // The fresh watch lists what exists, then continues: each object exactly once.
+        const names = (await initial).map((e) => e.object.metadata.name);
+        expect(new Set(names).size).toBe(names.length);
+        expect(names.length).toBe(200);
+      } finally {
+        await cp.stop();
+      }
+    });
+
+    killNineTest(kind);
   });
 }
+
+describe.skipIf(!etcdAvailable)('etcd store when etcd goes away', () => {
+  it('holds writes (and their answers) while etcd restarts, then commits them', { timeout: 90_000 }, async () => {
+    const etcd = await startEtcd();
+    const { cp, configMaps } = await start({
+      port: 0,
+      dataDir: await tempDir(),
+      storage: 'etcd',
+      etcdServers: [etcd.url],
+    });
+    try {
+      await configMaps.create(configMap('before', '1'));
+      await etcd.kill();
+      let answered = false;
+      const during = configMaps.create(configMap('during', '2')).finally(() => {
+        answered = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Not durable, so not acknowledged.
+      expect(answered).toBe(false);
+      await etcd.restart();
+      expect((await during).metadata.name).toBe('during');
+      await cp.stop();
+      // What the restarted control plane loads from etcd has both.
+      const again = await start({ ...cp.options, port: 0 });
+      const names = (await again.configMaps.list('default')).items.map((o) => o.metadata.name);
+      await again.cp.stop();
+      expect(names).toEqual(['before', 'during']);
+    } finally {
+      await etcd.kill();
+    }
+  });
+});
 
 describe('embedded store after a crash', () => {
   it('drops a record torn by a crash whole, and keeps every one before it', async () => {
@@ -174,16 +237,25 @@ describe('embedded store after a crash', () => {
       await second.cp.stop();
     }
   });
+});
 
+/**
+ * `kill -9` of a control plane process (with the store of `kind`) in the middle of 1,000 writes from 4
+ * clients, then a restart on the same port and store.
+ */
+function killNineTest(kind: StorageKind): void {
   it('kill -9 in the middle of 1,000 writes from 4 clients: every acknowledged write is there, whole; caches converge', {
     timeout: 180_000,
   }, async () => {
     const dataDir = await tempDir();
-    // The default store (embedded, in the data directory), in a process of its own.
+    // In a process of its own; embedded is the default store.
+    const storage = await testStorage(kind);
+    const storeFlags =
+      kind === 'etcd' ? [`--etcd-servers=${storage.etcdServers![0]}`, `--etcd-prefix=${storage.etcdPrefix}`] : [];
     const spawnPlane = async (port: number) => {
       const child = spawn(
         process.execPath,
-        ['bin/orch-control-plane.js', `--secure-port=${port}`, `--data-dir=${dataDir}`],
+        ['bin/orch-control-plane.js', `--secure-port=${port}`, `--data-dir=${dataDir}`, ...storeFlags],
         { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
       );
       children.push(child);
@@ -258,4 +330,4 @@ describe('embedded store after a crash', () => {
     await factory.stop();
     plane.child.kill('SIGTERM');
   });
-});
+}

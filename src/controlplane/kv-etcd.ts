@@ -3,21 +3,30 @@
  * prefix; a group commit becomes as few transactions as etcd's limits allow (128 operations and about
  * 1.5 MiB per request by default), each change's operations always in the same one. One control
  * plane owns a prefix: it holds an etcd lock (on a lease it keeps alive) for as long as it runs.
+ *
+ * etcd may be unreachable for a while (a restart, a leader election): a transaction is retried until
+ * it goes through, for up to a minute. That is safe because every transaction only puts and deletes
+ * whole keys, so applying one twice leaves the same state.
  */
-import { Etcd3, type IRequestOp } from 'etcd3';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Etcd3, type IRequestOp, type Lock } from 'etcd3';
 import type { KeyValueStore, KvOp } from './persistence.ts';
 
 const MAX_TXN_OPS = 128;
 const MAX_TXN_BYTES = 1024 * 1024;
 const SCAN_PAGE = 500;
 
+const WRITE_RETRY_MS = 60_000;
+const MAX_RETRY_DELAY_MS = 2000;
+
+/** How long the lock of an owner that crashed outlives it (its lease's TTL). */
 const OWNER_TTL_SECONDS = 10;
 
 export async function openEtcdStore(servers: string[], prefix: string): Promise<KeyValueStore> {
   const client = new Etcd3({ hosts: servers, dialTimeout: 10_000 });
-  const owner = client.lock(`${prefix}owner`).ttl(OWNER_TTL_SECONDS);
+  let owner: Lock;
   try {
-    await owner.acquire();
+    owner = await acquireOwner(client, `${prefix}owner`);
   } catch (err) {
     client.close();
     throw new Error(`cannot use etcd prefix ${prefix} (is another control plane using it?): ${(err as Error).message}`);
@@ -28,7 +37,19 @@ export async function openEtcdStore(servers: string[], prefix: string): Promise<
       : { request_delete_range: { key: Buffer.from(prefix + op.key) } };
   return {
     async write(groups) {
-      for (const txn of transactions(groups)) await client.kv.txn({ success: txn.map(toRequest) });
+      for (const txn of transactions(groups)) {
+        const request = { success: txn.map(toRequest) };
+        const deadline = Date.now() + WRITE_RETRY_MS;
+        for (let delay = 100; ; delay = Math.min(2 * delay, MAX_RETRY_DELAY_MS)) {
+          try {
+            await client.kv.txn(request);
+            break;
+          } catch (err) {
+            if (Date.now() + delay > deadline) throw err;
+            await sleep(delay);
+          }
+        }
+      }
     },
     async *scan(keyPrefix) {
       const full = prefix + keyPrefix;
@@ -46,6 +67,19 @@ export async function openEtcdStore(servers: string[], prefix: string): Promise<
       client.close();
     },
   };
+}
+
+/** Takes the prefix's lock, waiting out the lease of an owner that crashed without releasing it. */
+async function acquireOwner(client: Etcd3, key: string): Promise<Lock> {
+  const deadline = Date.now() + (OWNER_TTL_SECONDS + 2) * 1000;
+  for (;;) {
+    try {
+      return await client.lock(key).ttl(OWNER_TTL_SECONDS).acquire();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(500);
+    }
+  }
 }
 
 /**
