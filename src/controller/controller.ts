@@ -132,7 +132,7 @@ export class ControllerLoop {
   }
 
   private async work(): Promise<void> {
-    const log = this.ctx.logger;
+    const log = this.ctx.logger.child({ controller: this.definition.name });
     for (;;) {
       const item = await this.queue.get();
       if (item.shutdown) return;
@@ -147,7 +147,10 @@ export class ControllerLoop {
           'synced',
         );
       } catch (err) {
-        if (err instanceof TerminalError) {
+        if (this.abort.signal.aborted) {
+          // Cut short by a stop: not a failure, and nothing to retry in this process.
+          V(log, 2).info({ key }, 'reconcile cancelled by shutdown');
+        } else if (err instanceof TerminalError) {
           log.error({ key, err: String(err) }, 'reconcile failed permanently');
           this.queue.forget(key);
         } else {

@@ -138,6 +138,7 @@ export class Manager {
             failure = { err };
             election.abort();
           });
+          return leadership;
         },
         onStoppedLeading: () => {
           this.leading = false;

@@ -36,7 +36,10 @@ export interface LeaseApi {
 }
 
 export interface LeaderCallbacks {
-  /** Runs on its own (not awaited) once leadership is won; `signal` aborts when leadership ends. */
+  /**
+   * Runs on its own once leadership is won; `signal` aborts when leadership ends. On a graceful stop the
+   * lease is released only once the returned promise settles (at most renewDeadline later).
+   */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
   /** Always called once when `run` ends, whether or not this process ever led. */
   onStoppedLeading(): void;
@@ -156,6 +159,8 @@ export class LeaderElector {
   readonly requestTimeoutMs: number;
   private readonly clock: Clock;
   private readonly log: ElectorLogger;
+  /** The holder a standby last said it waits for. */
+  private waitingFor?: string;
   private readonly lockDesc: string;
 
   private observed: LeaderElectionRecord | undefined;
@@ -224,10 +229,16 @@ export class LeaderElector {
     try {
       if (!(await this.acquire(signal))) return;
       const leading = new AbortController();
-      this.startLeading(leading.signal);
+      const work = this.startLeading(leading.signal);
       try {
         await this.renew(signal);
       } finally {
+        // A graceful stop lets the leader's work wind down while the lease is still ours, so nothing it writes
+        // on the way out is refused; a lost lease stops it at once.
+        if (signal.aborted) {
+          leading.abort();
+          await Promise.race([work, pause(this.clock, this.renewDeadlineMs, new AbortController().signal)]);
+        }
         this.config.guard?.revoke();
         leading.abort();
         this.config.metrics?.leaderOff();
@@ -247,8 +258,9 @@ export class LeaderElector {
     }
   }
 
-  private startLeading(signal: AbortSignal): void {
-    void Promise.resolve()
+  /** Runs the leader's work; the promise settles when that work ends (never rejects). */
+  private startLeading(signal: AbortSignal): Promise<void> {
+    return Promise.resolve()
       .then(() => this.config.callbacks.onStartedLeading(signal))
       .catch((err) => this.log.error(`leader work of ${this.identity} failed: ${errorText(err)}`));
   }
@@ -335,9 +347,14 @@ export class LeaderElector {
     const old = recordFromLease(current);
     this.observeRead(old);
     if (old.holderIdentity !== '' && this.isLeaseValid(now) && !this.isLeader()) {
-      this.log.info(`lock is held by ${old.holderIdentity} and has not yet expired`);
+      // A standby says so once per holder, not at every retry.
+      if (this.waitingFor !== old.holderIdentity) {
+        this.waitingFor = old.holderIdentity;
+        this.log.info(`lock is held by ${old.holderIdentity} and has not yet expired: waiting for the lease`);
+      }
       return false;
     }
+    this.waitingFor = undefined;
     if (this.isLeader()) {
       desired.acquireTime = old.acquireTime;
       desired.leaseTransitions = old.leaseTransitions;
