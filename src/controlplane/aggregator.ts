@@ -28,7 +28,7 @@ import type { UserInfo } from './admission.ts';
 import type { AuthorizationAttributes, Authorizer } from './authz/rbac.ts';
 import { forbiddenError } from './authz/rbac.ts';
 import { ApiError } from './errors.ts';
-import { verbOf } from './request-info.ts';
+import { decodeSegment, verbOf } from './request-info.ts';
 import type { Storage } from './storage.ts';
 
 /** A served group with its versions, preferred first. */
@@ -234,7 +234,7 @@ function unavailable(message: string): ApiError {
 
 /** The request attributes of a proxied path, parsed as the reference parses any resource path. */
 export function proxiedAttributes(method: string, url: URL): AuthorizationAttributes {
-  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeSegment);
   let segments = rest;
   const watchPath = segments[0] === 'watch';
   if (watchPath) segments = segments.slice(1);

@@ -90,7 +90,7 @@ export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
 }
 
 /** Percent-decodes one path segment (names such as `system:node` arrive as `system%3Anode`). */
-function decodeSegment(segment: string): string {
+export function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
