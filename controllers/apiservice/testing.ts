@@ -33,13 +33,39 @@ export function servingCertificate(ca: CertificateWithKey, dnsName: string): Pro
   });
 }
 
-/** Answers `/apis/<group>/<version>` with an APIResourceList and every other path with a small JSON document. */
+/**
+ * A small aggregated API: discovery of `/apis/<group>/<version>` lists one namespaced resource,
+ * `widgets`, whose list answers one Widget; any other path is echoed with the caller's identity.
+ */
 export function discoveryHandler(group: string, version: string): Handler {
+  const apiVersion = `${group}/${version}`;
   return (req, res) => {
-    const body =
-      req.url === `/apis/${group}/${version}`
-        ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: [] }
-        : { kind: 'Echo', path: req.url, user: req.headers['x-remote-user'] ?? null };
+    const path = new URL(req.url ?? '/', 'https://backend').pathname;
+    let body: object;
+    if (path === `/apis/${apiVersion}`) {
+      body = {
+        kind: 'APIResourceList',
+        apiVersion: 'v1',
+        groupVersion: apiVersion,
+        resources: [
+          { name: 'widgets', singularName: 'widget', namespaced: true, kind: 'Widget', verbs: ['get', 'list'] },
+        ],
+      };
+    } else if (path.endsWith('/widgets')) {
+      const namespace = path.split('/')[5] ?? 'default';
+      body = {
+        apiVersion,
+        kind: 'WidgetList',
+        metadata: {},
+        items: [
+          {
+            apiVersion,
+            kind: 'Widget',
+            metadata: { name: 'first', namespace, creationTimestamp: new Date().toISOString() },
+          },
+        ],
+      };
+    } else body = { kind: 'Echo', path: req.url, user: req.headers['x-remote-user'] ?? null };
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   };
 }

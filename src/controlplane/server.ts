@@ -142,7 +142,7 @@ export class ControlPlaneServer {
     return this.resource(req, res, info, url.searchParams, user);
   }
 
-  private nonResource(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  private async nonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
@@ -157,7 +157,8 @@ export class ControlPlaneServer {
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
     else if ((path === '/api' || path === '/apis') && wantsAggregated) {
-      body = aggregated(registry, path === '/api', groups);
+      await this.opts.aggregator?.refreshRemoteDiscovery();
+      body = aggregated(registry, path === '/api', groups, this.opts.aggregator?.servedElsewhere);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
     else if (path === '/apis') body = groupList(registry, groups);
