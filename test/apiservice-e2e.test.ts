@@ -385,4 +385,32 @@ describe('ClusterRole aggregation into the default roles', () => {
       .replace({ ...widgetViewer, metadata: { ...widgetViewer.metadata, labels } });
     await eventually(async () => !(await canGetWidgets()), 15_000, 'alice may no longer get widgets');
   });
+
+  it('a malformed aggregationRule is reported on the role and does not stop aggregation', async () => {
+    await create({
+      apiVersion: `${rbac()}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'broken-aggregator' },
+      aggregationRule: { clusterRoleSelectors: [{ matchExpressions: [{ key: 'x', operator: 'Sometimes' }] }] },
+    } as KubeObject);
+    const event = await eventually(() =>
+      controllers.events.find((e) => e.name === 'broken-aggregator' && e.reason === 'InvalidAggregationRule'),
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      note: expect.stringContaining('"Sometimes" is not a valid label selector operator'),
+    });
+    await create({
+      apiVersion: `${rbac()}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'gadget-viewer', labels: { [n().labels.aggregateToView]: 'true' } },
+      rules: [{ verbs: ['get'], apiGroups: ['gadgets.example.com'], resources: ['gadgets'] }],
+    } as KubeObject);
+    await eventually(async () => {
+      const view = (await cluster.client.kind('ClusterRole').get(undefined, 'view')) as {
+        rules?: { apiGroups?: string[] }[];
+      };
+      return view.rules?.some((r) => r.apiGroups?.includes('gadgets.example.com'));
+    });
+  });
 });
