@@ -937,6 +937,15 @@ const tokenReview = kind({
 
 const selfSubjectReview = kind({ status: object({ userInfo }) });
 
+const tokenRequest = kind({
+  spec: object({
+    audiences: strings,
+    expirationSeconds: 'integer',
+    boundObjectRef: object({ kind: 'string', apiVersion: 'string', name: 'string', uid: 'string' }),
+  }),
+  status: object({ token: 'string', expirationTimestamp: 'string' }),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Lookup
 
@@ -980,6 +989,7 @@ const BY_KIND: Readonly<Record<string, Node>> = {
   SelfSubjectRulesReview: selfSubjectRulesReview,
   TokenReview: tokenReview,
   SelfSubjectReview: selfSubjectReview,
+  TokenRequest: tokenRequest,
   Scale: scale,
   Eviction: eviction,
   DeleteOptions: deleteOptions,

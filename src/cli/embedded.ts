@@ -1,6 +1,8 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
+import { join } from 'node:path';
 import type { FlavorName } from '../api/naming.ts';
-import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS } from '../controlplane/control-plane.ts';
+import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS, type StorageKind } from '../controlplane/control-plane.ts';
+import { startSimulatedNodes } from '../simulation/nodes.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 
 const SECTION = 'Embedded control plane';
@@ -34,7 +36,28 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     type: 'string',
     section: SECTION,
     default: '.orch',
-    usage: 'Directory for the generated CA and kubeconfigs.',
+    usage: 'Directory for the generated CA, the kubeconfigs and (with --storage=embedded) the objects.',
+  },
+  {
+    name: 'storage',
+    type: 'string',
+    section: SECTION,
+    default: 'embedded',
+    usage:
+      'Where objects are kept: embedded (<data-dir>/store, survives restarts) or memory (lost on exit); --etcd-servers selects etcd.',
+  },
+  {
+    name: 'etcd-servers',
+    type: 'stringArray',
+    section: SECTION,
+    usage: 'etcd client URLs (comma-separated or repeated) to store objects in, instead of the data directory.',
+  },
+  {
+    name: 'etcd-prefix',
+    type: 'string',
+    section: SECTION,
+    default: DEFAULT_CONTROL_PLANE_OPTIONS.etcdPrefix,
+    usage: 'Prefix of every key the control plane writes in etcd.',
   },
   {
     name: 'kubeconfig-out',
@@ -59,7 +82,10 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     name: 'write-identity-kubeconfig',
     type: 'stringArray',
     section: SECTION,
-    usage: 'NAME=USER:GROUP1,GROUP2 writes <data-dir>/NAME.kubeconfig for that identity (repeatable).',
+    usage:
+      'NAME=USER:GROUP1,GROUP2 writes <data-dir>/NAME.kubeconfig for that identity (repeatable). USER may contain ' +
+      "colons: the groups start at the first colon followed only by groups, each colon-free or 'system:...' " +
+      '(node1=system:node:n1:system:nodes); end a USER with colons by ":" when it has no groups (s=system:kube-scheduler:).',
   },
   {
     name: 'continue-ttl',
@@ -74,6 +100,19 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     section: SECTION,
     default: '5000',
     usage: 'Watch events kept per resource; older resume points answer 410.',
+  },
+  {
+    name: 'simulated-nodes',
+    type: 'int',
+    section: SECTION,
+    default: '3',
+    usage: 'Simulated nodes that register, bind and run pods (Ready after a readiness delay); 0 for none.',
+  },
+  {
+    name: 'audit-log-path',
+    type: 'string',
+    section: SECTION,
+    usage: 'File every write is logged to, one audit Event (level Metadata) per line; none when unset.',
   },
   {
     name: 'bookmark-interval',
@@ -94,6 +133,7 @@ export async function startEmbedded(
   const dataDir = flags.string('data-dir')!;
   const cp = new ControlPlane({
     flavor,
+    ...storageFlags(flags),
     host: flags.string(names.bind)!,
     port: flags.int(names.port)!,
     dataDir,
@@ -101,23 +141,53 @@ export async function startEmbedded(
     caCertFile: flags.string('ca-cert-file'),
     caKeyFile: flags.string('ca-key-file'),
     tokenAuthFile: flags.string('token-auth-file'),
+    auditLogPath: flags.string('audit-log-path'),
     featureGates,
     continueTtlMs: flags.durationMs('continue-ttl')!,
     historySize: flags.int('watch-history')!,
     watch: { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, bookmarkIntervalMs: flags.durationMs('bookmark-interval')! },
   });
   await cp.start();
+  const nodes = flags.int('simulated-nodes')!;
+  if (nodes < 0) throw new FlagError(`invalid argument "${nodes}" for "--simulated-nodes" flag: must be 0 or more`);
+  if (nodes > 0) cp.attach(await startSimulatedNodes(cp, nodes));
   for (const spec of flags.all('write-identity-kubeconfig')) {
-    const m = /^([^=]+)=([^:]+)(?::(.*))?$/.exec(spec);
-    if (!m)
+    const identity = parseIdentitySpec(spec);
+    if (!identity) {
       throw new FlagError(
-        `invalid argument "${spec}" for "--write-identity-kubeconfig" flag: expected NAME=USER:GROUPS`,
+        `invalid argument "${spec}" for "--write-identity-kubeconfig" flag: expected NAME=USER[:GROUP1,GROUP2]`,
       );
-    const groups = m[3] ? m[3].split(',').filter(Boolean) : [];
-    const path = await cp.writeIdentityKubeconfig(`${dataDir}/${m[1]}.kubeconfig`, { username: m[2], groups });
-    console.log(`kubeconfig for ${m[2]} written to ${path}`);
+    }
+    const { name, username, groups } = identity;
+    const path = await cp.writeIdentityKubeconfig(`${dataDir}/${name}.kubeconfig`, { username, groups });
+    console.log(`kubeconfig for ${username} written to ${path}`);
   }
   return cp;
+}
+
+/** `--storage` and `--etcd-servers`: etcd when servers are given, else the named store. */
+function storageFlags(flags: Flags): { storage: StorageKind; etcdServers: string[]; etcdPrefix: string } {
+  const storage = flags.string('storage')!;
+  const etcdServers = flags
+    .all('etcd-servers')
+    .flatMap((s) => s.split(','))
+    .filter(Boolean);
+  const etcdPrefix = flags.string('etcd-prefix')!;
+  if (storage !== 'embedded' && storage !== 'memory') {
+    throw new FlagError(`invalid argument "${storage}" for "--storage" flag: must be embedded or memory`);
+  }
+  if (etcdServers.length > 0) {
+    if (storage === 'memory') throw new FlagError('--etcd-servers cannot be combined with --storage=memory');
+    return { storage: 'etcd', etcdServers, etcdPrefix };
+  }
+  return { storage, etcdServers, etcdPrefix };
+}
+
+function storageDescription(cp: ControlPlane): string {
+  const o = cp.options;
+  if (o.storage === 'etcd') return `etcd ${o.etcdServers.join(',')} (prefix ${o.etcdPrefix})`;
+  if (o.storage === 'memory') return 'memory (objects are lost on exit)';
+  return `embedded, ${join(o.dataDir, 'store')} (at resourceVersion ${cp.storage.currentRv()})`;
 }
 
 export function printWelcome(cp: ControlPlane): void {
@@ -127,6 +197,7 @@ export function printWelcome(cp: ControlPlane): void {
       `embedded control plane listening on ${cp.url} (flavor ${cp.registry.naming.flavor})`,
       `port: ${cp.port}`,
       `kubeconfig: ${kc}`,
+      `storage: ${storageDescription(cp)}`,
       '',
       'try:',
       `  kubectl --kubeconfig ${kc} api-resources`,
@@ -136,4 +207,26 @@ export function printWelcome(cp: ControlPlane): void {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * `NAME=USER[:GROUPS]` of `--write-identity-kubeconfig`. Both user and group names may contain colons
+ * (`system:node:n1`, `system:nodes`), so the user ends at the first colon after which the rest is a comma-separated
+ * list of groups, each either colon-free or starting with `system:`. A user name with colons and no groups
+ * therefore ends with `:`. Undefined when NAME or USER is empty.
+ */
+export function parseIdentitySpec(spec: string): { name: string; username: string; groups: string[] } | undefined {
+  const eq = spec.indexOf('=');
+  const name = spec.slice(0, eq);
+  const value = spec.slice(eq + 1);
+  if (eq <= 0 || !value) return undefined;
+  const isGroupList = (text: string) =>
+    text.split(',').every((g) => g === '' || !g.includes(':') || g.startsWith('system:'));
+  for (let colon = value.indexOf(':'); colon >= 0; colon = value.indexOf(':', colon + 1)) {
+    const rest = value.slice(colon + 1);
+    if (colon > 0 && isGroupList(rest)) {
+      return { name, username: value.slice(0, colon), groups: rest.split(',').filter(Boolean) };
+    }
+  }
+  return { name, username: value, groups: [] };
 }

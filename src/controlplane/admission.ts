@@ -22,6 +22,10 @@ export interface AdmissionAttributes {
   oldObject?: KubeObject;
   user: UserInfo;
   dryRun: boolean;
+  /** `Warning` header texts for the response; plugins append. */
+  warnings?: string[];
+  /** Annotations for the request's audit event (`<key>` → value); the first writer of a key wins. */
+  auditAnnotations?: Record<string, string>;
 }
 
 /**

@@ -31,7 +31,7 @@ import type { UserInfo } from './admission.ts';
 import type { AuthorizationAttributes, Authorizer } from './authz/rbac.ts';
 import { forbiddenError } from './authz/rbac.ts';
 import { fromResourceList, type ServedElsewhere } from './discovery.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, badRequest } from './errors.ts';
 import { decodeSegment, verbOf } from './request-info.ts';
 import type { Storage } from './storage.ts';
 
@@ -270,8 +270,18 @@ export class Aggregator {
     });
   }
 
-  /** Authorizes and forwards a request to the backend of a remote APIService. */
-  async proxy(req: IncomingMessage, res: ServerResponse, url: URL, apiService: APIService, user: UserInfo) {
+  /** Authorizes and forwards a request, its path as sent, to the backend of a remote APIService. */
+  async proxy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    apiService: APIService,
+    user: UserInfo,
+  ) {
+    const url = new URL(`${path}${query.size ? `?${query}` : ''}`, 'https://backend');
+    // Dot segments would be resolved here and send the request somewhere other than where it was authorized.
+    if (url.pathname !== path) throw badRequest(`the path ${JSON.stringify(path)} is not in its normal form`);
     const attrs = proxiedAttributes(req.method ?? 'GET', url);
     const decision = this.opts.authorizer.authorize(user, attrs);
     if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);

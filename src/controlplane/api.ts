@@ -33,6 +33,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import type { Snapshot, Storage } from './storage.ts';
+import { checkShape, isObj, shapeOfSchema } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
 export interface ObjectValidation {
@@ -85,6 +86,9 @@ interface ContinueToken {
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_RETRIES = 5;
+/** DeleteOptions bodies are checked for their JSON types as decoding into the typed options does. */
+const DELETE_OPTIONS_SHAPE = shapeOfSchema(schemaFor('DeleteOptions')!);
+
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -225,7 +229,7 @@ export class ApiServer {
       delete (meta as Record<string, unknown>)[field];
     }
     this.prepareCreate(rt, object);
-    await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun);
+    warnings.push(...(await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun)));
     if (opts.dryRun) return { status: 201, body: object, warnings };
     return { status: 201, body: this.storage.create(rt, object), warnings };
   }
@@ -249,7 +253,7 @@ export class ApiServer {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     const expectedRv = meta.resourceVersion || undefined;
-    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object);
+    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, warnings);
     return { status: 200, body: this.view(req, result), warnings };
   }
 
@@ -274,19 +278,29 @@ export class ApiServer {
       const created = await this.create(
         req,
         query,
-        { text: JSON.stringify(applyPatch(contentType, {}, patch, req.rt.kind)), contentType: 'application/json' },
+        {
+          text: JSON.stringify(applyPatchChecked(contentType, {} as KubeObject, patch, req.rt.kind)),
+          contentType: 'application/json',
+        },
         user,
       );
       return { ...created, warnings: [...warnings, ...created.warnings] };
     }
-    const result = await this.write(req, user, opts.dryRun, undefined, (current) => {
-      const patched = applyPatchChecked(contentType, current, patch, target.kind) as KubeObject;
-      if (!patched || typeof patched !== 'object' || Array.isArray(patched)) {
-        throw badRequest('the patch produced a value that is not an object');
-      }
-      patched.metadata ??= {};
-      return patched;
-    });
+    const result = await this.write(
+      req,
+      user,
+      opts.dryRun,
+      undefined,
+      (current) => {
+        const patched = applyPatchChecked(contentType, current, patch, target.kind) as KubeObject;
+        if (!patched || typeof patched !== 'object' || Array.isArray(patched)) {
+          throw badRequest('the patch produced a value that is not an object');
+        }
+        patched.metadata ??= {};
+        return patched;
+      },
+      warnings,
+    );
     return { status: 200, body: this.view(req, result), warnings };
   }
 
@@ -301,6 +315,8 @@ export class ApiServer {
     dryRun: boolean,
     expectedRv: string | undefined,
     build: (current: KubeObject) => KubeObject,
+    /** Receives the admission warnings. */
+    warnings: string[],
   ): Promise<KubeObject> {
     const rt = req.rt;
     const key = keyOf(req);
@@ -319,7 +335,7 @@ export class ApiServer {
       }
       const next = this.merge(rt, req.subresource, old, requested);
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
-      await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun);
+      warnings.push(...(await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun)));
       if (dryRun) return next;
       // As the reference: an update removes an object only once nothing holds it, neither a finalizer
       // nor a pending grace period (a terminating pod's status writes must not delete it).
@@ -414,11 +430,11 @@ export class ApiServer {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
       );
     }
-    await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun);
+    const warnings = await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun);
     const result = this.deleteObject(rt, old, opts);
     const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
     const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
-    return { status, body: body2, warnings: [] };
+    return { status, body: body2, warnings };
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
@@ -494,7 +510,9 @@ export class ApiServer {
         throw badRequest(`invalid DeleteOptions: ${(err as Error).message}`);
       }
     }
-    const problems: FieldProblem[] = [];
+    if (!isObj(fromBody)) throw badRequest('DeleteOptions: the body must be a JSON object');
+    const problems: FieldProblem[] = checkShape(fromBody, DELETE_OPTIONS_SHAPE, '');
+    if (problems.length) throw invalidOptions(this.metaGroup, 'DeleteOptions', problems);
     const dryRun = parseDryRun(query, problems) || (fromBody.dryRun ?? []).includes('All');
     const num = (name: string) => {
       const v = query.get(name);
@@ -636,7 +654,7 @@ export class ApiServer {
     oldObject: KubeObject | undefined,
     user: UserInfo,
     dryRun: boolean,
-  ): Promise<void> {
+  ): Promise<string[]> {
     const meta = (object ?? oldObject)!.metadata;
     const attrs: AdmissionAttributes = {
       operation,
@@ -648,6 +666,8 @@ export class ApiServer {
       oldObject,
       user,
       dryRun,
+      warnings: [],
+      auditAnnotations: {},
     };
     for (const plugin of this.options.admission) await plugin.admit?.(attrs);
     if (object) {
@@ -665,6 +685,7 @@ export class ApiServer {
       if (problems.length) throw invalid(rt, object.metadata.name, problems);
     }
     for (const plugin of this.options.admission) await plugin.validate?.(attrs);
+    return attrs.warnings ?? [];
   }
 
   private decode(

@@ -3,21 +3,28 @@
  * `/apis/<group>[/<version>]`) and the aggregated form (`APIGroupDiscoveryList`) kubectl prefers.
  */
 
+import { group } from '../api/naming.ts';
 import { apiVersionOf, type Column, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { humanDuration } from '../util/time.ts';
 
 export const AGGREGATED_MEDIA = (discoveryGroup: string) =>
   `application/json;g=${discoveryGroup};v=v2;as=APIGroupDiscoveryList`;
 
-/** Subresource verbs: status and scale are read and written; approval written; eviction created. */
+/** Subresource verbs: status and scale are read and written; approval written; eviction and token created. */
 const SUBRESOURCE_VERBS: Record<string, string[]> = {
   status: ['get', 'patch', 'update'],
   scale: ['get', 'patch', 'update'],
   approval: ['get', 'patch', 'update'],
   eviction: ['create'],
+  token: ['create'],
 };
 
-function subresourceKind(rt: ResourceType, sub: string): { group: string; version: string; kind: string } {
+function subresourceKind(
+  registry: ResourceRegistry,
+  rt: ResourceType,
+  sub: string,
+): { group: string; version: string; kind: string } {
+  if (sub === 'token') return { group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' };
   if (sub === 'scale') return { group: 'autoscaling', version: 'v1', kind: 'Scale' };
   if (sub === 'eviction') return { group: 'policy', version: 'v1', kind: 'Eviction' };
   return { group: rt.group, version: rt.version, kind: rt.kind };
@@ -42,7 +49,7 @@ export function resourceList(registry: ResourceRegistry, group: string, version:
       ...(rt.categories.length ? { categories: rt.categories } : {}),
     });
     for (const sub of rt.subresources) {
-      const k = subresourceKind(rt, sub);
+      const k = subresourceKind(registry, rt, sub);
       resources.push({
         name: `${rt.plural}/${sub}`,
         singularName: '',
@@ -126,7 +133,7 @@ function localResources(registry: ResourceRegistry, group: string, version: stri
       ? {
           subresources: rt.subresources.map((sub) => ({
             subresource: sub,
-            responseKind: subresourceKind(rt, sub),
+            responseKind: subresourceKind(registry, rt, sub),
             verbs: SUBRESOURCE_VERBS[sub],
           })),
         }
@@ -244,7 +251,7 @@ export function openApiV3GroupVersion(registry: ResourceRegistry, group: string,
     const op = { 'x-kubernetes-group-version-kind': gvk, parameters: WRITE_PARAMETERS, responses: {} };
     paths[item] = rt.virtual ? {} : { get: op, put: op, patch: op, delete: op };
     for (const sub of rt.subresources) {
-      paths[`${item}/${sub}`] = sub === 'eviction' ? { post: op } : { get: op, put: op, patch: op };
+      paths[`${item}/${sub}`] = SUBRESOURCE_VERBS[sub].includes('get') ? { get: op, put: op, patch: op } : { post: op };
     }
   }
   return {

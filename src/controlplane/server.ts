@@ -8,6 +8,7 @@ import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
 import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
+import type { AuditLog } from './audit.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
 import {
   AGGREGATED_MEDIA,
@@ -23,7 +24,7 @@ import {
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isProtobufMediaType } from './protobuf/index.ts';
-import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
+import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
@@ -36,15 +37,21 @@ export interface ServerOptions {
   clientCa: string;
   tokens: TokenAuthenticator;
   authorize?: RequestAuthorizer;
+  /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
+  impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
   watch: WatchSettings;
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
   /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
   aggregator?: Aggregator;
+  /** Where every write is recorded (`--audit-log-path`). */
+  audit?: AuditLog;
 }
 
 const JSON_TYPE = 'application/json';
+/** Largest request line and headers, Go's `http.DefaultMaxHeaderBytes` as the reference serves with. */
+const MAX_HEADER_BYTES = 1 << 20;
 const YAML_TYPE = 'application/yaml';
 const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -80,12 +87,34 @@ export class ControlPlaneServer {
       },
     });
     this.http = createServer(
-      { key: opts.key, cert: opts.cert, ca: opts.clientCa, requestCert: true, rejectUnauthorized: false },
+      {
+        key: opts.key,
+        cert: opts.cert,
+        ca: opts.clientCa,
+        requestCert: true,
+        rejectUnauthorized: false,
+        maxHeaderSize: MAX_HEADER_BYTES,
+      },
       (req, res) => {
         this.handle(req, res).catch((err) => this.fail(res, err, req));
       },
     );
     this.http.keepAliveTimeout = 60_000;
+    // A request HTTP itself cannot parse is still answered with a Status, then the connection closed.
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (!socket.writable) return;
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const status = new ApiError(
+        tooLarge ? 431 : 400,
+        'BadRequest',
+        tooLarge ? `request headers larger than ${MAX_HEADER_BYTES} bytes` : `malformed HTTP request: ${err.message}`,
+      ).toStatus();
+      const body = JSON.stringify(status);
+      socket.end(
+        `HTTP/1.1 ${status.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
     // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -117,9 +146,9 @@ export class ControlPlaneServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
     const method = req.method ?? 'GET';
-    const failure = this.faults.takeFailure(method, url.pathname);
+    const { path, query } = requestTarget(req.url ?? '/');
+    const failure = this.faults.takeFailure(method, path);
     if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs));
     if (failure) {
       const err =
@@ -131,19 +160,25 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
-    const user = authenticate(req, this.opts.tokens);
-    if (!user) throw unauthorized();
-    const remote = this.opts.aggregator?.remoteFor(url.pathname);
-    if (remote) return this.opts.aggregator!.proxy(req, res, url, remote, user);
-    const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
-    if (!info) throw notFoundPath(url.pathname);
+    const authenticated = authenticate(req, this.opts.tokens);
+    if (!authenticated) throw unauthorized();
+    const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
+    const remote = this.opts.aggregator?.remoteFor(path);
+    if (remote) return this.opts.aggregator!.proxy(req, res, path, query, remote, user);
+    const info = parseRequest(this.api.registry, method, path, query);
+    if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
-    if (info.kind === 'nonresource') return this.nonResource(req, res, url);
-    return this.resource(req, res, info, url.searchParams, user);
+    if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    return this.resource(req, res, info, query, user);
   }
 
-  private async nonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+  private async nonResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawPath: string,
+    query: URLSearchParams,
+  ): Promise<void> {
+    const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
     const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
@@ -176,13 +211,7 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(
-      res,
-      200,
-      JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined),
-      [],
-      contentType,
-    );
+    this.send(res, 200, JSON.stringify(body, null, query.get('pretty') === 'true' ? 2 : undefined), [], contentType);
   }
 
   private async resource(
@@ -199,6 +228,8 @@ export class ControlPlaneServer {
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
       const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
+      // Nothing is shown that a crash could still take back.
+      await api.storage.durable();
       if (tableAccept && !info.subresource) {
         const items = 'items' in body ? (body.items as never[]) : [body];
         const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
@@ -214,6 +245,38 @@ export class ControlPlaneServer {
       }
       return this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
+    const received = new Date();
+    let reply: Reply | undefined;
+    let code = 500;
+    try {
+      reply = await this.write(req, info, query, user);
+      code = reply.status;
+    } catch (err) {
+      if (err instanceof ApiError) code = err.code;
+      throw err;
+    } finally {
+      this.opts.audit?.record({
+        info,
+        requestURI: req.url ?? '',
+        user,
+        sourceIp: req.socket.remoteAddress,
+        userAgent: req.headers['user-agent'],
+        code,
+        produced: reply?.body,
+        received,
+      });
+    }
+    this.reply(res, reply, query, format);
+  }
+
+  /** A create, update, patch or delete: the handler's reply, or the ApiError it threw. */
+  private async write(
+    req: IncomingMessage,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    user: UserInfo,
+  ): Promise<Reply> {
+    const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
     const handlers: Record<
       string,
@@ -234,7 +297,10 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    this.reply(res, await handlers[info.verb](info, query, body, user), query, format);
+    const reply = await handlers[info.verb](info, query, body, user);
+    // A write is acknowledged only once durable (the journal commits writes in groups).
+    await api.storage.durable();
+    return reply;
   }
 
   private watch(

@@ -1,6 +1,7 @@
 /** The admission chain of the embedded control plane, in the reference's order. */
 import type { Naming } from '../../api/naming.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
+import type { AuthorizeFn } from '../../cel/ext/authorizer.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import type { Storage } from '../storage.ts';
 import type { AccessChecker } from './authorize.ts';
@@ -8,12 +9,14 @@ import { certificatesAdmission } from './certificates.ts';
 import { defaultIngressClass } from './default-ingress-class.ts';
 import { limitRanger } from './limit-ranger.ts';
 import { runtimeClassAdmission } from './runtime-class.ts';
+import { validatingAdmissionPolicy } from './validating-admission-policy.ts';
 
 export function standardAdmission(
   registry: ResourceRegistry,
   storage: Storage,
   can: AccessChecker,
   subjectOrganizations: (csrPem: string) => string[],
+  authorize: AuthorizeFn,
 ): AdmissionPlugin[] {
   const n: Naming = registry.naming;
   return [
@@ -21,5 +24,6 @@ export function standardAdmission(
     runtimeClassAdmission(registry, storage, n),
     defaultIngressClass(registry, storage, n),
     certificatesAdmission(n, can, subjectOrganizations),
+    validatingAdmissionPolicy(registry, storage, n, authorize),
   ];
 }

@@ -660,6 +660,7 @@ describe('tables against the server schema', () => {
       'Pod',
       'Scale',
       'Secret',
+      'TokenRequest',
     ]);
   });
 });

@@ -494,6 +494,31 @@ export const Eviction = message('Eviction', {
   2: field('deleteOptions', DeleteOptions),
 });
 
+/** authentication/v1 TokenRequest, as `kubectl create token` sends it. */
+export const TokenRequest = message('TokenRequest', {
+  1: field('metadata', ObjectMeta),
+  2: field(
+    'spec',
+    message('TokenRequestSpec', {
+      1: list('audiences', 'string'),
+      4: ptr('expirationSeconds', 'int64'),
+      3: field(
+        'boundObjectRef',
+        message('BoundObjectReference', {
+          1: field('kind', 'string'),
+          2: field('apiVersion', 'string'),
+          3: field('name', 'string'),
+          4: field('uid', 'string'),
+        }),
+      ),
+    }),
+  ),
+  3: field(
+    'status',
+    message('TokenRequestStatus', { 1: field('token', 'string'), 2: field('expirationTimestamp', 'time') }),
+  ),
+});
+
 /** `ExtraValue` is a `[]string` in Go: its JSON form is the list itself. */
 export const ExtraValue = message('ExtraValue', { 1: list('items', 'string') }, 'items');
 
@@ -598,6 +623,7 @@ const BY_KIND: Readonly<Record<string, MessageTable>> = {
   Pod,
   Scale,
   Secret,
+  TokenRequest,
 };
 
 /** The table of a top-level kind, whatever its group and version; undefined for kinds not covered. */

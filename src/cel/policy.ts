@@ -1,0 +1,139 @@
+/**
+ * The environments admission policy expressions are compiled in, as the reference builds them:
+ *
+ * - for enforcement, `object`, `oldObject`, `params`, `request`, `namespaceObject` and `variables` are
+ *   `dyn` (the values are whatever the request carries) and `authorizer` is typed;
+ * - for type checking (the status controller), `object` and `oldObject` are typed from the matched kind's
+ *   schema, `params` from the paramKind's (undeclared when it does not resolve), `request` and
+ *   `namespaceObject` from their own schemas, and `variables` has one field per declared variable.
+ *
+ * Compile errors read like cel-go's: `ERROR: <input>:<line>:<col>: <message>`, the source line and a caret.
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+import { schemaFor } from '../api/schema.ts';
+import { AUTHORIZER_TYPE } from './ext/authorizer.ts';
+import { platformEnvironment } from './library.ts';
+import { type DeclType, declType, type OpenAPISchema, openAPIFromNode, registerDeclType } from './schema-types.ts';
+import { meterAst } from './values.ts';
+
+export type Program = (context: Record<string, unknown>) => unknown;
+
+const strings: OpenAPISchema = { type: 'array', items: { type: 'string' } };
+const obj = (properties: Record<string, OpenAPISchema>): OpenAPISchema => ({ type: 'object', properties });
+const gvk = obj({ group: { type: 'string' }, version: { type: 'string' }, kind: { type: 'string' } });
+const gvr = obj({ group: { type: 'string' }, version: { type: 'string' }, resource: { type: 'string' } });
+
+/** The admission request as expressions see it (`request.userInfo.username`, `request.operation`, ...). */
+const REQUEST = declType(
+  obj({
+    kind: gvk,
+    resource: gvr,
+    subResource: { type: 'string' },
+    requestKind: gvk,
+    requestResource: gvr,
+    requestSubResource: { type: 'string' },
+    name: { type: 'string' },
+    namespace: { type: 'string' },
+    operation: { type: 'string' },
+    userInfo: obj({
+      username: { type: 'string' },
+      uid: { type: 'string' },
+      groups: strings,
+      extra: { type: 'object', additionalProperties: strings },
+    }),
+    dryRun: { type: 'boolean' },
+    options: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  }),
+);
+
+let enforcementBase: Environment | undefined;
+let checkingBase: Environment | undefined;
+
+/** The parent of every enforcement environment (built once; clones add nothing, so it is shared). */
+export function enforcementEnvironment(): Environment {
+  if (!enforcementBase) {
+    const env = platformEnvironment();
+    for (const name of ['object', 'oldObject', 'params', 'request', 'namespaceObject', 'variables']) {
+      env.registerVariable(name, 'dyn');
+    }
+    env.registerVariable('authorizer', AUTHORIZER_TYPE);
+    enforcementBase = env;
+  }
+  return enforcementBase;
+}
+
+/** `t == null` and `t != null` type-check for object types, as they do in cel-go. */
+function declareNullable(env: Environment, name: string, t: DeclType): string {
+  const type = registerDeclType(env, name, t);
+  if (t.kind === 'object') {
+    // `!=` comes with `==`.
+    env.registerOperator(`${type} == null`, (v: unknown) => v === null);
+  }
+  return type;
+}
+
+function checkingParent(): Environment {
+  if (!checkingBase) {
+    const env = platformEnvironment();
+    env.registerVariable('request', declareNullable(env, 'kubernetes.AdmissionRequest', REQUEST));
+    const namespace = declType(openAPIFromNode(schemaFor('Namespace')!));
+    env.registerVariable('namespaceObject', declareNullable(env, 'Namespace', namespace));
+    env.registerVariable('authorizer', AUTHORIZER_TYPE);
+    checkingBase = env;
+  }
+  return checkingBase;
+}
+
+export interface CheckTypes {
+  /** The matched kind: its name (for messages) and type. */
+  object: { name: string; type: DeclType };
+  /** The paramKind's, when it resolves; `params` is undeclared otherwise. */
+  params?: { name: string; type: DeclType };
+  /** The policy's variable names. */
+  variables: string[];
+}
+
+/** An environment for type-checking a policy's expressions against one kind. */
+export function typeCheckEnvironment(t: CheckTypes): Environment {
+  const env = checkingParent().clone();
+  const objectType = declareNullable(env, t.object.name, t.object.type);
+  env.registerVariable('object', objectType).registerVariable('oldObject', objectType);
+  if (t.params) {
+    const paramsName = t.params.name === t.object.name ? `${t.params.name}Params` : t.params.name;
+    env.registerVariable('params', declareNullable(env, paramsName, t.params.type));
+  }
+  const fields = Object.fromEntries(t.variables.map((v) => [v, 'dyn']));
+  env.registerType('kubernetes.Variables', { fields });
+  env.registerVariable('variables', 'kubernetes.Variables');
+  return env;
+}
+
+interface LocatedError {
+  message: string;
+  summary?: string;
+  range?: { start: number };
+}
+
+/** A compile error in cel-go's layout. */
+export function formatIssue(expression: string, err: LocatedError): string {
+  const at = Math.min(err.range?.start ?? 0, expression.length);
+  const before = expression.slice(0, at);
+  const line = before.split('\n').length;
+  const col = at - (before.lastIndexOf('\n') + 1);
+  const source = expression.split('\n')[line - 1];
+  const message = err.summary ?? err.message.split('\n')[0];
+  return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${source}\n | ${'.'.repeat(col)}^`;
+}
+
+/** Parses and checks `expression`; the program, or the issue text. */
+export function compile(env: Environment, expression: string): { program: Program } | { error: string } {
+  try {
+    const parsed = env.parse(expression);
+    const checked = parsed.check();
+    if (!checked.valid) return { error: formatIssue(expression, checked.error as LocatedError) };
+    meterAst(parsed.ast);
+    return { program: parsed };
+  } catch (err) {
+    return { error: formatIssue(expression, err as LocatedError) };
+  }
+}
