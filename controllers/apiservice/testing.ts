@@ -13,6 +13,8 @@ export interface Backend {
   port: number;
   /** Requests seen, by path. */
   requests: string[];
+  /** TLS connections accepted so far. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -73,10 +75,12 @@ export function discoveryHandler(group: string, version: string): Handler {
 export async function startBackend(serving: CertificateWithKey, handler: Handler, port = 0): Promise<Backend> {
   const requests: string[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
   const server: Server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     requests.push(req.url ?? '');
     handler(req, res);
   });
+  server.on('secureConnection', () => connections++);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -86,6 +90,7 @@ export async function startBackend(serving: CertificateWithKey, handler: Handler
   return {
     port: typeof address === 'object' && address ? address.port : port,
     requests,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
