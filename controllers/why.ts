@@ -2,5 +2,6 @@
 import type { WhyAnswerer } from '../src/controller/why.ts';
 import { csrWhy } from './certificates/why.ts';
 import { budgetWhy, podWhy } from './disruption/why.ts';
+import { statefulSetWhy } from './statefulset/why.ts';
 
-export const whyAnswerers: WhyAnswerer[] = [budgetWhy, podWhy, csrWhy];
+export const whyAnswerers: WhyAnswerer[] = [budgetWhy, podWhy, csrWhy, statefulSetWhy];

@@ -10,20 +10,20 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvingController } from '../controllers/certificates/approving/controller.ts';
 import { signingController } from '../controllers/certificates/signing/controller.ts';
-import {
-  csrObject,
-  type RunningControllers,
-  runControllers,
-  webcryptoRequest,
-} from '../controllers/certificates/testing.ts';
-import { pdbObject, podObject, runDisruptionController, runningStatus } from '../controllers/disruption/harness.ts';
+import { csrObject, webcryptoRequest } from '../controllers/certificates/testing.ts';
+import { pdbObject, podObject, runningStatus } from '../controllers/disruption/harness.ts';
+import { disruptionControllerDefinition } from '../controllers/disruption/index.ts';
+import { statefulSetControllerDefinition } from '../controllers/statefulset/index.ts';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { FlavorName } from '../src/api/naming.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
 import type { Pod } from '../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
+import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { runControllers } from './support/controllers.ts';
 import { eventually } from './support/eventually.ts';
 import { hasKubectl, KUBECTL, type KubectlResult } from './support/kubectl.ts';
 
@@ -59,18 +59,20 @@ async function setUp(flavor: FlavorName): Promise<Setup> {
   const c = await startTestCluster({ flavor });
   const pluginPath = join(c.dir, 'bin');
   await mkdir(pluginPath);
-  await symlink(resolve('bin/kubectl-orch.js'), join(pluginPath, 'kubectl-orch'));
+  await symlink(resolve('bin/kubectl-orch'), join(pluginPath, 'kubectl-orch'));
   const n = c.cp.registry.naming;
   const dana = await c.cp.writeIdentityKubeconfig(join(c.dir, 'dana.kubeconfig'), { username: 'dana', groups: [] });
-  const certs: RunningControllers = await runControllers(
+  const nodes = await startSimulatedNodes(c.cp, 1);
+  c.cp.attach(nodes);
+  const controllers = await runControllers(
     c.client,
     c.cp.registry,
-    [approvingController, signingController],
+    [approvingController, signingController, disruptionControllerDefinition, statefulSetControllerDefinition],
     {
-      signing: { ...c.cp.caFiles, perSigner: {}, durationMs: 3600_000 },
+      config: { certificates: { signing: { ...c.cp.caFiles, perSigner: {}, durationMs: 3600_000 } } },
+      features: DEFAULT_FEATURE_GATES,
     },
   );
-  const disruption = await runDisruptionController(c.client, c.cp.registry);
   await c.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   const rbac = `rbac.authorization.${n.groupSuffix}`;
   await c.client.kind('ClusterRole').create({
@@ -99,7 +101,7 @@ async function setUp(flavor: FlavorName): Promise<Setup> {
     pluginPath,
     dana,
     danaClient: new KubeClient(danaConfig, c.cp.registry, { qps: 0 }),
-    stops: [() => certs.stop(), () => disruption.stop(), () => c.stop()],
+    stops: [() => controllers.stop(), () => c.stop()],
     certificates: `certificates.${n.groupSuffix}`,
     rbac,
   };
@@ -342,5 +344,26 @@ describe.skipIf(!hasKubectl).each<FlavorName>(['orch', 'kubernetes'])('kubectl o
     );
     expect(await orch(s, ['why', 'pdb/missing', '-n', NS])).toMatchObject({ code: 1 });
     expect((await orch(s, ['why', 'secret/x'])).stderr).toContain('"why" has no answer for "secret"');
+  }, 300_000);
+
+  it('why sts names the pod a stalled rollout waits on', async () => {
+    const labels = { app: 'db' };
+    await s.c.client.kind('StatefulSet').create({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db', namespace: NS },
+      spec: {
+        replicas: 2,
+        serviceName: 'db',
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'db:broken' }] } },
+      },
+    } as KubeObject);
+    await eventually(async () => {
+      const out = (await orch(s, ['why', 'sts/db', '-n', NS])).stdout;
+      expect(out).toMatch(/^statefulset\/db in namespace shop: .*db-0/m);
+      expect(out).toContain('0 of 2 ready');
+      return true;
+    }, 120_000);
   }, 300_000);
 });

@@ -40,6 +40,7 @@ import { startDiagnostics } from './diagnostics.ts';
 import { electionFlags, electionSettings } from './election.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
+import { isAddressInUse, portInUse } from './ports.ts';
 
 const GENERIC = SECTIONS.generic;
 
@@ -156,7 +157,7 @@ async function main(): Promise<number> {
       )
     : undefined;
   if (embedded) {
-    printWelcome(embedded);
+    await printWelcome(embedded);
     kc.loadFromFile(embedded.kubeconfigPath);
   } else if (flags.string('kubeconfig')) kc.loadFromFile(flags.string('kubeconfig')!);
   else kc.loadFromDefault();
@@ -288,6 +289,8 @@ async function main(): Promise<number> {
     startTime,
     why: whyAnswerers,
     controllerConfig,
+  }).catch((err) => {
+    throw isAddressInUse(err) ? portInUse(cfg.serving.bindAddress, cfg.serving.securePort, 'secure-port') : err;
   });
   logger.info(
     { identity, host: hostname(), controllers: definitions.map((d) => d.name), diagnosticsPort: diagnostics.port },

@@ -105,7 +105,9 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     configz: () => ({ [configzSectionName(n)]: encodeConfiguration(d.schema, cfg, n) }),
     version: versionInfo(d.version),
   });
-  installWhy(server, d.why, () => apiSources(d.client, d.controllerConfig));
+  installWhy(server, d.why, () =>
+    apiSources(d.client, { config: d.controllerConfig, features: (g) => gates.enabled(g) }),
+  );
   const port = await server.start();
   // The watchdog check itself is left out: one failed send must not stop every later keep-alive.
   notifier.startWatchdog(() => checks.passing('livez', ['watchdog']));

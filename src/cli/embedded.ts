@@ -1,9 +1,13 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
-import { join } from 'node:path';
-import type { FlavorName } from '../api/naming.ts';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type FlavorName, naming } from '../api/naming.ts';
+import { translateNames } from '../api/translate.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS, type StorageKind } from '../controlplane/control-plane.ts';
 import { startSimulatedNodes } from '../simulation/nodes.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
+import { assertPortFree, isAddressInUse, portInUse } from './ports.ts';
 
 const SECTION = 'Embedded control plane';
 
@@ -131,11 +135,15 @@ export async function startEmbedded(
   names: EmbeddedFlagNames,
 ): Promise<ControlPlane> {
   const dataDir = flags.string('data-dir')!;
+  const host = flags.string(names.bind)!;
+  const port = flags.int(names.port)!;
+  // Checked before anything is written to the data directory.
+  await assertPortFree(host, port, names.port);
   const cp = new ControlPlane({
     flavor,
     ...storageFlags(flags),
-    host: flags.string(names.bind)!,
-    port: flags.int(names.port)!,
+    host,
+    port,
     dataDir,
     kubeconfigOut: flags.string('kubeconfig-out'),
     caCertFile: flags.string('ca-cert-file'),
@@ -147,7 +155,13 @@ export async function startEmbedded(
     historySize: flags.int('watch-history')!,
     watch: { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, bookmarkIntervalMs: flags.durationMs('bookmark-interval')! },
   });
-  await cp.start();
+  try {
+    await cp.start();
+  } catch (err) {
+    // Taken between the check and the start: the same one line.
+    if (isAddressInUse(err)) throw portInUse(host, port, names.port);
+    throw err;
+  }
   const nodes = flags.int('simulated-nodes')!;
   if (nodes < 0) throw new FlagError(`invalid argument "${nodes}" for "--simulated-nodes" flag: must be 0 or more`);
   if (nodes > 0) cp.attach(await startSimulatedNodes(cp, nodes));
@@ -190,20 +204,58 @@ function storageDescription(cp: ControlPlane): string {
   return `embedded, ${join(o.dataDir, 'store')} (at resourceVersion ${cp.storage.currentRv()})`;
 }
 
-export function printWelcome(cp: ControlPlane): void {
-  const kc = cp.kubeconfigPath;
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A path as a person in the current directory would type it. */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/**
+ * Where the examples are for this plane's flavor: `examples/` itself (written in the `orch` flavor), or a copy
+ * with the other flavor's names filled in, written to `<data-dir>/examples/`.
+ */
+export async function examplesFor(cp: ControlPlane): Promise<string> {
+  const source = join(PACKAGE_ROOT, 'examples');
+  const n = cp.registry.naming;
+  if (n.flavor === 'orch') return source;
+  const target = join(cp.options.dataDir, 'examples');
+  await mkdir(target, { recursive: true });
+  for (const file of (await readdir(source)).filter((f) => f.endsWith('.yaml'))) {
+    const text = translateNames(await readFile(join(source, file), 'utf8'), naming('orch'), n);
+    await writeFile(join(target, file), text);
+  }
+  return target;
+}
+
+/** What to try, every line a command that works against this plane (a test runs them all). */
+export async function welcomeCommands(cp: ControlPlane): Promise<string[]> {
+  const bin = shown(join(PACKAGE_ROOT, 'bin'));
+  const orch = cp.registry.naming.flavor === 'orch';
+  return [
+    `export KUBECONFIG=${shown(cp.kubeconfigPath)} PATH="${isAbsolute(bin) ? bin : `$PWD/${bin}`}:$PATH"`,
+    'kubectl api-resources',
+    `kubectl apply -f ${shown(await examplesFor(cp))}/`,
+    'kubectl get csr,pdb,statefulsets -A',
+    // kubectl's own commands are hard-wired to the real names; the plugin speaks both flavors.
+    orch ? 'kubectl orch auth whoami' : 'kubectl auth whoami',
+    'kubectl orch why pdb/web -n demo',
+    'kubectl get pods -n demo -w',
+  ];
+}
+
+export async function printWelcome(cp: ControlPlane): Promise<void> {
+  const commands = await welcomeCommands(cp);
   console.log(
     [
       `embedded control plane listening on ${cp.url} (flavor ${cp.registry.naming.flavor})`,
       `port: ${cp.port}`,
-      `kubeconfig: ${kc}`,
+      `kubeconfig: ${cp.kubeconfigPath}`,
       `storage: ${storageDescription(cp)}`,
       '',
-      'try:',
-      `  kubectl --kubeconfig ${kc} api-resources`,
-      `  kubectl --kubeconfig ${kc} get namespaces`,
-      `  kubectl --kubeconfig ${kc} apply -f examples/`,
-      `  kubectl --kubeconfig ${kc} get csr,pdb,statefulsets -A -w`,
+      'try, in another terminal (the `kubectl orch` plugin is in bin/):',
+      ...commands.map((c) => `  ${c}`),
       '',
     ].join('\n'),
   );

@@ -28,6 +28,8 @@ export interface WhySources {
   now: Date;
   /** The controller part of the daemon's configuration; undefined where it is not known (the plugin). */
   config?: Record<string, unknown>;
+  /** The daemon's feature gates; undefined where they are not known (the defaults apply). */
+  features?: (gate: string) => boolean;
   get<T extends KubeObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined>;
   list<T extends KubeObject>(kind: string, namespace?: string): Promise<T[]>;
 }
@@ -42,8 +44,12 @@ export interface WhyAnswerer {
 /** The object asked about does not exist. */
 export class WhyNotFound extends Error {}
 
-/** Sources read straight from the API server. */
-export function apiSources(client: KubeClient, config?: Record<string, unknown>, now = new Date()): WhySources {
+/** Sources read straight from the API server; `daemon` is what the running daemon knows of itself. */
+export function apiSources(
+  client: KubeClient,
+  daemon: Pick<WhySources, 'config' | 'features'> = {},
+  now = new Date(),
+): WhySources {
   const rt = (kind: string) => {
     const found = client.registry.byKind(kind);
     if (!found) throw new Error(`the API has no ${kind}`);
@@ -54,7 +60,7 @@ export function apiSources(client: KubeClient, config?: Record<string, unknown>,
     registry: client.registry,
     client,
     now,
-    config,
+    ...daemon,
     async get<T extends KubeObject>(kind: string, namespace: string | undefined, name: string) {
       try {
         return await client.resource<T>(rt(kind)).get(namespace, name);

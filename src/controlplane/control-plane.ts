@@ -3,7 +3,7 @@
  * the credentials (a cluster CA, a serving certificate, an admin kubeconfig) that clients use.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KubeObject, objectKey } from '../api/meta.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
@@ -407,10 +407,18 @@ export class ControlPlane {
       return loadCa(await readFile(certFile, 'utf8'), await readFile(keyFile, 'utf8'));
     }
     const ca = await createSelfSignedCa({ commonName: `${this.registry.naming.product}-embedded-ca` });
-    await writeFile(join(o.dataDir, 'ca.crt'), ca.certPem);
-    await writeFile(join(o.dataDir, 'ca.key'), ca.keyPem, { mode: 0o600 });
+    // Both files in full or neither: each is written aside and renamed into place, the key first, so a
+    // certificate on disk always has its key beside it.
+    await writeFileAtomically(keyFile, ca.keyPem, 0o600);
+    await writeFileAtomically(certFile, ca.certPem, 0o644);
     return ca;
   }
+}
+
+async function writeFileAtomically(path: string, text: string, mode: number): Promise<void> {
+  const aside = `${path}.${process.pid}.tmp`;
+  await writeFile(aside, text, { mode });
+  await rename(aside, path);
 }
 
 async function exists(path: string): Promise<boolean> {

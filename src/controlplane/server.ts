@@ -10,20 +10,11 @@ import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
 import type { AuditLog } from './audit.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
-import {
-  AGGREGATED_MEDIA,
-  aggregated,
-  apiVersions,
-  groupList,
-  groupOne,
-  openApiV3GroupVersion,
-  openApiV3Root,
-  resourceList,
-  table,
-} from './discovery.ts';
+import { AGGREGATED_MEDIA, aggregated, apiVersions, groupList, groupOne, resourceList, table } from './discovery.ts';
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
-import { isProtobufMediaType } from './protobuf/index.ts';
+import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
+import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
@@ -188,6 +179,12 @@ export class ControlPlaneServer {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
       return;
     }
+    if (isOpenApiPath(path)) {
+      const answer = openApiAnswer(registry, path, query, req.headers, this.api.options.now());
+      if (!answer) throw notFoundPath(path);
+      res.writeHead(answer.status, answer.headers).end(answer.body);
+      return;
+    }
     let body: object | undefined;
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
@@ -197,14 +194,7 @@ export class ControlPlaneServer {
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
     else if (path === '/apis') body = groupList(registry, groups);
-    else if (path === '/openapi/v3') body = openApiV3Root(registry);
-    else if (path.startsWith('/openapi/v3/')) {
-      const parts = path.slice('/openapi/v3/'.length).split('/');
-      body =
-        parts[0] === 'api'
-          ? openApiV3GroupVersion(registry, '', parts[1])
-          : openApiV3GroupVersion(registry, parts[1], parts[2]);
-    } else {
+    else {
       const parts = path.split('/').filter(Boolean);
       if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
       if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1], groups);
@@ -363,6 +353,13 @@ export class ControlPlaneServer {
 
   private reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): void {
     const body = reply.body as Record<string, unknown>;
+    if (format === 'protobuf') {
+      const bytes = protobufOrUndefined(body);
+      if (bytes) {
+        this.send(res, reply.status, bytes, reply.warnings, PROTOBUF_MEDIA_TYPE);
+        return;
+      }
+    }
     if (format === 'yaml') {
       this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
       return;
@@ -377,7 +374,13 @@ export class ControlPlaneServer {
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
   }
 
-  private send(res: ServerResponse, status: number, text: string, warnings: string[], contentType: string): void {
+  private send(
+    res: ServerResponse,
+    status: number,
+    text: string | Uint8Array,
+    warnings: string[],
+    contentType: string,
+  ): void {
     const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
     if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
     res.writeHead(status, headers);
@@ -405,15 +408,17 @@ function notFoundPath(path: string): ApiError {
   });
 }
 
-type OutputFormat = 'json' | 'yaml';
+type OutputFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
- * The format of the answer by `Accept`: JSON for JSON, wildcards or a list that includes JSON
- * (kubectl's `protobuf,json`), YAML when asked for (not for watch streams), 406 otherwise.
+ * The format of the answer by `Accept`: protobuf when it comes first (kubectl's `protobuf,json`; answers
+ * protobuf cannot carry, such as a Status, fall back to JSON), JSON for JSON, wildcards or a list that
+ * includes JSON, YAML when asked for (not for watch streams, which are JSON), 406 otherwise.
  */
 function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
   if (!accept) return 'json';
   const types = accept.split(',').map((part) => part.split(';')[0].trim().toLowerCase());
+  if (!watch && types[0] === PROTOBUF_MEDIA_TYPE) return 'protobuf';
   if (types.some((t) => t === JSON_TYPE || t === '*/*' || t === 'application/*' || t === '')) return 'json';
   if (!watch && types.includes(YAML_TYPE)) return 'yaml';
   throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
@@ -430,6 +435,16 @@ function tableRequested(accept: string | undefined, metaGroup: string): string |
     }
   }
   return undefined;
+}
+
+/** The protobuf form of an answer; undefined for what protobuf cannot carry (a Status, a free-form field). */
+function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefined {
+  try {
+    return encodeKubernetesProtobuf(body);
+  } catch (err) {
+    if (err instanceof ProtobufError) return undefined;
+    throw err;
+  }
 }
 
 function isList(body: Record<string, unknown>): body is Record<string, unknown> & { items: KubeObject[] } {
@@ -460,7 +475,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
       const contentType = req.headers['content-type'] ?? JSON_TYPE;
       // Protobuf bodies are binary: one character per byte (latin1) keeps every byte.
       const encoding = isProtobufMediaType(contentType) ? 'latin1' : 'utf8';
-      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType });
+      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType, userAgent: req.headers['user-agent'] });
     });
     req.on('error', reject);
   });

@@ -23,7 +23,7 @@ Commands:
   create role|clusterrole NAME --verb=... --resource=... [--resource-name=...] [--non-resource-url=...] [--aggregation-rule=k=v]
   create rolebinding|clusterrolebinding NAME --role=...|--clusterrole=... [--user=...] [--group=...] [--serviceaccount=ns:name]
   describe csr NAME                             the decoded request, its conditions and the issued certificate
-  why KIND/NAME                                 why an object is as it is (pdb, pod, csr)
+  why KIND/NAME                                 why an object is as it is (pdb, pod, csr, sts)
 
 Global flags: --kubeconfig, --context, -n/--namespace, --as, --as-group, --as-uid, -o/--output.
 `;
