@@ -68,7 +68,7 @@ function get(url: string, tls: ReturnType<typeof backendTls>): Promise<number> {
 
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-apiservice-'));
-  const cp = new ControlPlane({ port: 0, dataDir: dir, historySize: 50_000 });
+  const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory', historySize: 50_000 });
   await cp.start();
   const n = cp.registry.naming;
   const kc = new KubeConfig();

@@ -179,8 +179,8 @@ describe('an aggregated API on a real HTTPS server', () => {
   it.skipIf(!hasKubectl)('is reached through the proxy with kubectl get --raw, as the calling user', async () => {
     const doc = JSON.parse(await kubectl.ok(['get', '--raw', `/apis/${GROUP}/v1`]));
     expect(doc).toMatchObject({ kind: 'APIResourceList', groupVersion: `${GROUP}/v1` });
-    const echo = JSON.parse(await kubectl.ok(['get', '--raw', `/apis/${GROUP}/v1/namespaces/x/widgets?limit=1`]));
-    expect(echo).toEqual({ kind: 'Echo', path: `/apis/${GROUP}/v1/namespaces/x/widgets?limit=1`, user: 'admin' });
+    const echo = JSON.parse(await kubectl.ok(['get', '--raw', `/apis/${GROUP}/v1/namespaces/x/echoes?limit=1`]));
+    expect(echo).toEqual({ kind: 'Echo', path: `/apis/${GROUP}/v1/namespaces/x/echoes?limit=1`, user: 'admin' });
   });
 
   it.skipIf(!hasKubectl)('kubectl get apiservices shows the service and the condition', async () => {
@@ -188,6 +188,15 @@ describe('an aggregated API on a real HTTPS server', () => {
     expect(table.columns).toEqual(['NAME', 'SERVICE', 'AVAILABLE', 'AGE']);
     expect(table.rows.find((r) => r.NAME === name)).toMatchObject({ SERVICE: `${NS}/widgets`, AVAILABLE: 'True' });
     expect(table.rows.find((r) => r.NAME === 'v1.apps')).toMatchObject({ SERVICE: 'Local', AVAILABLE: 'True' });
+  });
+
+  it.skipIf(!hasKubectl)("kubectl finds the backend's resources through aggregated discovery", async () => {
+    const table = parseTable(await kubectl.ok(['get', 'widgets', '-n', 'x']));
+    expect(table.rows.map((r) => r.NAME)).toEqual(['first']);
+    const resources = parseTable(await kubectl.ok(['api-resources', `--api-group=${GROUP}`]));
+    expect(resources.rows).toEqual([
+      expect.objectContaining({ NAME: 'widgets', APIVERSION: `${GROUP}/v1`, KIND: 'Widget' }),
+    ]);
   });
 
   it('orders discovery by groupPriorityMinimum, then versionPriority and version string', async () => {
@@ -375,5 +384,33 @@ describe('ClusterRole aggregation into the default roles', () => {
       .kind('ClusterRole')
       .replace({ ...widgetViewer, metadata: { ...widgetViewer.metadata, labels } });
     await eventually(async () => !(await canGetWidgets()), 15_000, 'alice may no longer get widgets');
+  });
+
+  it('a malformed aggregationRule is reported on the role and does not stop aggregation', async () => {
+    await create({
+      apiVersion: `${rbac()}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'broken-aggregator' },
+      aggregationRule: { clusterRoleSelectors: [{ matchExpressions: [{ key: 'x', operator: 'Sometimes' }] }] },
+    } as KubeObject);
+    const event = await eventually(() =>
+      controllers.events.find((e) => e.name === 'broken-aggregator' && e.reason === 'InvalidAggregationRule'),
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      note: expect.stringContaining('"Sometimes" is not a valid label selector operator'),
+    });
+    await create({
+      apiVersion: `${rbac()}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'gadget-viewer', labels: { [n().labels.aggregateToView]: 'true' } },
+      rules: [{ verbs: ['get'], apiGroups: ['gadgets.example.com'], resources: ['gadgets'] }],
+    } as KubeObject);
+    await eventually(async () => {
+      const view = (await cluster.client.kind('ClusterRole').get(undefined, 'view')) as {
+        rules?: { apiGroups?: string[] }[];
+      };
+      return view.rules?.some((r) => r.apiGroups?.includes('gadgets.example.com'));
+    });
   });
 });

@@ -1,4 +1,5 @@
 /** The discovery probe against real HTTPS servers on 127.0.0.1. */
+import { Agent } from 'node:https';
 import { createServer as createTlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendTls, type Target } from '../../src/api/apiservice.ts';
@@ -57,6 +58,22 @@ describe('probe', () => {
   it('succeeds on a 2xx answer from a backend it trusts through the caBundle', async () => {
     const ok = await backend(answer(200));
     expect(await probe([ok], PATH, options())).toEqual({ ok: true });
+  });
+
+  it('reuses connections between probes through a keep-alive agent', async () => {
+    const b = await startBackend(serving, answer(200));
+    backends.push(b);
+    const agent = new Agent({ keepAlive: true });
+    closers.push(() => agent.destroy());
+    const target = { host: '127.0.0.1', port: b.port };
+    for (let i = 1; i <= 4; i++) {
+      expect(await probe([target], PATH, options(apiService(), { agent }))).toEqual({ ok: true });
+      // The other attempts finish after the first success; once they have, their connections are free.
+      while (b.requests.length < 5 * i) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // 20 requests over the five connections the first probe's concurrent attempts opened.
+    expect(b.connections()).toBeLessThanOrEqual(5);
   });
 
   it('succeeds when any attempt succeeds (one endpoint failing, one answering)', async () => {

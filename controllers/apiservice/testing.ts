@@ -13,6 +13,8 @@ export interface Backend {
   port: number;
   /** Requests seen, by path. */
   requests: string[];
+  /** TLS connections accepted so far. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -33,13 +35,39 @@ export function servingCertificate(ca: CertificateWithKey, dnsName: string): Pro
   });
 }
 
-/** Answers `/apis/<group>/<version>` with an APIResourceList and every other path with a small JSON document. */
+/**
+ * A small aggregated API: discovery of `/apis/<group>/<version>` lists one namespaced resource,
+ * `widgets`, whose list answers one Widget; any other path is echoed with the caller's identity.
+ */
 export function discoveryHandler(group: string, version: string): Handler {
+  const apiVersion = `${group}/${version}`;
   return (req, res) => {
-    const body =
-      req.url === `/apis/${group}/${version}`
-        ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: [] }
-        : { kind: 'Echo', path: req.url, user: req.headers['x-remote-user'] ?? null };
+    const path = new URL(req.url ?? '/', 'https://backend').pathname;
+    let body: object;
+    if (path === `/apis/${apiVersion}`) {
+      body = {
+        kind: 'APIResourceList',
+        apiVersion: 'v1',
+        groupVersion: apiVersion,
+        resources: [
+          { name: 'widgets', singularName: 'widget', namespaced: true, kind: 'Widget', verbs: ['get', 'list'] },
+        ],
+      };
+    } else if (path.endsWith('/widgets')) {
+      const namespace = path.split('/')[5] ?? 'default';
+      body = {
+        apiVersion,
+        kind: 'WidgetList',
+        metadata: {},
+        items: [
+          {
+            apiVersion,
+            kind: 'Widget',
+            metadata: { name: 'first', namespace, creationTimestamp: new Date().toISOString() },
+          },
+        ],
+      };
+    } else body = { kind: 'Echo', path: req.url, user: req.headers['x-remote-user'] ?? null };
     res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   };
 }
@@ -47,10 +75,12 @@ export function discoveryHandler(group: string, version: string): Handler {
 export async function startBackend(serving: CertificateWithKey, handler: Handler, port = 0): Promise<Backend> {
   const requests: string[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
   const server: Server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     requests.push(req.url ?? '');
     handler(req, res);
   });
+  server.on('secureConnection', () => connections++);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -60,6 +90,7 @@ export async function startBackend(serving: CertificateWithKey, handler: Handler
   return {
     port: typeof address === 'object' && address ? address.port : port,
     requests,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

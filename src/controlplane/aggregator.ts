@@ -9,12 +9,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'node:https';
 import {
   availableCondition,
+  type BackendTls,
   backendTls,
+  discoveryPath,
   isAvailable,
   isLocal,
   orderAPIServices,
   resolveBackend,
   sliceServiceName,
+  type Target,
   transportErrorText,
 } from '../api/apiservice.ts';
 import type { KubeObject } from '../api/meta.ts';
@@ -27,8 +30,9 @@ import { jsonEqual } from '../util/equal.ts';
 import type { UserInfo } from './admission.ts';
 import type { AuthorizationAttributes, Authorizer } from './authz/rbac.ts';
 import { forbiddenError } from './authz/rbac.ts';
+import { fromResourceList, type ServedElsewhere } from './discovery.ts';
 import { ApiError, badRequest } from './errors.ts';
-import { verbOf } from './request-info.ts';
+import { decodeSegment, verbOf } from './request-info.ts';
 import type { Storage } from './storage.ts';
 
 /** A served group with its versions, preferred first. */
@@ -38,6 +42,9 @@ export interface DiscoveryGroup {
 }
 
 const DEFAULT_GROUP_PRIORITY = 15_000;
+/** How long a remote group version's resource list is reused by aggregated discovery. */
+const DISCOVERY_REFRESH_MS = 10_000;
+const DISCOVERY_TIMEOUT_MS = 5_000;
 const DEFAULT_VERSION_PRIORITY = 9;
 
 /**
@@ -112,6 +119,7 @@ export class Aggregator {
   private readonly desired = new Map<string, APIService>();
   private stopCommits: () => void = () => {};
   private restoring = false;
+  private readonly remoteDiscovery = new Map<string, { at: number; resources: object[] }>();
 
   constructor(private readonly opts: AggregatorOptions) {
     const rt = (kind: string) => {
@@ -179,6 +187,89 @@ export class Aggregator {
     return s && !isLocal(s) ? s : undefined;
   }
 
+  /**
+   * Asks every available remote group version for its resources (at most every
+   * {@link DISCOVERY_REFRESH_MS}), for the aggregated discovery document; a backend that cannot
+   * answer leaves its last answer, or none.
+   */
+  async refreshRemoteDiscovery(): Promise<void> {
+    const now = performance.now();
+    const due = this.all().filter((s) => {
+      const cached = this.remoteDiscovery.get(s.metadata.name ?? '');
+      return !isLocal(s) && isAvailable(s) && (!cached || now - cached.at > DISCOVERY_REFRESH_MS);
+    });
+    await Promise.all(
+      due.map(async (s) => {
+        const name = s.metadata.name ?? '';
+        try {
+          const list = JSON.parse(await this.fetch(s, discoveryPath(s)));
+          this.remoteDiscovery.set(name, {
+            at: now,
+            resources: fromResourceList(list, s.spec?.group ?? '', s.spec?.version ?? ''),
+          });
+        } catch {
+          this.remoteDiscovery.delete(name);
+        }
+      }),
+    );
+  }
+
+  /** What the aggregated discovery document says of a remote group version (`undefined` for local ones). */
+  readonly servedElsewhere: ServedElsewhere = (g, v) => {
+    const s = this.opts.storage.get(this.apiServices, `${v}.${g}`) as APIService | undefined;
+    if (!s || isLocal(s)) return undefined;
+    const cached = this.remoteDiscovery.get(s.metadata.name ?? '');
+    return isAvailable(s) && cached ? { resources: cached.resources, stale: false } : { resources: [], stale: true };
+  };
+
+  /** The backend a remote APIService reaches now, or the 503 saying why there is none. */
+  private backend(apiService: APIService): { target: Target; tls: BackendTls } {
+    if (!isAvailable(apiService)) {
+      throw unavailable(availableCondition(apiService)?.message || 'service unavailable');
+    }
+    const ref = apiService.spec?.service ?? {};
+    const n = this.opts.registry.naming;
+    const service = this.opts.storage.get(this.services, `${ref.namespace ?? ''}/${ref.name ?? ''}`) as
+      | Service
+      | undefined;
+    const slices = (this.opts.storage.list(this.slices, ref.namespace ?? '') as EndpointSlice[]).filter(
+      (s) => sliceServiceName(s, n) === ref.name,
+    );
+    const resolved = resolveBackend(apiService, service, slices);
+    if ('failure' in resolved) throw unavailable(resolved.failure.message);
+    const target = resolved.targets[Math.floor(Math.random() * resolved.targets.length)];
+    return { target, tls: backendTls(apiService) };
+  }
+
+  /** GETs a path from a remote APIService's backend; rejects on a non-2xx answer or after the timeout. */
+  private fetch(apiService: APIService, path: string): Promise<string> {
+    const { target, tls } = this.backend(apiService);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: target.host,
+          port: target.port,
+          path,
+          ca: tls.ca,
+          rejectUnauthorized: tls.rejectUnauthorized,
+          servername: tls.servername,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (body += c));
+          res.on('end', () =>
+            (res.statusCode ?? 0) < 300 ? resolve(body) : reject(new Error(`status ${res.statusCode}`)),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.setTimeout(DISCOVERY_TIMEOUT_MS, () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   /** Authorizes and forwards a request, its path as sent, to the backend of a remote APIService. */
   async proxy(
     req: IncomingMessage,
@@ -194,20 +285,7 @@ export class Aggregator {
     const attrs = proxiedAttributes(req.method ?? 'GET', url);
     const decision = this.opts.authorizer.authorize(user, attrs);
     if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
-    if (!isAvailable(apiService)) {
-      throw unavailable(availableCondition(apiService)?.message || 'service unavailable');
-    }
-    const ref = apiService.spec?.service ?? {};
-    const key = `${ref.namespace ?? ''}/${ref.name ?? ''}`;
-    const n = this.opts.registry.naming;
-    const service = this.opts.storage.get(this.services, key) as Service | undefined;
-    const slices = (this.opts.storage.list(this.slices, ref.namespace ?? '') as EndpointSlice[]).filter(
-      (s) => sliceServiceName(s, n) === ref.name,
-    );
-    const resolved = resolveBackend(apiService, service, slices);
-    if ('failure' in resolved) throw unavailable(resolved.failure.message);
-    const target = resolved.targets[Math.floor(Math.random() * resolved.targets.length)];
-    const tls = backendTls(apiService);
+    const { target, tls } = this.backend(apiService);
     const headers = { ...req.headers, host: `${tls.servername}:${target.port}` };
     delete headers.authorization;
     await new Promise<void>((resolve, reject) => {
@@ -244,7 +322,7 @@ function unavailable(message: string): ApiError {
 
 /** The request attributes of a proxied path, parsed as the reference parses any resource path. */
 export function proxiedAttributes(method: string, url: URL): AuthorizationAttributes {
-  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeSegment);
   let segments = rest;
   const watchPath = segments[0] === 'watch';
   if (watchPath) segments = segments.slice(1);

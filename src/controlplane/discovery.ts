@@ -89,38 +89,95 @@ export function groupOne(
 }
 
 /** The aggregated document for `/api` (core only) or `/apis` (every named group). */
-export function aggregated(registry: ResourceRegistry, legacy: boolean, named: Groups = registry.groups()): object {
+/** A group version another server serves: its resources in the aggregated form, or Stale when it cannot be asked. */
+export type ServedElsewhere = (group: string, version: string) => { resources: object[]; stale: boolean } | undefined;
+
+export function aggregated(
+  registry: ResourceRegistry,
+  legacy: boolean,
+  named: Groups = registry.groups(),
+  elsewhere: ServedElsewhere = () => undefined,
+): object {
   const groups = legacy ? [{ name: '', versions: ['v1'] }] : named;
+  const local = (group: string, version: string) => ({
+    version,
+    freshness: 'Current',
+    resources: localResources(registry, group, version),
+  });
   return {
     kind: 'APIGroupDiscoveryList',
     apiVersion: `${registry.naming.protocol.discoveryGroup}/v2`,
     metadata: {},
     items: groups.map((g) => ({
       metadata: { name: g.name },
-      versions: g.versions.map((version) => ({
-        version,
-        freshness: 'Current',
-        resources: registry.groupVersion(g.name, version).map((rt) => ({
-          resource: rt.plural,
-          responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
-          scope: rt.namespaced ? 'Namespaced' : 'Cluster',
-          singularResource: rt.singular,
-          verbs: rt.verbs,
-          ...(rt.shortNames.length ? { shortNames: rt.shortNames } : {}),
-          ...(rt.categories.length ? { categories: rt.categories } : {}),
-          ...(rt.subresources.length
-            ? {
-                subresources: rt.subresources.map((sub) => ({
-                  subresource: sub,
-                  responseKind: subresourceKind(registry, rt, sub),
-                  verbs: SUBRESOURCE_VERBS[sub],
-                })),
-              }
-            : {}),
-        })),
-      })),
+      versions: g.versions.map((version) => {
+        const remote = elsewhere(g.name, version);
+        return remote
+          ? { version, freshness: remote.stale ? 'Stale' : 'Current', resources: remote.resources }
+          : local(g.name, version);
+      }),
     })),
   };
+}
+
+function localResources(registry: ResourceRegistry, group: string, version: string): object[] {
+  return registry.groupVersion(group, version).map((rt) => ({
+    resource: rt.plural,
+    responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
+    scope: rt.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: rt.singular,
+    verbs: rt.verbs,
+    ...(rt.shortNames.length ? { shortNames: rt.shortNames } : {}),
+    ...(rt.categories.length ? { categories: rt.categories } : {}),
+    ...(rt.subresources.length
+      ? {
+          subresources: rt.subresources.map((sub) => ({
+            subresource: sub,
+            responseKind: subresourceKind(registry, rt, sub),
+            verbs: SUBRESOURCE_VERBS[sub],
+          })),
+        }
+      : {}),
+  }));
+}
+
+interface ListedResource {
+  name: string;
+  singularName?: string;
+  namespaced?: boolean;
+  group?: string;
+  version?: string;
+  kind?: string;
+  verbs?: string[];
+  shortNames?: string[];
+  categories?: string[];
+}
+
+/** An `APIResourceList` (what a server answers at `/apis/<group>/<version>`) in the aggregated form. */
+export function fromResourceList(list: { resources?: ListedResource[] }, group: string, version: string): object[] {
+  const all = list.resources ?? [];
+  const kindOf = (r: ListedResource) => ({
+    group: r.group ?? group,
+    version: r.version ?? version,
+    kind: r.kind ?? '',
+  });
+  return all
+    .filter((r) => !r.name.includes('/'))
+    .map((r) => {
+      const subresources = all
+        .filter((s) => s.name.startsWith(`${r.name}/`))
+        .map((s) => ({ subresource: s.name.slice(r.name.length + 1), responseKind: kindOf(s), verbs: s.verbs ?? [] }));
+      return {
+        resource: r.name,
+        responseKind: kindOf(r),
+        scope: r.namespaced ? 'Namespaced' : 'Cluster',
+        singularResource: r.singularName ?? '',
+        verbs: r.verbs ?? [],
+        ...(r.shortNames?.length ? { shortNames: r.shortNames } : {}),
+        ...(r.categories?.length ? { categories: r.categories } : {}),
+        ...(subresources.length ? { subresources } : {}),
+      };
+    });
 }
 
 /** A server-side table (what `kubectl get` prints) for a list of objects. */

@@ -114,7 +114,7 @@ function checkSegment(what: string, value: string | undefined): void {
 }
 
 /** Percent-decodes one path segment (names such as `system:node` arrive as `system%3Anode`). */
-function decodeSegment(segment: string): string {
+export function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {

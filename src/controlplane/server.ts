@@ -163,7 +163,12 @@ export class ControlPlaneServer {
     return this.resource(req, res, info, query, user);
   }
 
-  private nonResource(req: IncomingMessage, res: ServerResponse, rawPath: string, query: URLSearchParams): void {
+  private async nonResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawPath: string,
+    query: URLSearchParams,
+  ): Promise<void> {
     const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
@@ -184,7 +189,8 @@ export class ControlPlaneServer {
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
     else if ((path === '/api' || path === '/apis') && wantsAggregated) {
-      body = aggregated(registry, path === '/api', groups);
+      await this.opts.aggregator?.refreshRemoteDiscovery();
+      body = aggregated(registry, path === '/api', groups, this.opts.aggregator?.servedElsewhere);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
     else if (path === '/apis') body = groupList(registry, groups);
