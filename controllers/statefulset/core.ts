@@ -309,9 +309,8 @@ class Planner {
     return true;
   }
 
-  /** Owner-reference patches for the ordinal's existing claims; true when all already match. */
-  private fixClaimOwners(slot: Slot, condemned: boolean): boolean {
-    let matched = true;
+  /** Owner-reference patches for the ordinal's existing claims, as the retention policy wants them. */
+  private fixClaimOwners(slot: Slot, condemned: boolean): void {
     for (const wanted of claimsFor(this.set, slot.ordinal)) {
       const claim = this.input.claims.get(wanted.metadata.name!);
       if (!claim) continue;
@@ -324,7 +323,6 @@ class Planner {
         });
       }
       if (owners.ownerReferences) {
-        matched = false;
         this.actions.push({
           kind: 'patchClaimOwners',
           name: claim.metadata.name!,
@@ -332,7 +330,6 @@ class Planner {
         });
       }
     }
-    return matched;
   }
 
   private staleClaim(slot: Slot): boolean {
