@@ -44,6 +44,14 @@ const SET_META = { apiVersion: 'apps/v1', kind: 'StatefulSet' };
 const MAX_BATCH = 500;
 /** How often a set whose expectations are pending is looked at again, in case no event comes. */
 const EXPECTATION_RECHECK_MS = 1000;
+/** Pods by the set their name belongs to (`name:<ns>/<set>`) and by their controller (`uid:<uid>`). */
+const POD_INDEX = 'statefulset-candidates';
+
+function podIndexValues(pod: Pod): string[] {
+  const { parent, ordinal } = parseOrdinal(pod.metadata.name ?? '');
+  const uid = controllerRefOf(pod)?.uid;
+  return [...(ordinal >= 0 ? [`name:${pod.metadata.namespace}/${parent}`] : []), ...(uid ? [`uid:${uid}`] : [])];
+}
 
 export const statefulSetControllerDefinition: ControllerDefinition = {
   name: 'statefulset-controller',
@@ -81,6 +89,7 @@ export class StatefulSetReconciler implements Reconciler {
     this.expectations = new PodExpectations(this.nowMs);
     const setInformer = ctx.informers.informerFor<StatefulSet>(rt('StatefulSet'));
     const podInformer = ctx.informers.informerFor<Pod>(rt('Pod'));
+    podInformer.addIndexer(POD_INDEX, podIndexValues);
     this.sets = setInformer.lister();
     this.pods = podInformer.lister();
     this.claims = ctx.informers.informerFor<PersistentVolumeClaim>(rt('PersistentVolumeClaim')).lister();
@@ -151,7 +160,7 @@ export class StatefulSetReconciler implements Reconciler {
     const selector = selectorOf(set);
     if (!selector) throw new TerminalError(`statefulset ${key}: its selector cannot be used`);
 
-    const pods = claimPods(set, selector, this.pods.list(namespace));
+    const pods = claimPods(set, selector, this.candidatePods(set));
     const revisions = claimRevisions(set, selector, this.revisions.list(namespace));
     await this.adoptAndRelease(set, pods, revisions, signal);
 
@@ -160,7 +169,7 @@ export class StatefulSetReconciler implements Reconciler {
       set,
       pods: pods.owned,
       foreignPods: pods.foreign,
-      claims: new Map(this.claims.list(namespace).map((c) => [c.metadata.name!, c])),
+      claims: { get: (claim) => this.claims.get(namespace, claim) },
       revisions: revisions.owned,
       takenRevisionNames: new Set(revisions.foreign.map((r) => r.metadata.name!)),
       nowMs: this.nowMs(),
@@ -175,6 +184,16 @@ export class StatefulSetReconciler implements Reconciler {
     if (plan.statusChanged) await this.writeStatus(set, plan.status, signal);
     if (outcome instanceof Error) throw outcome;
     return plan.requeueAfterMs === undefined ? done : requeueAfter(plan.requeueAfterMs);
+  }
+
+  /**
+   * The pods adoption looks at: those whose names belong to the set and those it controls (an orphan
+   * with another name is never adopted), instead of every pod of the namespace.
+   */
+  private candidatePods(set: StatefulSet): Pod[] {
+    const byName = this.pods.byIndex(POD_INDEX, `name:${keyOf(set)}`);
+    const byOwner = this.pods.byIndex(POD_INDEX, `uid:${set.metadata.uid}`);
+    return [...new Set([...byName, ...byOwner])];
   }
 
   private gates(): Gates {

@@ -61,8 +61,8 @@ export interface SyncInput {
   pods: Pod[];
   /** Pods of the namespace whose names belong to the set but which the set does not own. */
   foreignPods?: Pod[];
-  /** Claims of the namespace by name. */
-  claims: ReadonlyMap<string, PersistentVolumeClaim>;
+  /** Claims of the namespace by name (a Map, or the cache). */
+  claims: { get(name: string): PersistentVolumeClaim | undefined };
   /** The set's revisions (after adoption). */
   revisions: ControllerRevision[];
   /** Revision names held by objects that are not the set's (a create would collide). */
