@@ -582,11 +582,14 @@ class Planner {
   }
 }
 
-/** The reference's `completeRollingUpdate`: the update revision becomes current once every pod runs it, Ready. */
+/**
+ * The reference's `completeRollingUpdate`: the update revision becomes current once every pod runs it,
+ * Ready. Recreate (which the reference's function predates) completes the same way; OnDelete never does.
+ */
 function completeRollingUpdate(set: StatefulSet, status: StatefulSetStatus): StatefulSetStatus {
   const n = replicasOf(set);
   if (
-    strategyOf(set) === 'RollingUpdate' &&
+    strategyOf(set) !== 'OnDelete' &&
     status.updatedReplicas === n &&
     status.readyReplicas === n &&
     status.replicas === n
@@ -603,8 +606,9 @@ function conditionFor(
   nowMs: number,
 ): StatefulSetCondition {
   const previous = set.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
+  // Every pod Ready at the update revision (with OnDelete the current revision never moves).
   const complete =
-    status.currentRevision === status.updateRevision &&
+    status.updatedReplicas === replicasOf(set) &&
     status.readyReplicas === replicasOf(set) &&
     status.replicas === replicasOf(set);
   const { reason, message, progressing } =
