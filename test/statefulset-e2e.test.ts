@@ -323,3 +323,37 @@ describe('validation refuses bad sets with the field and the rule', () => {
     expect(err?.message).toContain(message);
   });
 });
+
+describe('the kubernetes flavor', () => {
+  it("uses the reference's label keys on pods and revisions", async () => {
+    const k8s = await startTestCluster({ flavor: 'kubernetes' });
+    try {
+      k8s.cp.attach(await startSimulatedNodes(k8s.cp, 1));
+      const run = await runDisruptionController(k8s.client, k8s.cp.registry, {
+        definition: statefulSetControllerDefinition,
+        features: (g) => DEFAULT_FEATURE_GATES[g] ?? false,
+      });
+      try {
+        const set = statefulSet('default', 'kube', { replicas: 2 });
+        set.spec.template.metadata!.annotations = { 'simulation.kubernetes.io/readiness-delay': '0s' };
+        await k8s.client.kind<StatefulSet>('StatefulSet').create(set);
+        const done = await eventually(async () => {
+          const s = await k8s.client.kind<StatefulSet>('StatefulSet').get('default', 'kube');
+          return s.status?.readyReplicas === 2 ? s : undefined;
+        }, 20_000);
+        const p = await k8s.client.kind<Pod>('Pod').get('default', 'kube-1');
+        expect(p.metadata.labels).toMatchObject({
+          'statefulset.kubernetes.io/pod-name': 'kube-1',
+          'apps.kubernetes.io/pod-index': '1',
+          'controller-revision-hash': done.status!.updateRevision,
+        });
+        const rev = await k8s.client.kind('ControllerRevision').get('default', done.status!.updateRevision!);
+        expect(done.status!.updateRevision).toBe(`kube-${rev.metadata.labels?.['controller.kubernetes.io/hash']}`);
+      } finally {
+        await run.stop();
+      }
+    } finally {
+      await k8s.stop();
+    }
+  }, 60_000);
+});

@@ -34,17 +34,24 @@ import {
 import { READ, rule } from '../../src/controller/permissions.ts';
 import { type Claimed, claimPods, claimRevisions, controllerRefOf } from './adoption.ts';
 import { type Action, eventFor, type Gates, planSync, type SyncPlan } from './core.ts';
-import { isRunningAndReady, isTerminating, parseOrdinal } from './pods.ts';
+import { PodExpectations } from './expectations.ts';
+import { isRunningAndReady, parseOrdinal } from './pods.ts';
 import { dataOf, setOwnerRef } from './revision.ts';
 
 const WRITE = ['create', 'update', 'patch', 'delete'];
 const SET_META = { apiVersion: 'apps/v1', kind: 'StatefulSet' };
 /** Pod creates and deletes in one slow-start batch at most (the reference's `MaxBatchSize`). */
 const MAX_BATCH = 500;
-/** An expectation the cache never met is dropped after this long (the reference's ReplicaSet TTL). */
-const EXPECTATION_TTL_MS = 5 * 60_000;
 /** How often a set whose expectations are pending is looked at again, in case no event comes. */
 const EXPECTATION_RECHECK_MS = 1000;
+/** Pods by the set their name belongs to (`name:<ns>/<set>`) and by their controller (`uid:<uid>`). */
+const POD_INDEX = 'statefulset-candidates';
+
+function podIndexValues(pod: Pod): string[] {
+  const { parent, ordinal } = parseOrdinal(pod.metadata.name ?? '');
+  const uid = controllerRefOf(pod)?.uid;
+  return [...(ordinal >= 0 ? [`name:${pod.metadata.namespace}/${parent}`] : []), ...(uid ? [`uid:${uid}`] : [])];
+}
 
 export const statefulSetControllerDefinition: ControllerDefinition = {
   name: 'statefulset-controller',
@@ -61,14 +68,6 @@ export const statefulSetControllerDefinition: ControllerDefinition = {
   setup: (ctx, enqueue) => new StatefulSetReconciler(ctx, enqueue),
 };
 
-/** A pod write whose result the cache has not shown yet. */
-interface Expectation {
-  name: string;
-  /** Set for a delete: the UID that must go (or terminate). */
-  uid?: string;
-  atMs: number;
-}
-
 export class StatefulSetReconciler implements Reconciler {
   private readonly sets: Lister<StatefulSet>;
   private readonly pods: Lister<Pod>;
@@ -79,7 +78,7 @@ export class StatefulSetReconciler implements Reconciler {
   private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
   private readonly revisionClient: ResourceClient<ControllerRevision>;
   private readonly nowMs: () => number;
-  private readonly expectations = new Map<string, Expectation[]>();
+  private readonly expectations: PodExpectations;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -87,8 +86,10 @@ export class StatefulSetReconciler implements Reconciler {
   ) {
     const rt = (kind: string) => requiredResource(ctx, kind, 'statefulset controller');
     this.nowMs = configuredNowMs(ctx);
+    this.expectations = new PodExpectations(this.nowMs);
     const setInformer = ctx.informers.informerFor<StatefulSet>(rt('StatefulSet'));
     const podInformer = ctx.informers.informerFor<Pod>(rt('Pod'));
+    podInformer.addIndexer(POD_INDEX, podIndexValues);
     this.sets = setInformer.lister();
     this.pods = podInformer.lister();
     this.claims = ctx.informers.informerFor<PersistentVolumeClaim>(rt('PersistentVolumeClaim')).lister();
@@ -150,14 +151,16 @@ export class StatefulSetReconciler implements Reconciler {
     const { namespace = '', name } = splitKey(key);
     const set = this.sets.get(namespace, name);
     if (!set) {
-      this.expectations.delete(key);
+      this.expectations.forget(key);
       return done;
     }
-    if (this.pending(key)) return requeueAfter(EXPECTATION_RECHECK_MS);
+    if (this.expectations.pending(key, (pod) => this.pods.get(namespace, pod))) {
+      return requeueAfter(EXPECTATION_RECHECK_MS);
+    }
     const selector = selectorOf(set);
     if (!selector) throw new TerminalError(`statefulset ${key}: its selector cannot be used`);
 
-    const pods = claimPods(set, selector, this.pods.list(namespace));
+    const pods = claimPods(set, selector, this.candidatePods(set));
     const revisions = claimRevisions(set, selector, this.revisions.list(namespace));
     await this.adoptAndRelease(set, pods, revisions, signal);
 
@@ -166,7 +169,7 @@ export class StatefulSetReconciler implements Reconciler {
       set,
       pods: pods.owned,
       foreignPods: pods.foreign,
-      claims: new Map(this.claims.list(namespace).map((c) => [c.metadata.name!, c])),
+      claims: { get: (claim) => this.claims.get(namespace, claim) },
       revisions: revisions.owned,
       takenRevisionNames: new Set(revisions.foreign.map((r) => r.metadata.name!)),
       nowMs: this.nowMs(),
@@ -183,36 +186,21 @@ export class StatefulSetReconciler implements Reconciler {
     return plan.requeueAfterMs === undefined ? done : requeueAfter(plan.requeueAfterMs);
   }
 
+  /**
+   * The pods adoption looks at: those whose names belong to the set and those it controls (an orphan
+   * with another name is never adopted), instead of every pod of the namespace.
+   */
+  private candidatePods(set: StatefulSet): Pod[] {
+    const byName = this.pods.byIndex(POD_INDEX, `name:${keyOf(set)}`);
+    const byOwner = this.pods.byIndex(POD_INDEX, `uid:${set.metadata.uid}`);
+    return [...new Set([...byName, ...byOwner])];
+  }
+
   private gates(): Gates {
     return {
       maxUnavailable: this.ctx.features('MaxUnavailableStatefulSet'),
       recreate: this.ctx.features('StatefulSetRecreateStrategy'),
     };
-  }
-
-  // ---- expectations ----
-
-  /** Whether a pod write of this controller is not yet in the cache (expired ones are dropped). */
-  private pending(key: string): boolean {
-    const list = this.expectations.get(key);
-    if (!list) return false;
-    const { namespace = '' } = splitKey(key);
-    const now = this.nowMs();
-    const open = list.filter((e) => {
-      if (now - e.atMs > EXPECTATION_TTL_MS) return false;
-      const pod = this.pods.get(namespace, e.name);
-      if (e.uid === undefined) return !pod;
-      return pod !== undefined && pod.metadata.uid === e.uid && !isTerminating(pod);
-    });
-    if (open.length) this.expectations.set(key, open);
-    else this.expectations.delete(key);
-    return open.length > 0;
-  }
-
-  private expect(key: string, e: Omit<Expectation, 'atMs'>): void {
-    const list = this.expectations.get(key) ?? [];
-    list.push({ ...e, atMs: this.nowMs() });
-    this.expectations.set(key, list);
   }
 
   // ---- adoption ----
@@ -361,7 +349,7 @@ export class StatefulSetReconciler implements Reconciler {
         case 'createPod':
           try {
             await this.podClient.create(action.pod, { signal });
-            this.expect(key, { name: action.pod.metadata.name! });
+            this.expectations.expectCreate(key, action.pod.metadata.name!);
           } catch (err) {
             if (isAlreadyExists(err)) return; // the cache is behind; the reference stays silent too
             throw err;
@@ -377,7 +365,7 @@ export class StatefulSetReconciler implements Reconciler {
             if (isNotFound(err)) return;
             throw err;
           }
-          this.expect(key, { name: action.name, uid: action.uid });
+          this.expectations.expectDelete(key, action.name, action.uid);
           break;
       }
     } catch (err) {

@@ -346,6 +346,21 @@ describe('rolling updates', () => {
     expect(condition(plan)?.reason).toBe('Recreating');
     const gone = planSync(input(set, [], { revisions }));
     expect(summary(gone.actions)).toEqual([`create web-0@${R2}`]);
+    const done = planSync(input(set, [pod(set, 0, revisions[1]!), pod(set, 1, revisions[1]!)], { revisions }));
+    expect(done.status).toMatchObject({ currentRevision: R2, currentReplicas: 2 });
+  });
+
+  it('OnDelete never makes the update revision current by itself', () => {
+    const { set, revisions, rev2, R2 } = updating({ updateStrategy: { type: 'OnDelete' } });
+    const plan = planSync(
+      input(
+        set,
+        [0, 1, 2].map((i) => pod(set, i, rev2)),
+        { revisions },
+      ),
+    );
+    expect(plan.status).toMatchObject({ currentRevision: R1, updateRevision: R2, updatedReplicas: 3 });
+    expect(condition(plan)?.reason).toBe('RolloutComplete');
   });
 
   it('Recreate without its gate is not acted on', () => {

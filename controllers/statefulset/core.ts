@@ -61,8 +61,8 @@ export interface SyncInput {
   pods: Pod[];
   /** Pods of the namespace whose names belong to the set but which the set does not own. */
   foreignPods?: Pod[];
-  /** Claims of the namespace by name. */
-  claims: ReadonlyMap<string, PersistentVolumeClaim>;
+  /** Claims of the namespace by name (a Map, or the cache). */
+  claims: { get(name: string): PersistentVolumeClaim | undefined };
   /** The set's revisions (after adoption). */
   revisions: ControllerRevision[];
   /** Revision names held by objects that are not the set's (a create would collide). */
@@ -309,9 +309,8 @@ class Planner {
     return true;
   }
 
-  /** Owner-reference patches for the ordinal's existing claims; true when all already match. */
-  private fixClaimOwners(slot: Slot, condemned: boolean): boolean {
-    let matched = true;
+  /** Owner-reference patches for the ordinal's existing claims, as the retention policy wants them. */
+  private fixClaimOwners(slot: Slot, condemned: boolean): void {
     for (const wanted of claimsFor(this.set, slot.ordinal)) {
       const claim = this.input.claims.get(wanted.metadata.name!);
       if (!claim) continue;
@@ -324,7 +323,6 @@ class Planner {
         });
       }
       if (owners.ownerReferences) {
-        matched = false;
         this.actions.push({
           kind: 'patchClaimOwners',
           name: claim.metadata.name!,
@@ -332,7 +330,6 @@ class Planner {
         });
       }
     }
-    return matched;
   }
 
   private staleClaim(slot: Slot): boolean {
@@ -585,11 +582,14 @@ class Planner {
   }
 }
 
-/** The reference's `completeRollingUpdate`: the update revision becomes current once every pod runs it, Ready. */
+/**
+ * The reference's `completeRollingUpdate`: the update revision becomes current once every pod runs it,
+ * Ready. Recreate (which the reference's function predates) completes the same way; OnDelete never does.
+ */
 function completeRollingUpdate(set: StatefulSet, status: StatefulSetStatus): StatefulSetStatus {
   const n = replicasOf(set);
   if (
-    strategyOf(set) === 'RollingUpdate' &&
+    strategyOf(set) !== 'OnDelete' &&
     status.updatedReplicas === n &&
     status.readyReplicas === n &&
     status.replicas === n
@@ -606,8 +606,9 @@ function conditionFor(
   nowMs: number,
 ): StatefulSetCondition {
   const previous = set.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
+  // Every pod Ready at the update revision (with OnDelete the current revision never moves).
   const complete =
-    status.currentRevision === status.updateRevision &&
+    status.updatedReplicas === replicasOf(set) &&
     status.readyReplicas === replicasOf(set) &&
     status.replicas === replicasOf(set);
   const { reason, message, progressing } =

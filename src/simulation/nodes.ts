@@ -37,6 +37,7 @@ const WORKERS = 8;
 /** How soon a pod waiting for its claims is looked at again. */
 const CLAIM_RECHECK_MS = 200;
 const CLAIM_KEY = 'claim:';
+const NODE_INDEX = 'node';
 
 export interface SimulatedNodesOptions {
   client: KubeClient;
@@ -97,6 +98,7 @@ export class SimulatedNodes {
     const rt = (kind: string) => opts.registry.byKind(kind)!;
     this.informers = new SharedInformerFactory(opts.client);
     const podInformer = this.informers.informerFor<Pod>(rt('Pod'));
+    podInformer.addIndexer(NODE_INDEX, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
     const claimInformer = this.informers.informerFor<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
     this.pods = podInformer.lister();
     this.claims = claimInformer.lister();
@@ -232,11 +234,7 @@ export class SimulatedNodes {
 
   /** The scheduler's part: the schedulable, Ready node with the fewest pods. */
   private async bind(pod: Pod): Promise<void> {
-    const load = new Map(this.nodeNames.map((name) => [name, 0]));
-    for (const p of this.pods.list()) {
-      const at = p.spec?.nodeName;
-      if (at && load.has(at)) load.set(at, load.get(at)! + 1);
-    }
+    const load = new Map(this.nodeNames.map((name) => [name, this.pods.byIndex(NODE_INDEX, name).length]));
     const candidates = this.nodeNames.filter((name) => {
       const node = this.nodes.get(undefined, name);
       return node && !node.spec?.unschedulable;

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/api/types/core.ts';
+import { EXPECTATION_TTL_MS, PodExpectations } from './expectations.ts';
+
+const pod = (name: string, uid: string, terminating = false): Pod => ({
+  metadata: { name, uid, ...(terminating ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}) },
+});
+
+describe('pod expectations', () => {
+  let now = 0;
+  const cache = new Map<string, Pod>();
+  const lookup = (name: string) => cache.get(name);
+
+  it('a created pod is pending until the cache shows it', () => {
+    const e = new PodExpectations(() => now);
+    e.expectCreate('ns/web', 'web-0');
+    expect(e.pending('ns/web', lookup)).toBe(true);
+    expect(e.pending('ns/other', lookup)).toBe(false);
+    cache.set('web-0', pod('web-0', 'u0'));
+    expect(e.pending('ns/web', lookup)).toBe(false);
+  });
+
+  it('a deleted pod is pending while the cache still shows it running with that UID', () => {
+    const e = new PodExpectations(() => now);
+    cache.set('web-1', pod('web-1', 'u1'));
+    e.expectDelete('ns/web', 'web-1', 'u1');
+    expect(e.pending('ns/web', lookup)).toBe(true);
+    cache.set('web-1', pod('web-1', 'u1', true));
+    expect(e.pending('ns/web', lookup)).toBe(false);
+    e.expectDelete('ns/web', 'web-1', 'u1');
+    cache.set('web-1', pod('web-1', 'u2'));
+    expect(e.pending('ns/web', lookup), 'replaced by a new pod of that name').toBe(false);
+  });
+
+  it('an expectation the cache never meets expires; forget drops the set', () => {
+    const e = new PodExpectations(() => now);
+    e.expectCreate('ns/web', 'never');
+    now += EXPECTATION_TTL_MS + 1;
+    expect(e.pending('ns/web', lookup)).toBe(false);
+    e.expectCreate('ns/web', 'never');
+    e.forget('ns/web');
+    expect(e.pending('ns/web', lookup)).toBe(false);
+  });
+});
