@@ -53,42 +53,50 @@ export function isGranular(node: Node): node is ListNode {
 export interface WalkOptions {
   /** Also count map-typed fields (labels, data) as members: what an Update records when it adds them. */
   mapsAreMembers?: boolean;
+  /** Collects the value of every member that is a leaf (scalars, atomic lists, null and empty objects). */
+  leaves?: Map<string, unknown>;
 }
 
 /** The field set of `value` under `node`, with paths prefixed by `prefix`. */
 export function toFieldSet(value: unknown, node: Node, prefix: string[] = [], options: WalkOptions = {}): FieldSet {
   const out: FieldSet = new Set();
-  walk(value as Json, node, prefix, out, options);
+  walk(value as Json, node, pathKey(prefix), out, options);
   return out;
 }
 
-function walk(value: Json, node: Node, path: string[], out: FieldSet, options: WalkOptions): void {
+const child = (key: string, element: string) => (key === '' ? element : key + SEPARATOR + element);
+
+function leaf(key: string, value: Json, out: FieldSet, options: WalkOptions): void {
+  out.add(key);
+  options.leaves?.set(key, value);
+}
+
+function walk(value: Json, node: Node, key: string, out: FieldSet, options: WalkOptions): void {
   if (Array.isArray(value)) {
     if (!isGranular(node)) {
-      out.add(pathKey(path));
+      leaf(key, value, out, options);
       return;
     }
     for (const item of value) {
-      const itemPath = [...path, itemElement(node, item)];
-      out.add(pathKey(itemPath));
-      if (node.listType === 'map') walk(item, node.list, itemPath, out, options);
+      const itemKey = child(key, itemElement(node, item));
+      out.add(itemKey);
+      if (node.listType === 'map') walk(item, node.list, itemKey, out, options);
     }
     return;
   }
   if (!isPlainObject(value)) {
-    out.add(pathKey(path));
+    leaf(key, value, out, options);
     return;
   }
   const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
-  for (const [key, child] of Object.entries(value)) {
-    const childNode = fieldNode(node, key);
-    const childPath = [...path, `f:${key}`];
-    walk(child, childNode, childPath, out, options);
-    const emptyObject = isPlainObject(child) && Object.keys(child).length === 0;
-    const mapField = options.mapsAreMembers && typeof childNode === 'object' && 'map' in childNode;
-    if (child === null || emptyObject || !known || !Object.hasOwn(known, key) || mapField) {
-      out.add(pathKey(childPath));
-    }
+  for (const [field, fieldValue] of Object.entries(value)) {
+    const fieldSchema = fieldNode(node, field);
+    const fieldKey = child(key, `f:${field}`);
+    walk(fieldValue, fieldSchema, fieldKey, out, options);
+    const empty = isPlainObject(fieldValue) && Object.keys(fieldValue).length === 0;
+    const mapField = options.mapsAreMembers && typeof fieldSchema === 'object' && 'map' in fieldSchema;
+    if (fieldValue === null || empty) leaf(fieldKey, fieldValue, out, options);
+    else if (!known || !Object.hasOwn(known, field) || mapField) out.add(fieldKey);
   }
 }
 
@@ -97,25 +105,19 @@ function walk(value: Json, node: Node, path: string[], out: FieldSet, options: W
 
 /** The FieldsV1 form: a tree of path elements; `".": {}` marks a member that also has children. */
 export function toFieldsV1(set: FieldSet): Record<string, unknown> {
-  const root: Record<string, Record<string, unknown>> = {};
+  const root: Record<string, unknown> = {};
+  // Sorted, a member comes before what it holds: its `.` goes first, as the reference writes it.
   for (const key of [...set].sort()) {
-    let node: Record<string, unknown> = root;
+    let node = root;
+    let at = '';
     for (const element of pathElements(key)) {
+      if (at !== '' && Object.keys(node).length === 0 && set.has(at)) node['.'] = {};
+      at = at === '' ? element : at + SEPARATOR + element;
       node[element] ??= {};
       node = node[element] as Record<string, unknown>;
     }
   }
-  markMembers(root, set, []);
   return root;
-}
-
-function markMembers(node: Record<string, unknown>, set: FieldSet, path: string[]): void {
-  for (const [element, child] of Object.entries(node)) {
-    const childPath = [...path, element];
-    const children = child as Record<string, unknown>;
-    if (Object.keys(children).length > 0 && set.has(pathKey(childPath))) children['.'] = {};
-    markMembers(children, set, childPath);
-  }
 }
 
 /** Reads FieldsV1; a malformed tree is reported with the path where it goes wrong. */

@@ -80,6 +80,14 @@ describe('recordUpdate', () => {
     expect(recordUpdate(old, deployment({ replicas: 2 }), owner('b', { time: 'later' }))).toEqual(first);
   });
 
+  it('drops a stored entry whose FieldsV1 cannot be read instead of failing the write', () => {
+    const broken = { manager: 'x', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'q:bad': {} } };
+    const old = withFields(deployment({ replicas: 1 }), [broken as unknown as ManagedFieldsEntry]);
+    expect(owners(recordUpdate(old, deployment({ replicas: 2 }), owner('b')))).toEqual({
+      'b/Update': { 'f:spec': { 'f:replicas': {} } },
+    });
+  });
+
   it('tracks status writes under their subresource and ignores status on the main resource', () => {
     const old = deployment({ replicas: 1 });
     const next = { ...old, status: { replicas: 1 } };

@@ -37,10 +37,11 @@ export interface ManagedFieldsEntry {
   subresource?: string;
 }
 
-/** One manager's ownership, the FieldsV1 of its entry read into a set. */
+/** One manager's ownership, the FieldsV1 of its entry read into a set; `changed` once the set is. */
 interface Manager {
   entry: ManagedFieldsEntry;
   set: FieldSet;
+  changed: boolean;
 }
 
 export interface FieldOwner {
@@ -103,24 +104,59 @@ function trackedPart(object: unknown, owner: FieldOwner): Record<string, unknown
   return out;
 }
 
+/** Field sets of stored entries, which are never modified: each is read once. */
+const readSets = new WeakMap<object, FieldSet>();
+
+/** The stored entries as sets; a malformed entry (not written by this server) is dropped, as the reference resets it. */
 function readManagers(entries: unknown): Manager[] {
   if (!Array.isArray(entries)) return [];
-  return entries
-    .filter((e): e is ManagedFieldsEntry => isPlainObject(e) && typeof e.manager === 'string')
-    .map((entry) => ({ entry, set: fromFieldsV1(entry.fieldsV1 ?? {}) }));
+  const managers: Manager[] = [];
+  for (const entry of entries) {
+    if (!isPlainObject(entry) || typeof entry.manager !== 'string') continue;
+    let set = readSets.get(entry);
+    if (!set) {
+      try {
+        set = fromFieldsV1(entry.fieldsV1 ?? {});
+      } catch {
+        continue; // dropped: its field set cannot be read
+      }
+      readSets.set(entry, set);
+    }
+    managers.push({ entry: entry as unknown as ManagedFieldsEntry, set: new Set(set), changed: false });
+  }
+  return managers;
+}
+
+function remove(manager: Manager, key: string): void {
+  if (manager.set.delete(key)) manager.changed = true;
+}
+
+function add(manager: Manager, key: string): void {
+  if (manager.set.has(key)) return;
+  manager.set.add(key);
+  manager.changed = true;
 }
 
 const sameEntry = (entry: ManagedFieldsEntry, manager: string, operation: string, subresource?: string) =>
   entry.manager === manager && entry.operation === operation && (entry.subresource ?? '') === (subresource ?? '');
 
 /** The entries again: an entry whose set changed gets the operation's time; empty sets are dropped. */
-function writeManagers(managers: Manager[], before: Map<Manager, number>, owner: FieldOwner): ManagedFieldsEntry[] {
+function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEntry[] {
   const out: ManagedFieldsEntry[] = [];
   for (const manager of managers) {
     if (manager.set.size === 0) continue;
-    const fieldsV1 = toFieldsV1(manager.set);
-    const changed = before.get(manager) !== manager.set.size || !jsonEqual(fieldsV1, manager.entry.fieldsV1);
-    out.push(changed ? { ...manager.entry, time: owner.time, apiVersion: owner.apiVersion, fieldsV1 } : manager.entry);
+    if (!manager.changed) {
+      out.push(manager.entry);
+      continue;
+    }
+    const entry = {
+      ...manager.entry,
+      time: owner.time,
+      apiVersion: owner.apiVersion,
+      fieldsV1: toFieldsV1(manager.set),
+    };
+    readSets.set(entry, new Set(manager.set));
+    out.push(entry);
   }
   return out;
 }
@@ -137,7 +173,7 @@ function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 
     fieldsV1: {},
     ...(owner.subresource ? { subresource: owner.subresource } : {}),
   };
-  const manager = { entry, set: new Set<string>() };
+  const manager = { entry, set: new Set<string>(), changed: true };
   managers.push(manager);
   return manager;
 }
@@ -148,26 +184,25 @@ function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 
  */
 export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
   const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
-  const before = new Map(managers.map((m) => [m, m.set.size]));
-  const oldPart = trackedPart(old, owner);
-  const nextPart = trackedPart(next, owner);
-  const oldSet = toFieldSet(oldPart, owner.schema, [], { mapsAreMembers: true });
-  const nextSet = toFieldSet(nextPart, owner.schema, [], { mapsAreMembers: true });
+  const oldLeaves = new Map<string, unknown>();
+  const nextLeaves = new Map<string, unknown>();
+  const oldSet = toFieldSet(trackedPart(old, owner), owner.schema, [], { mapsAreMembers: true, leaves: oldLeaves });
+  const nextSet = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true, leaves: nextLeaves });
   const removed = [...oldSet].filter((key) => !nextSet.has(key));
-  const gained = [...nextSet].filter((key) => {
-    if (!oldSet.has(key)) return true;
-    // A path in both is gained when its value changed; objects (list items, maps) only by appearing.
-    const path = pathElements(key);
-    const value = valueAt(nextPart, path, owner.schema);
-    return !isPlainObject(value) && !jsonEqual(value, valueAt(oldPart, path, owner.schema));
-  });
+  // New paths, and leaves whose value changed (list items and maps count only by appearing).
+  const gained = [...nextSet].filter(
+    (key) => !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key))),
+  );
   // What the update removed leaves every manager; what it set or changed becomes the updater's alone.
-  for (const manager of managers) for (const key of [...removed, ...gained]) manager.set.delete(key);
+  for (const manager of managers) {
+    for (const key of removed) remove(manager, key);
+    for (const key of gained) remove(manager, key);
+  }
   if (gained.length > 0) {
     const self = findOrAdd(managers, owner, 'Update');
-    for (const key of gained) self.set.add(key);
+    for (const key of gained) add(self, key);
   }
-  return writeManagers(managers, before, owner);
+  return writeManagers(managers, owner);
 }
 
 export interface ApplyResult {
@@ -186,7 +221,6 @@ export function applyConfiguration(
   force: boolean,
 ): ApplyResult {
   const managers = readManagers((live.metadata as Record<string, unknown> | undefined)?.managedFields);
-  const before = new Map(managers.map((m) => [m, m.set.size]));
   const applied = toFieldSet(trackedPart(config, owner), owner.schema);
   let merged = mergeValue(live, config, owner.schema) as Record<string, unknown>;
 
@@ -207,7 +241,7 @@ export function applyConfiguration(
   }
   if (conflicts.length > 0 && !force) throw new ApplyConflict(conflicts);
   // Forced (or free) changes move to the applier.
-  for (const other of others) for (const key of changed) other.set.delete(key);
+  for (const other of others) for (const key of changed) remove(other, key);
 
   // Fields applied before and no longer, that nobody else holds, go away.
   const dropped = [...self.set].filter((key) => !applied.has(key));
@@ -222,8 +256,11 @@ export function applyConfiguration(
   for (const key of dropped.sort((a, b) => a.length - b.length)) {
     if (!ownedByOthers.has(key)) merged = withoutPath(merged, pathElements(key), owner.schema) as typeof merged;
   }
-  self.set = applied;
-  return { object: merged, managedFields: writeManagers(managers, before, owner) };
+  if (self.set.size !== applied.size || [...applied].some((key) => !self.set.has(key))) {
+    self.set = applied;
+    self.changed = true;
+  }
+  return { object: merged, managedFields: writeManagers(managers, owner) };
 }
 
 /** Whether applying changes the value at a path: leaves by value, containers by presence. */
@@ -258,4 +295,9 @@ function mergeItems(live: unknown[], config: unknown[], list: ListNode): unknown
     else if (list.listType === 'map') out[index] = mergeValue(out[index], item, list.list);
   }
   return out;
+}
+
+/** Leaf values are mostly scalars: compared directly, atomic lists and objects by their JSON. */
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (typeof a === 'object' && typeof b === 'object' && jsonEqual(a, b));
 }
