@@ -329,9 +329,8 @@ describe('the kubernetes flavor', () => {
     const k8s = await startTestCluster({ flavor: 'kubernetes' });
     try {
       k8s.cp.attach(await startSimulatedNodes(k8s.cp, 1));
-      const run = await runDisruptionController(k8s.client, k8s.cp.registry, {
-        definition: statefulSetControllerDefinition,
-        features: (g) => DEFAULT_FEATURE_GATES[g] ?? false,
+      const run = await runControllers(k8s.client, k8s.cp.registry, [statefulSetControllerDefinition], {
+        features: DEFAULT_FEATURE_GATES,
       });
       try {
         const set = statefulSet('default', 'kube', { replicas: 2 });
