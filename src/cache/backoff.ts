@@ -34,6 +34,12 @@ export class Backoff {
     this.base = this.opts.initialMs;
   }
 
+  /** Starts over at `initialMs`: the failures it counted are no longer consecutive. */
+  reset(): void {
+    this.base = this.opts.initialMs;
+    this.lastAt = undefined;
+  }
+
   /** The next wait in ms; consecutive calls grow it, a call after a quiet spell resets it. */
   next(): number {
     const now = this.clock.now();

@@ -119,7 +119,7 @@ describe('Reflector: LIST', () => {
     await r.stop();
   });
 
-  it('fails lists on the backoff schedule: 800, 1600, 3200 ms', async () => {
+  it('retries a failed list at once, then backs off while failures are consecutive: 800, 1600, 3200 ms', async () => {
     const { lw, r, clock, errors } = setup();
     lw.onList = () => {
       throw new StatusError(500, 'InternalError', 'boom');
@@ -132,9 +132,28 @@ describe('Reflector: LIST', () => {
       clock.step(100);
       await settle(2);
     }
-    expect(at.slice(0, 4)).toEqual([0, 800, 2400, 5600]);
-    expect(errors.length).toBeGreaterThanOrEqual(4);
+    expect(at.slice(0, 5)).toEqual([0, 0, 800, 2400, 5600]);
+    expect(errors.length).toBeGreaterThanOrEqual(5);
     expect(r.hasSynced()).toBe(false);
+    await r.stop();
+  });
+
+  it('waits at least the Retry-After of a failed list', async () => {
+    const { lw, r, clock } = setup();
+    let calls = 0;
+    lw.onList = () => {
+      if (calls++ === 0) throw new StatusError(503, 'ServiceUnavailable', 'busy', [], 3);
+      return page([], '7');
+    };
+    r.start();
+    await settle();
+    clock.step(2_999);
+    await settle();
+    expect(lw.lists).toHaveLength(1);
+    clock.step(1);
+    await settle();
+    expect(lw.lists).toHaveLength(2);
+    expect(r.hasSynced()).toBe(true);
     await r.stop();
   });
 });
@@ -176,57 +195,71 @@ describe('Reflector: WATCH', () => {
     await r.stop();
   });
 
-  it('a very short empty watch is an error: relist after the backoff', async () => {
+  it('a very short empty watch is an error: relisted at once, backed off when it happens again', async () => {
     const { lw, r, clock, errors } = await started();
     clock.step(999);
     lw.lastWatch.end();
     await settle();
     expect(String(errors[0])).toMatch(/very short watch/);
-    expect(lw.lists).toHaveLength(1);
-    clock.step(799);
-    await settle();
-    expect(lw.lists).toHaveLength(1);
-    clock.step(1);
-    await settle();
     expect(lw.lists).toHaveLength(2);
     expect(lw.lists[1]).toMatchObject({ resourceVersion: '10', resourceVersionMatch: 'NotOlderThan' });
+    lw.lastWatch.end();
+    await settle();
+    clock.step(799);
+    await settle();
+    expect(lw.lists).toHaveLength(2);
+    clock.step(1);
+    await settle();
+    expect(lw.lists).toHaveLength(3);
     await r.stop();
   });
 
-  it('a 410 ERROR event ends the watch and relists at the last synced version', async () => {
-    const { lw, r, clock, errors } = await started();
+  it('a 410 ERROR event after a working stream relists at once at the last synced version', async () => {
+    const { lw, r, errors } = await started();
     lw.lastWatch.emit('ADDED', pod('b', '11'));
     lw.lastWatch.emit('ERROR', expired);
     await settle();
     expect(errors[0]).toBeInstanceOf(StatusError);
     expect((errors[0] as StatusError).code).toBe(410);
-    clock.step(800);
-    await settle();
     expect(lw.lists[1]).toMatchObject({ resourceVersion: '11', resourceVersionMatch: 'NotOlderThan' });
     await r.stop();
   });
 
-  it('429 and connection errors at watch start back off and watch again, without relisting', async () => {
+  it('a dropped stream is watched again at once; refused reconnects back off, never below Retry-After', async () => {
     const { lw, r, clock } = await started();
     const failures: unknown[] = [
-      new StatusError(429, 'TooManyRequests', 'slow down', [], 1),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+      new StatusError(429, 'TooManyRequests', 'slow down', [], 2),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
     ];
+    let attempts = 0;
     lw.onWatch = () => {
+      attempts++;
       const f = failures.shift();
       if (f) throw f;
     };
     lw.lastWatch.emit('ADDED', pod('b', '11'));
     lw.lastWatch.end();
     await settle();
-    expect(lw.watches).toHaveLength(1); // the 429 attempt failed before it became a stream
-    clock.step(800);
+    expect(attempts).toBe(2); // refused at once, then the 429 (a second failure in a row)
+    clock.step(1_999); // the backoff says 1600 ms, the server 2 s
     await settle();
-    clock.step(1600);
+    expect(attempts).toBe(2);
+    clock.step(1);
     await settle();
-    expect(lw.watches).toHaveLength(2);
+    expect(attempts).toBe(3);
+    clock.step(1_600); // third in a row: 1600 ms (800 was used up by the 429)
+    await settle();
+    expect(attempts).toBe(4);
     expect(lw.lastWatch.opts.resourceVersion).toBe('11');
     expect(lw.lists).toHaveLength(1);
+    // The stream works again: the next drop is retried at once.
+    lw.lastWatch.emit('ADDED', pod('c', '12'));
+    failures.push(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    lw.lastWatch.end();
+    await settle();
+    expect(attempts).toBe(6);
+    expect(lw.lastWatch.opts.resourceVersion).toBe('12');
     await r.stop();
   });
 
@@ -344,6 +377,6 @@ describe('Reflector: stop', () => {
     expect(clock.pendingTimers).toBe(1);
     await r.stop();
     expect(clock.pendingTimers).toBe(0);
-    expect(lw.lists).toHaveLength(1);
+    expect(lw.lists).toHaveLength(2);
   });
 });

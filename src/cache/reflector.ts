@@ -2,6 +2,11 @@
  * client-go's Reflector: keeps a sink in step with the server by LIST (paged) then WATCH from the
  * list's resourceVersion, re-watching when a stream ends and relisting when the history it needs
  * is gone. Optionally streams the initial state instead of listing (watch-list).
+ *
+ * Convergence after a fault takes seconds: a stream that ends is watched again at once from the last
+ * resourceVersion, and the first failure after a working stream (a 410, a dropped connection) is retried
+ * at once. Only consecutive failures wait, on client-go's backoff (800 ms doubling to 30 s), and never
+ * less than the server's Retry-After.
  */
 import type { KubeList, KubeObject, WatchEvent } from '../api/meta.ts';
 import { sleep } from '../client/client.ts';
@@ -74,6 +79,8 @@ export class Reflector<T extends KubeObject> {
   /** Set when the server said our resourceVersion is unusable: the next read is a consistent one (""). */
   private rvUnavailable = false;
   private synced = false;
+  /** Failures since the last stream that worked. */
+  private failures = 0;
   private abort?: AbortController;
   private running: Promise<void> = Promise.resolve();
 
@@ -113,24 +120,37 @@ export class Reflector<T extends KubeObject> {
     await this.running;
   }
 
-  /** Runs ListAndWatch until stopped, backing off between rounds; every round ends in an error. */
+  /** Runs ListAndWatch until stopped; every round ends in an error (or the stop). */
   private async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
         await this.listAndWatch(signal);
       } catch (err) {
-        if (!signal.aborted) this.onError(err);
+        if (signal.aborted) return;
+        this.onError(err);
+        await this.recover(err, signal);
       }
-      await this.pause(signal);
     }
   }
 
-  private async pause(signal: AbortSignal): Promise<void> {
+  /** The wait after a failure: none for the first, the backoff for consecutive ones, at least Retry-After. */
+  private async recover(err: unknown, signal: AbortSignal): Promise<void> {
+    this.failures++;
+    const backoffMs = this.failures > 1 ? this.backoff.next() : 0;
+    const retryAfterMs = err instanceof StatusError && err.retryAfter !== undefined ? err.retryAfter * 1000 : 0;
+    const ms = Math.max(backoffMs, retryAfterMs);
+    if (ms <= 0) return;
     try {
-      await sleep(this.backoff.next(), this.clock, signal);
+      await sleep(ms, this.clock, signal);
     } catch {
       // aborted: the caller checks the signal
     }
+  }
+
+  /** A stream worked: failures from now on are not consecutive with the earlier ones. */
+  private progressed(): void {
+    this.failures = 0;
+    this.backoff.reset();
   }
 
   private async listAndWatch(signal: AbortSignal): Promise<void> {
@@ -211,15 +231,17 @@ export class Reflector<T extends KubeObject> {
     while (!signal.aborted) {
       const started = this.clock.now();
       const progress = { events: 0, initialDone: !initial };
+      const worked = () => progress.events > 0 || this.clock.now() - started >= VERY_SHORT_WATCH_MS;
       try {
         await this.watchOnce(signal, progress);
       } catch (err) {
         if (signal.aborted) return;
+        if (worked()) this.progressed();
         if (progress.initialDone) initial = false;
         if (isTooManyRequests(err) || isConnectionError(err)) {
-          // The server or the network is overloaded, not our state: wait and watch again.
+          // The server or the network is overloaded, not our state: watch again from where we are.
           this.onError(err);
-          await this.pause(signal);
+          await this.recover(err, signal);
           continue;
         }
         if (!initial) throw err;
@@ -234,11 +256,12 @@ export class Reflector<T extends KubeObject> {
         throw new WatchListFailed(new Error('the stream ended before the initial events were complete'));
       }
       initial = false;
-      if (progress.events === 0 && this.clock.now() - started < VERY_SHORT_WATCH_MS) {
+      if (!worked()) {
         throw new Error(
           `very short watch: ${this.opts.name}: unexpected watch close - watch lasted less than a second and no items received`,
         );
       }
+      this.progressed();
     }
   }
 
@@ -263,8 +286,8 @@ export class Reflector<T extends KubeObject> {
       opts.resourceVersion = this.rvUnavailable ? '' : this.lastRv;
     }
     const onEvent = (e: WatchEvent<T>) => {
-      progress.events++;
       if (e.type === 'ERROR') throw statusErrorOf(e.object);
+      progress.events++;
       if (!collected) return this.apply(e);
       if (this.endsInitialEvents(e)) {
         this.replace([...collected.values()], e.object.metadata.resourceVersion ?? '');

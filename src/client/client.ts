@@ -109,7 +109,8 @@ export class KubeClient {
   readonly options: ClientOptions;
   readonly server: string;
   private readonly throttle: Throttle;
-  private auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; at: number };
+  /** Security settings and the connection pool; shared with derived clients. */
+  private session: { auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; at: number } } = {};
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -123,9 +124,14 @@ export class KubeClient {
     this.throttle = new Throttle(this.options.qps, this.options.burst, this.options.clock);
   }
 
-  /** A client on the same configuration with some options changed (its own rate limiter). */
+  /**
+   * A client on the same configuration with some options changed: its own rate limiter, but the same
+   * connections, so its requests never wait for a TLS handshake the parent's pool would have spared.
+   */
   derive(options: Partial<ClientOptions>): KubeClient {
-    return new KubeClient(this.kubeConfig, this.registry, { ...this.options, ...options });
+    const child = new KubeClient(this.kubeConfig, this.registry, { ...this.options, ...options });
+    child.session = this.session;
+    return child;
   }
 
   /** A client for one resource type, e.g. `client.resource(registry.byKind('Pod')!)`. */
@@ -255,14 +261,15 @@ export class KubeClient {
     url: string,
   ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Dispatcher }> {
     const now = Date.now();
-    if (!this.auth || now - this.auth.at > AUTH_REFRESH_MS) {
+    const shared = this.session;
+    if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
       const ctx = new RequestContext(url, HttpMethod.GET);
       await this.kubeConfig.applySecurityAuthentication(ctx);
       const headers: Record<string, string | string[]> = { ...(ctx.getHeaders() as Record<string, string>) };
       for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
-      this.auth = { headers, dispatcher: ctx.getDispatcher() as Dispatcher, at: now };
+      shared.auth = { headers, dispatcher: ctx.getDispatcher() as Dispatcher, at: now };
     }
-    return this.auth;
+    return shared.auth;
   }
 
   private userAgent(caller?: string): string {
