@@ -74,6 +74,8 @@ const NASTY_VALUES: unknown[] = [
   '\ud800',
 ];
 
+const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
 const NASTY_TEXT_BODIES: string[] = [
   '',
   '{',
@@ -155,11 +157,12 @@ interface FuzzRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 function describeRequest(r: FuzzRequest): string {
-  const body = r.body === undefined ? '' : ` body(${r.body.length}): ${r.body.slice(0, 300)}`;
+  const shown = Buffer.isBuffer(r.body) ? `0x${r.body.toString('hex')}` : r.body;
+  const body = shown === undefined ? '' : ` body(${r.body?.length}): ${shown.slice(0, 300)}`;
   return `${r.method} ${r.path.slice(0, 300)} ${JSON.stringify(r.headers).slice(0, 300)}${body}`;
 }
 
@@ -281,6 +284,8 @@ describe('bad input, property-based, over every endpoint', () => {
           }),
       },
       { weight: 1, arbitrary: fc.constantFrom(...NASTY_TEXT_BODIES) },
+      // Protobuf: the envelope's magic, then random bytes.
+      { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.concat([PROTOBUF_MAGIC, b])) },
       { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)) },
       {
         weight: 1,
@@ -537,7 +542,9 @@ describe('bad input, property-based, over every endpoint', () => {
     it(`answers every request with a 2xx or a 4xx Status (${label} seed ${seed})`, { timeout: 120_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(request(), async (q) => {
-          const headersWithType = q.contentType ? { ...q.headers, 'Content-Type': q.contentType } : q.headers;
+          // Binary bodies are protobuf envelopes: sent as such, so that they reach the protobuf decoder.
+          const type = Buffer.isBuffer(q.body) ? 'application/vnd.kubernetes.protobuf' : q.contentType;
+          const headersWithType = type ? { ...q.headers, 'Content-Type': type } : q.headers;
           const r: FuzzRequest = { method: q.method, path: q.path, headers: headersWithType, body: q.body };
           const problem = await misbehaves(r);
           if (problem) throw new Error(`${describeRequest(r)}\n→ ${problem}`);
