@@ -74,6 +74,8 @@ const NASTY_VALUES: unknown[] = [
   '\ud800',
 ];
 
+const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
 const NASTY_TEXT_BODIES: string[] = [
   '',
   '{',
@@ -99,13 +101,30 @@ const NASTY_TEXT_BODIES: string[] = [
 ];
 
 /** Requests that once answered 500, replayed first by every run. */
-const REGRESSIONS = ['42', '[1]', 'null', '"text"'].map((body) => ({
-  method: 'PATCH',
-  path: `/api/v1/namespaces/${NAMESPACE}/configmaps/not-there-yet?fieldManager=fuzz`,
-  contentType: 'application/apply-patch+yaml',
-  headers: {},
-  body,
-}));
+const REGRESSIONS = [
+  ...['42', '[1]', 'null', '"text"'].map((body) => ({
+    method: 'PATCH',
+    path: `/api/v1/namespaces/${NAMESPACE}/configmaps/not-there-yet?fieldManager=fuzz`,
+    contentType: 'application/apply-patch+yaml',
+    headers: {},
+    body,
+  })),
+  {
+    method: 'POST',
+    path: '/apis/authentication.orch.io/v1/tokenreviews',
+    contentType: 'application/json',
+    headers: {},
+    body: '{"spec":{"token":[false,1e213]}}',
+  },
+  { method: 'DELETE', path: `/api/v1/namespaces/${NAMESPACE}/configmaps`, contentType: '', headers: {}, body: 'null' },
+  {
+    method: 'POST',
+    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+    contentType: 'application/yaml',
+    headers: {},
+    body: '!!binary AAAA',
+  },
+];
 
 /** Every field path of a schema (lists as `[0]`, maps as `.key`), to aim wrong values at real fields. */
 function fieldPaths(node: Node | undefined, prefix: string[] = [], depth = 0, out: string[][] = []): string[][] {
@@ -138,11 +157,12 @@ interface FuzzRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 function describeRequest(r: FuzzRequest): string {
-  const body = r.body === undefined ? '' : ` body(${r.body.length}): ${r.body.slice(0, 300)}`;
+  const shown = Buffer.isBuffer(r.body) ? `0x${r.body.toString('hex')}` : r.body;
+  const body = shown === undefined ? '' : ` body(${r.body?.length}): ${shown.slice(0, 300)}`;
   return `${r.method} ${r.path.slice(0, 300)} ${JSON.stringify(r.headers).slice(0, 300)}${body}`;
 }
 
@@ -225,7 +245,7 @@ describe('bad input, property-based, over every endpoint', () => {
     fc
       .record({
         rt: fc.constantFrom(...resources),
-        shape: fc.constantFrom('collection', 'item', 'subresource', 'watch'),
+        shape: fc.constantFrom('collection', 'item', 'item', 'subresource', 'watch'),
         namespace: fc.oneof({ weight: 8, arbitrary: fc.constant(NAMESPACE) }, { weight: 1, arbitrary: name() }),
         name: name(),
         subresource: fc.oneof(fc.constantFrom('status', 'scale', 'approval', 'eviction', 'token', 'bogus'), name()),
@@ -240,7 +260,7 @@ describe('bad input, property-based, over every endpoint', () => {
         // Mostly a subresource the resource serves, sometimes another.
         const own = rt.subresources.length && served < 7 ? rt.subresources[served % rt.subresources.length] : undefined;
         if (shape === 'subresource') path += `/${own ?? subresource}`;
-        return { rt, path, name };
+        return { rt, path, name, shape };
       });
 
   /** A body for a resource: a plausible object with one field set to a nasty value, or nasty text. */
@@ -264,6 +284,8 @@ describe('bad input, property-based, over every endpoint', () => {
           }),
       },
       { weight: 1, arbitrary: fc.constantFrom(...NASTY_TEXT_BODIES) },
+      // Protobuf: the envelope's magic, then random bytes.
+      { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.concat([PROTOBUF_MAGIC, b])) },
       { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)) },
       {
         weight: 1,
@@ -353,11 +375,12 @@ describe('bad input, property-based, over every endpoint', () => {
         return new URLSearchParams(q).toString();
       });
 
+  /** An Accept header, impersonation headers (allowed, refused or malformed), or both. */
   const headers = () =>
     fc
-      .record(
-        {
-          accept: fc.constantFrom(
+      .record({
+        accept: fc.option(
+          fc.constantFrom(
             'application/json',
             'application/yaml',
             'application/json;as=Table;v=v1;g=meta.k8s.io',
@@ -367,20 +390,20 @@ describe('bad input, property-based, over every endpoint', () => {
             '*/*',
             ',,;;',
           ),
-          impersonateUser: fc.constantFrom('bob', 'system:serviceaccount:fuzz:x', 'system:anonymous', ''),
-          impersonateGroup: fc.constantFrom('system:masters', 'devs', ''),
-          impersonateExtra: fc.constantFrom('a', '%zz', ''),
-        },
-        { requiredKeys: [] },
-      )
-      .map((h) => {
-        const out: Record<string, string> = {};
-        if (h.accept) out.Accept = h.accept;
-        if (h.impersonateUser) out['Impersonate-User'] = h.impersonateUser;
-        if (h.impersonateGroup) out['Impersonate-Group'] = h.impersonateGroup;
-        if (h.impersonateExtra) out[`Impersonate-Extra-${h.impersonateExtra}`] = 'v';
-        return out;
-      });
+          { nil: undefined },
+        ),
+        impersonation: fc.option(
+          fc.constantFrom<Record<string, string>[]>(
+            { 'Impersonate-User': 'bob' },
+            { 'Impersonate-User': 'system:serviceaccount:fuzz:x', 'Impersonate-Group': 'system:masters' },
+            { 'Impersonate-User': 'system:anonymous' },
+            { 'Impersonate-User': 'fz', 'Impersonate-Extra-%zz': 'v', 'Impersonate-Uid': '1' },
+            { 'Impersonate-Group': 'devs' },
+          ),
+          { nil: {}, freq: 2 },
+        ),
+      })
+      .map(({ accept, impersonation }) => ({ ...(accept ? { Accept: accept } : {}), ...impersonation }));
 
   /** Discovery, OpenAPI, health and version, with a random tail sometimes. */
   const nonResourcePath = () =>
@@ -424,15 +447,19 @@ describe('bad input, property-based, over every endpoint', () => {
     );
 
   const resourceRequest = () =>
-    fc.tuple(endpoint(), fc.constantFrom(...METHODS)).chain(([{ rt, path, name }, method]) =>
-      fc.record({
+    fc.tuple(endpoint(), fc.nat(99)).chain(([{ rt, path, name, shape }, dice]) => {
+      // Mostly the methods the path serves (writes to collections, reads and writes to items), sometimes any.
+      const served =
+        shape === 'item' || shape === 'subresource' ? ['GET', 'PUT', 'PATCH', 'DELETE'] : ['GET', 'POST', 'DELETE'];
+      const method = dice < 85 ? served[dice % served.length] : METHODS[dice % METHODS.length];
+      return fc.record({
         method: fc.constant(method),
         path: fc.option(query(), { nil: '', freq: 2 }).map((q) => (q ? `${path}?${q}` : path)),
         contentType: contentType(method),
-        headers: fc.option(headers(), { nil: {}, freq: 3 }),
+        headers: fc.option(headers(), { nil: {}, freq: 4 }),
         body: fc.option(body(rt, name), { nil: undefined, freq: 8 }),
-      }),
-    );
+      });
+    });
 
   /** A 5xx, a dropped or unanswered request, or a refusal that is not a Status naming a reason. */
   async function misbehaves(r: FuzzRequest): Promise<string | undefined> {
@@ -515,7 +542,9 @@ describe('bad input, property-based, over every endpoint', () => {
     it(`answers every request with a 2xx or a 4xx Status (${label} seed ${seed})`, { timeout: 120_000 }, async () => {
       await fc.assert(
         fc.asyncProperty(request(), async (q) => {
-          const headersWithType = q.contentType ? { ...q.headers, 'Content-Type': q.contentType } : q.headers;
+          // Binary bodies are protobuf envelopes: sent as such, so that they reach the protobuf decoder.
+          const type = Buffer.isBuffer(q.body) ? 'application/vnd.kubernetes.protobuf' : q.contentType;
+          const headersWithType = type ? { ...q.headers, 'Content-Type': type } : q.headers;
           const r: FuzzRequest = { method: q.method, path: q.path, headers: headersWithType, body: q.body };
           const problem = await misbehaves(r);
           if (problem) throw new Error(`${describeRequest(r)}\n→ ${problem}`);

@@ -41,7 +41,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import type { Snapshot, Storage } from './storage.ts';
-import { checkShape, isObj, shapeOfSchema } from './validation/raw.ts';
+import { isObj, schemaShapeErrors } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
 export interface ObjectValidation {
@@ -96,9 +96,6 @@ interface ContinueToken {
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_RETRIES = 5;
-/** DeleteOptions bodies are checked for their JSON types as decoding into the typed options does. */
-const DELETE_OPTIONS_SHAPE = shapeOfSchema(schemaFor('DeleteOptions')!);
-
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -558,7 +555,7 @@ export class ApiServer {
       }
     }
     if (!isObj(fromBody)) throw badRequest('DeleteOptions: the body must be a JSON object');
-    const problems: FieldProblem[] = checkShape(fromBody, DELETE_OPTIONS_SHAPE, '');
+    const problems: FieldProblem[] = schemaShapeErrors(fromBody, 'DeleteOptions');
     if (problems.length) throw invalidOptions(this.metaGroup, 'DeleteOptions', problems);
     const dryRun = parseDryRun(query, problems) || (fromBody.dryRun ?? []).includes('All');
     const num = (name: string) => {
@@ -814,6 +811,8 @@ export class ApiServer {
 
   private async review(rt: ResourceType, obj: KubeObject, user: UserInfo, warnings: string[]): Promise<Reply> {
     if (!this.reviewer) throw new ApiError(405, 'MethodNotAllowed', `${rt.plural} are not served`);
+    const problems = schemaShapeErrors(obj, rt.kind, apiVersionOf(rt));
+    if (problems.length) throw invalid(rt, obj.metadata.name ?? '', problems);
     return { status: 201, body: await this.reviewer(rt, obj, user), warnings };
   }
 

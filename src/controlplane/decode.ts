@@ -8,6 +8,7 @@ import type { KubeObject } from '../api/meta.ts';
 import { type Node, schemaFor } from '../api/schema.ts';
 import { badRequest, unsupportedMediaType } from './errors.ts';
 import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf/index.ts';
+import { schemaShapeErrors } from './validation/raw.ts';
 
 export interface Decoded {
   object: unknown;
@@ -295,6 +296,8 @@ export function decodeKindBody(
     if (decoded.metadata !== undefined) throw badRequest('metadata must be an object');
     decoded.metadata = {};
   }
+  const mistyped = schemaShapeErrors(decoded, kind, apiVersions[0]);
+  if (mistyped.length) throw badRequest(`${kind}: ${mistyped.map((e) => e.message).join(', ')}`);
   if (decoded.kind !== undefined && decoded.kind !== kind) {
     throw badRequest(`the kind in the data (${decoded.kind}) does not match the expected kind (${kind})`);
   }

@@ -8,6 +8,7 @@
  */
 import type { UserInfo } from './admission.ts';
 import { AUTHENTICATED_GROUP } from './authn.ts';
+import { UNAUTHENTICATED_GROUP } from './authz/policy.ts';
 import { type Authorizer, forbiddenError, type ResourceRequestAttributes } from './authz/rbac.ts';
 import { badRequest } from './errors.ts';
 import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from './service-accounts.ts';
@@ -19,7 +20,6 @@ const UID_HEADER = 'impersonate-uid';
 const EXTRA_PREFIX = 'impersonate-extra-';
 
 const ANONYMOUS = 'system:anonymous';
-const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
 
 /** One thing a request asks to act as, and the `impersonate` check it needs. */
 type ImpersonationRequest =

@@ -7,7 +7,6 @@
 import type { KubeObject } from '../api/meta.ts';
 import type { Naming } from '../api/naming.ts';
 import { apiVersionOf, type ResourceType } from '../api/registry.ts';
-import { schemaFor } from '../api/schema.ts';
 import type { ObjectValidation } from './api.ts';
 import { defaultCsrConditions } from './validation/certificate-signing-request.ts';
 import {
@@ -18,7 +17,7 @@ import {
 } from './validation/common.ts';
 import type { ValidationContext } from './validation/context.ts';
 import { validatorsFor } from './validation/index.ts';
-import { checkShape, shapeOfSchema } from './validation/raw.ts';
+import { schemaShapeErrors } from './validation/raw.ts';
 
 export function objectValidation(
   naming: Naming,
@@ -35,20 +34,20 @@ export function objectValidation(
       if (op === 'CREATE') {
         if (v?.create) return v.create(obj, ctx);
         const nameFn = rt.kind === 'Namespace' && rt.group === '' ? nameIsDNSLabel : nameIsDNSSubdomain;
-        return [...schemaShapeErrors(rt, obj), ...validateObjectMeta(obj.metadata, rt.namespaced, nameFn)];
+        return [
+          ...schemaShapeErrors(obj, rt.kind, apiVersionOf(rt)),
+          ...validateObjectMeta(obj.metadata, rt.namespaced, nameFn),
+        ];
       }
       if (op !== 'UPDATE') return [];
       if (rt.kind === 'CertificateSigningRequest' && subresource) defaultCsrConditions(obj, old, now());
       const rule =
         subresource === 'status' ? v?.statusUpdate : subresource === 'approval' ? v?.approvalUpdate : v?.update;
       if (rule) return rule(obj, old, ctx);
-      return [...schemaShapeErrors(rt, obj), ...validateObjectMetaUpdate(obj.metadata, old?.metadata)];
+      return [
+        ...schemaShapeErrors(obj, rt.kind, apiVersionOf(rt)),
+        ...validateObjectMetaUpdate(obj.metadata, old?.metadata),
+      ];
     },
   };
-}
-
-/** Members whose JSON type does not fit the kind's field schema (`null` is every type's zero value). */
-function schemaShapeErrors(rt: ResourceType, obj: KubeObject) {
-  const schema = schemaFor(rt.kind, apiVersionOf(rt));
-  return schema ? checkShape(obj, shapeOfSchema(schema), '') : [];
 }

@@ -5,7 +5,7 @@
  * value of the wrong type, and `checkShape` reports those wrong types once, as
  * `Invalid value: <v>: must be of type <t>` (where the reference would have refused to decode the body).
  */
-import type { Node } from '../../api/schema.ts';
+import { type Node, schemaFor } from '../../api/schema.ts';
 import { child, type FieldError, index, invalid, key } from './field-errors.ts';
 import { parseQuantityValue } from './quantity.ts';
 
@@ -183,8 +183,25 @@ const SCHEMA_SCALARS: Record<string, Shape> = {
   time: 'time',
 };
 
-/** The shape of a field schema (`src/api/schema.ts`); numbers and free-form members accept any JSON value. */
-export function shapeOfSchema(node: Node): Shape {
+const SCHEMA_SHAPES = new WeakMap<object, Shape>();
+
+/**
+ * Members whose JSON type does not fit the field schema of a kind (`src/api/schema.ts`), as decoding into the
+ * typed object would refuse them; none for kinds without a schema.
+ */
+export function schemaShapeErrors(value: unknown, kind: string, apiVersion?: string): FieldError[] {
+  const schema = schemaFor(kind, apiVersion);
+  if (!schema || typeof schema === 'string') return [];
+  let shape = SCHEMA_SHAPES.get(schema);
+  if (!shape) {
+    shape = shapeOfSchema(schema);
+    SCHEMA_SHAPES.set(schema, shape);
+  }
+  return checkShape(value, shape, '');
+}
+
+/** The shape of a field schema; numbers and free-form members accept any JSON value. */
+function shapeOfSchema(node: Node): Shape {
   if (typeof node === 'string') return SCHEMA_SCALARS[node] ?? 'any';
   if ('object' in node) {
     return { fields: Object.fromEntries(Object.entries(node.object).map(([k, v]) => [k, shapeOfSchema(v)])) };
