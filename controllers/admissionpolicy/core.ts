@@ -91,7 +91,7 @@ export function typeCheck(
   const spec = policy.spec;
   const paramGVK = paramKindOf(policy);
   const paramsType = paramGVK && schemaOf(paramGVK);
-  const variables = (spec?.variables ?? []).map((v) => v.name);
+  const variables = spec?.variables ?? [];
   type Checker = { gvk: GVK; env: Environment } | { gvk: GVK; broken: string };
   const envs = kinds.flatMap((k): Checker[] => {
     const type = schemaOf(k);

@@ -149,7 +149,11 @@ export function evaluatePolicy(policy: CompiledPolicy, context: Record<string, u
       return;
     }
     if (result === true) return;
-    const message = customMessage(v.messageCompiled, ctx) ?? v.message ?? `failed expression: ${v.expression.trim()}`;
+    // messageExpression sees every variable but `authorizer`.
+    const message =
+      customMessage(v.messageCompiled, { ...ctx, authorizer: null }) ??
+      v.message ??
+      `failed expression: ${v.expression.trim()}`;
     failures.push({ message, reason: v.reason, index });
   });
 
