@@ -53,6 +53,11 @@ describe('validations', () => {
       [{ message: 'm', reason: 'Invalid', index: 0 }],
     ],
     [
+      'messageExpression has no authorizer',
+      v('false', { message: 'm', messageExpression: 'authorizer.path("/").check("get").reason()' }),
+      [{ message: 'm', reason: 'Invalid', index: 0 }],
+    ],
+    [
       'an erroring messageExpression falls back',
       v('false', { message: 'm', messageExpression: 'object.nope' }),
       [{ message: 'm', reason: 'Invalid', index: 0 }],
