@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ValidatingAdmissionPolicySpec } from '../../api/types/admission.ts';
+import { Authorizer } from '../../cel/ext/authorizer.ts';
 import { toCel } from '../../cel/values.ts';
 import { compilePolicy, evaluatePolicy, type Outcome } from './evaluate.ts';
 
@@ -8,7 +9,18 @@ const object = toCel({
   spec: { replicas: 5, items: Array(3000).fill(1) },
 });
 const params = toCel({ data: { max: '3' } });
-const context = { object, oldObject: null, params, request: toCel({ operation: 'CREATE' }), namespaceObject: null };
+const authorizer = new Authorizer({ username: 'u', groups: [] }, () => ({ allowed: true, reason: 'allowed' }), {
+  group: '',
+  resource: 'configmaps',
+});
+const context = {
+  object,
+  oldObject: null,
+  params,
+  request: toCel({ operation: 'CREATE' }),
+  namespaceObject: null,
+  authorizer,
+};
 
 function evaluate(spec: Partial<ValidatingAdmissionPolicySpec>): Outcome {
   const policy = compilePolicy({ metadata: { name: 'p' }, spec: { matchConstraints: {}, ...spec } });
@@ -19,6 +31,17 @@ const v = (expression: string, more: object = {}) => ({ validations: [{ expressi
 describe('validations', () => {
   it.each<[string, Partial<ValidatingAdmissionPolicySpec>, Outcome['failures']]>([
     ['true passes', v('object.spec.replicas > 0'), []],
+    [
+      'validations see the authorizer',
+      v('authorizer.path("/").check("get").reason() != "allowed"'),
+      [
+        {
+          message: 'failed expression: authorizer.path("/").check("get").reason() != "allowed"',
+          reason: 'Invalid',
+          index: 0,
+        },
+      ],
+    ],
     [
       'false fails with the default message and reason',
       v('object.spec.replicas < 3'),
