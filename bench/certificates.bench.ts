@@ -48,6 +48,7 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Figure[]> {
   const cp = new ControlPlane({
     port: 0,
     dataDir: dir,
+    storage: 'memory',
     caCertFile: join(dir, 'ca.crt'),
     caKeyFile: join(dir, 'ca.key'),
     historySize: 20_000,

@@ -1,7 +1,9 @@
 /**
  * The embedded control plane under load through real HTTPS: creates/s and patches/s (against the
  * limit of a bare HTTPS JSON echo on the same machine with the same client), a 10k-object list,
- * watch fan-out to 10 watchers, and heap per 10k stored objects.
+ * watch fan-out to 10 watchers, and heap per 10k stored objects. Then the stores: creates/s of the
+ * embedded and etcd stores as a ratio to the memory store (interleaved rounds), and the restart time
+ * with 50k objects.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,10 +13,12 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
-import { ControlPlane } from '../src/controlplane/control-plane.ts';
+import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src/controlplane/control-plane.ts';
 import { Storage } from '../src/controlplane/storage.ts';
 import { issueKeyAndCertificate } from '../src/pki/certs.ts';
-import { inParallel, print } from './run.ts';
+import { testStorage } from '../test/support/cluster.ts';
+import { etcdAvailable } from '../test/support/etcd.ts';
+import { type Figure, inParallel, print } from './run.ts';
 
 const configMap = (i: number) => ({
   apiVersion: 'v1',
@@ -90,8 +94,9 @@ function heapPer10k(): number {
 }
 
 export async function run(): Promise<void> {
+  await stores();
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
-  const cp = new ControlPlane({ port: 0, dataDir: dir, historySize: 20_000 });
+  const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory', historySize: 20_000 });
   await cp.start();
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
@@ -183,4 +188,86 @@ export async function run(): Promise<void> {
     await cp.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+const ROUNDS = 5;
+const CREATES_PER_ROUND = 1000;
+/** Fewer requests in flight than above: on a loaded machine 64 connections time out while connecting. */
+const STORE_CONCURRENCY = 16;
+const RESTART_OBJECTS = 50_000;
+
+/** A control plane with one store, in its own directory (or etcd prefix), and a client of it. */
+async function planeWith(kind: StorageKind, dataDir: string, extra: Partial<ControlPlaneOptions> = {}) {
+  const cp = new ControlPlane({ port: 0, dataDir, ...(await testStorage(kind)), ...extra });
+  await cp.start();
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  return { cp, cms: new KubeClient(kc, cp.registry, { qps: 0 }).kind('ConfigMap') };
+}
+
+/** Creates/s per store through HTTPS as a ratio to memory, rounds interleaved; restart time with 50k objects. */
+async function stores(): Promise<void> {
+  const kinds: StorageKind[] = ['memory', 'embedded', ...(etcdAvailable ? ['etcd' as const] : [])];
+  if (!etcdAvailable) console.log('(etcd is not installed: the etcd store is left out)');
+  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-stores-'));
+  const figures: Figure[] = [];
+  try {
+    const planes = new Map<StorageKind, Awaited<ReturnType<typeof planeWith>>>();
+    for (const kind of kinds) planes.set(kind, await planeWith(kind, join(dir, kind)));
+    const rates = new Map<StorageKind, number[]>(kinds.map((k) => [k, []]));
+    for (let round = -1; round < ROUNDS; round++) {
+      for (const kind of kinds) {
+        const { cms } = planes.get(kind)!;
+        const offset = (round + 1) * CREATES_PER_ROUND;
+        const seconds = await inParallel(
+          CREATES_PER_ROUND,
+          (i) => cms.create(configMap(offset + i)),
+          STORE_CONCURRENCY,
+        );
+        // Round -1 warms up JIT, TLS sessions and the stores.
+        if (round >= 0) rates.get(kind)!.push(CREATES_PER_ROUND / seconds);
+      }
+    }
+    for (const { cp } of planes.values()) await cp.stop();
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+    const memory = rates.get('memory')!;
+    figures.push({ name: 'creates/s, memory store', value: median(memory), unit: 'req/s' });
+    for (const kind of kinds.filter((k) => k !== 'memory')) {
+      // Each round against the memory store's run next to it: the machine's load drifts between rounds.
+      const ratios = rates.get(kind)!.map((r, i) => r / memory[i]);
+      const spread = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+      figures.push({ name: `creates/s ÷ memory store, ${kind} (range ${spread})`, value: median(ratios), unit: '×' });
+    }
+    for (const kind of kinds.filter((k) => k !== 'memory'))
+      figures.push(await restartTime(kind, join(dir, `${kind}-restart`)));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const title = `stores (HTTPS, ${STORE_CONCURRENCY} concurrent creates, client QPS unlimited, ${ROUNDS} interleaved rounds of ${CREATES_PER_ROUND}, median)`;
+  print(title, figures);
+}
+
+/** Start-up of a control plane whose store holds 50k ConfigMaps, against the start-up of an empty one. */
+async function restartTime(kind: StorageKind, dataDir: string): Promise<Figure> {
+  const storage = await testStorage(kind);
+  const timedStart = async () => {
+    const started = performance.now();
+    const cp = new ControlPlane({ port: 0, dataDir, ...storage });
+    await cp.start();
+    return { cp, ms: performance.now() - started };
+  };
+  const empty = await timedStart();
+  for (let i = 0; i < RESTART_OBJECTS; i++) empty.cp.seed(configMap(i));
+  await empty.cp.storage.durable();
+  await empty.cp.stop();
+  const full = await timedStart();
+  const loaded = full.cp.storage.size(full.cp.registry.byKind('ConfigMap')!);
+  await full.cp.stop();
+  if (loaded !== RESTART_OBJECTS) throw new Error(`the ${kind} store restarted with ${loaded} objects`);
+  return {
+    name: `restart with 50k objects, ${kind} store`,
+    value: full.ms,
+    unit: 'ms',
+    against: { name: 'empty start', value: empty.ms },
+  };
 }

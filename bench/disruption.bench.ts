@@ -110,7 +110,7 @@ async function statusWriteFloor(client: KubeClient): Promise<{ medianMs: number;
 
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-disruption-'));
-  const cp = new ControlPlane({ port: 0, dataDir: dir, historySize: 50_000 });
+  const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory', historySize: 50_000 });
   await cp.start();
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);

@@ -72,7 +72,7 @@ interface PeerResult {
 
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-informer-'));
-  const cp = new ControlPlane({ port: 0, dataDir: dir });
+  const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory' });
   await cp.start();
   try {
     const rt = cp.registry.byKind('ConfigMap')!;

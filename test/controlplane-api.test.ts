@@ -1990,7 +1990,7 @@ describe('errors', () => {
     expect(await core.readNamespacedConfigMap({ name: 't', namespace: ns })).toEqual(cm);
   });
 
-  it('NotAcceptable for a media type the server cannot produce; YAML when asked; JSON among others', async () => {
+  it('NotAcceptable for a media type the server cannot produce; YAML or protobuf when asked first; JSON among others', async () => {
     const ns = await newNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'n' }, data: { a: '1' } } });
     const path = `/api/v1/namespaces/${ns}/configmaps/n`;
@@ -2003,14 +2003,22 @@ describe('errors', () => {
       'only the following media types are accepted: application/json, application/yaml',
     );
     const protobufOnly = await raw('GET', path, { accept: 'application/vnd.kubernetes.protobuf' });
-    expect(protobufOnly.status).toBe(406);
+    expect(protobufOnly.status).toBe(200);
+    expect(protobufOnly.headers['content-type']).toBe('application/vnd.kubernetes.protobuf');
+    expect(protobufOnly.text.startsWith('k8s\u0000')).toBe(true);
     const yaml = await raw('GET', path, { accept: 'application/yaml' });
     expect(yaml.status).toBe(200);
     expect(yaml.headers['content-type']).toBe('application/yaml');
     expect(yaml.text).toMatch(/^apiVersion: v1\nkind: ConfigMap\n/);
-    const kubectlStyle = await raw('GET', path, { accept: 'application/vnd.kubernetes.protobuf,application/json' });
-    expect(kubectlStyle.status).toBe(200);
-    expect(kubectlStyle.body).toMatchObject({ kind: 'ConfigMap', data: { a: '1' } });
+    const jsonFirst = await raw('GET', path, { accept: 'application/json,application/vnd.kubernetes.protobuf' });
+    expect(jsonFirst.status).toBe(200);
+    expect(jsonFirst.body).toMatchObject({ kind: 'ConfigMap', data: { a: '1' } });
+    // A Status cannot be carried as protobuf here: it is answered as JSON even to a protobuf-first client.
+    const missing = await raw('GET', `${path}-missing`, {
+      accept: 'application/vnd.kubernetes.protobuf,application/json',
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ kind: 'Status', reason: 'NotFound' });
   });
 
   it('a rejected write changes nothing', async () => {

@@ -153,7 +153,7 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
       return (r.status as { allowed: boolean }).allowed;
     };
     const certificates = group(n(), 'certificates');
-    expect(await can({ verb: 'delete', resource: 'pods', namespace: 'default' })).toBe(false);
+    expect(await can({ verb: 'delete', resource: 'nodes' })).toBe(false);
     expect(await can({ verb: 'create', resource: 'secrets', namespace: 'default' })).toBe(false);
     expect(await can({ verb: 'update', group: 'policy', resource: 'poddisruptionbudgets', namespace: 'default' })).toBe(
       false,

@@ -275,7 +275,7 @@ describe('diagnostics server with delegated auth against the embedded control pl
       kind: 'Statusz',
       apiVersion: `${configGroup}/v1beta1`,
       metadata: { name: componentName },
-      goVersion: process.version,
+      goVersion: `Node.js ${process.version}`,
       binaryVersion: '0.1.0',
       emulationVersion: '1.34',
     });

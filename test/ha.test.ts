@@ -7,37 +7,26 @@
  * stops before its lease could be taken and exits 1, and a new leader appears once writes work again.
  * Timings come from the daemons' JSON logs (`ts`, wall clock) and from polling the Lease.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../src/api/types/coordination.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import {
+  campaigning as campaigningWithin,
+  type Daemon,
+  killAll,
+  logged,
+  sleep,
+  spawnDaemon as spawnReplica,
+  waitFor,
+} from './support/daemons.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(ROOT, 'bin', 'orch-controller-manager.js');
 const LEASE_MS = 2_000;
 const RENEW_DEADLINE_MS = 1_500;
 const RETRY_MS = 250;
 /** Acquire retries wait retryPeriod · [1, 2.2) (the elector's jitter factor is 1.2). */
 const MAX_RETRY_WAIT_MS = RETRY_MS * 2.2;
-
-interface LogLine {
-  level?: string;
-  msg?: string;
-  ts?: number;
-  [k: string]: unknown;
-}
-
-interface Daemon {
-  name: string;
-  child: ChildProcess;
-  identity?: string;
-  lines: LogLine[];
-  exit?: { code: number | null; signal: NodeJS.Signals | null; wall: number };
-  exited: Promise<void>;
-}
+/** How long a replica may take to start: tens of seconds on a loaded machine. */
+const STARTUP_MS = 90_000;
 
 let cluster: TestCluster;
 let leaseNamespace: string;
@@ -53,70 +42,20 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const d of daemons) if (!d.exit) d.child.kill('SIGKILL');
-  await Promise.race([Promise.all(daemons.map((d) => d.exited)), sleep(5_000)]);
+  await killAll(daemons);
   await cluster?.stop();
   console.log(`HA timings (ms): ${JSON.stringify(measured)}`);
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await sleep(10);
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
-}
-
 function spawnDaemon(name: string): Daemon {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      `--kubeconfig=${cluster.kubeconfig}`,
-      '--api-flavor=orch',
-      '--controllers=*',
-      `--leader-elect-lease-duration=${LEASE_MS}ms`,
-      `--leader-elect-renew-deadline=${RENEW_DEADLINE_MS}ms`,
-      `--leader-elect-retry-period=${RETRY_MS}ms`,
-      '--logging-format=json',
-      '--v=2',
-      // Three replicas on one host: no diagnostics server, or all but one would fail to bind its port.
-      '--secure-port=0',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const d: Daemon = { name, child, lines: [], exited: Promise.resolve() };
-  const collect = (stream: NodeJS.ReadableStream) =>
-    createInterface({ input: stream }).on('line', (line) => {
-      let parsed: LogLine;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        parsed = { msg: line };
-      }
-      d.lines.push(parsed);
-      if (parsed.msg === 'starting' && typeof parsed.identity === 'string') d.identity = parsed.identity;
-    });
-  collect(child.stdout!);
-  collect(child.stderr!);
-  d.exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
-      d.exit = { code, signal, wall: Date.now() };
-      resolve();
-    });
+  const d = spawnReplica(name, {
+    kubeconfig: cluster.kubeconfig,
+    leaseMs: LEASE_MS,
+    renewDeadlineMs: RENEW_DEADLINE_MS,
+    retryMs: RETRY_MS,
   });
   daemons.push(d);
   return d;
-}
-
-/** The wall time (ms) of the first log line of `d` with message starting with `prefix`, after `afterWall`. */
-function logged(d: Daemon, prefix: string, afterWall = 0): number | undefined {
-  const line = d.lines.find((l) => l.msg?.startsWith(prefix) && (l.ts ?? 0) * 1000 >= afterWall);
-  return line?.ts === undefined ? undefined : line.ts * 1000;
 }
 
 async function readLease(): Promise<Lease | undefined> {
@@ -163,22 +102,18 @@ async function assertSingleLeader(n: number): Promise<Daemon> {
 
 /** Waits until `d` has started and is campaigning (it logged its first acquire attempt). */
 async function campaigning(d: Daemon, ms: number): Promise<void> {
-  await waitFor(
-    `${d.name} campaigning`,
-    () => (logged(d, 'attempting to acquire leader lease') ? true : undefined),
-    ms,
-  );
+  await campaigningWithin(d, ms);
   expect(d.identity).toBeDefined();
 }
 
 describe('orch-controller-manager leader election across processes', () => {
   it('keeps exactly one leader and hands over on SIGTERM, SIGKILL and failed renewal', {
-    timeout: 90_000,
+    timeout: 240_000,
   }, async () => {
     // Three replicas.
     const spawnedAt = performance.now();
     const first = [spawnDaemon('cm-1'), spawnDaemon('cm-2'), spawnDaemon('cm-3')];
-    await Promise.all(first.map((d) => campaigning(d, 40_000)));
+    await Promise.all(first.map((d) => campaigning(d, STARTUP_MS)));
     measured.startThree = Math.round(performance.now() - spawnedAt);
     await waitFor('a first leader', async () => (byIdentity(await holder()) ? true : undefined), 10_000);
     // Let every standby see the lease at least once.
@@ -220,7 +155,7 @@ describe('orch-controller-manager leader election across processes', () => {
     // A replacement, so there are three replicas again.
     const replacementAt = performance.now();
     const cm4 = spawnDaemon('cm-4');
-    await campaigning(cm4, 40_000);
+    await campaigning(cm4, STARTUP_MS);
     measured.startReplacement = Math.round(performance.now() - replacementAt);
     await sleep(3 * MAX_RETRY_WAIT_MS);
     expect(await assertSingleLeader(5)).toBe(leader2);

@@ -1,7 +1,8 @@
 /**
  * kubectl's typed generators send their request bodies as Kubernetes protobuf
- * (`application/vnd.kubernetes.protobuf`): `create namespace|configmap|secret|deployment` and
- * `certificate approve|deny`. These run the real kubectl against the embedded control plane and check
+ * (`application/vnd.kubernetes.protobuf`) and ask for protobuf answers: every `kubectl create <subcommand>`
+ * whose resource is served here, and `certificate approve|deny`. The `rbac.authorization` and `networking`
+ * generators are wired to the reference's group names, so they run in the kubernetes flavor. These run the real kubectl against the embedded control plane and check
  * what was stored with `kubectl get -o json` — the real-bytes check of the protobuf decoder.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -96,6 +97,62 @@ describe.skipIf(!hasKubectl)('kubectl typed generators (protobuf bodies), orch f
     expect(deploy.spec.template.spec.containers[0]).toMatchObject({ name: 'nginx', image: 'nginx' });
   });
 
+  it('kubectl create serviceaccount, with a protobuf answer', async () => {
+    const created = await kubectl.run(['create', 'serviceaccount', 'robot', '-n', NS, '-v=8']);
+    expect(created.stdout).toContain('serviceaccount/robot created');
+    // The request and the answer (decoded by kubectl to print the line above) are both protobuf.
+    expect(created.stderr.match(/Content-Type: application\/vnd\.kubernetes\.protobuf/g)).toHaveLength(2);
+    expect((await kubectl.json(['get', 'serviceaccount', 'robot', '-n', NS])).metadata).toMatchObject({
+      name: 'robot',
+    });
+  });
+
+  it.each([
+    ['poddisruptionbudget', '--min-available=50%', { minAvailable: '50%' }],
+    ['pdb', '--max-unavailable=1', { maxUnavailable: 1 }],
+  ])('kubectl create %s %s', async (command, flag, bound) => {
+    const name = `budget-${command}`;
+    await kubectl.ok(['create', command, name, '-n', NS, '--selector=app=web', flag]);
+    const pdb = await kubectl.json(['get', 'pdb', name, '-n', NS]);
+    expect(pdb.spec).toEqual({ selector: { matchLabels: { app: 'web' } }, ...bound });
+  });
+
+  it('kubectl create secret docker-registry', async () => {
+    await kubectl.ok([
+      'create',
+      'secret',
+      'docker-registry',
+      'pull',
+      '-n',
+      NS,
+      '--docker-server=registry.example.com',
+      '--docker-username=u',
+      '--docker-password=p',
+    ]);
+    const secret = await kubectl.json(['get', 'secret', 'pull', '-n', NS]);
+    expect(secret.type).toBe('kubernetes.io/dockerconfigjson');
+    const config = JSON.parse(Buffer.from(secret.data['.dockerconfigjson'], 'base64').toString());
+    expect(config.auths['registry.example.com']).toMatchObject({ username: 'u', password: 'p' });
+  });
+
+  it.each([
+    [
+      'clusterip',
+      ['--tcp=80:8080'],
+      { type: 'ClusterIP', ports: [expect.objectContaining({ port: 80, targetPort: 8080 })] },
+    ],
+    [
+      'nodeport',
+      ['--tcp=443:8443'],
+      { type: 'NodePort', ports: [expect.objectContaining({ port: 443, targetPort: 8443 })] },
+    ],
+    ['loadbalancer', ['--tcp=53:5353'], { type: 'LoadBalancer' }],
+    ['externalname', ['--external-name=db.example.com'], { type: 'ExternalName', externalName: 'db.example.com' }],
+  ])('kubectl create service %s', async (type, flags, spec) => {
+    await kubectl.ok(['create', 'service', type, `svc-${type}`, '-n', NS, ...flags]);
+    expect((await kubectl.json(['get', 'service', `svc-${type}`, '-n', NS])).spec).toMatchObject(spec);
+  });
+
   it('kubectl create with --dry-run=server sends protobuf too and stores nothing', async () => {
     await kubectl.ok(['create', 'configmap', 'dry', '-n', NS, '--from-literal=a=b', '--dry-run=server']);
     const r = await kubectl.run(['get', 'configmap', 'dry', '-n', NS]);
@@ -159,5 +216,61 @@ describe.skipIf(!hasKubectl)('kubectl certificate approve|deny (protobuf bodies)
   it('kubectl create namespace works in this flavor as well', async () => {
     await kubectl.ok(['create', 'namespace', 'proto-k8s']);
     expect((await kubectl.json(['get', 'namespace', 'proto-k8s'])).metadata.name).toBe('proto-k8s');
+  });
+
+  it('kubectl create role and rolebinding', async () => {
+    await kubectl.ok(['create', 'role', 'reader', '-n', 'proto-k8s', '--verb=get,list', '--resource=pods,configmaps']);
+    const role = await kubectl.json(['get', 'role', 'reader', '-n', 'proto-k8s']);
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods', 'configmaps'], verbs: ['get', 'list'] }]);
+    await kubectl.ok([
+      'create',
+      'rolebinding',
+      'reader-bob',
+      '-n',
+      'proto-k8s',
+      '--role=reader',
+      '--user=bob',
+      '--serviceaccount=proto-k8s:robot',
+    ]);
+    const binding = await kubectl.json(['get', 'rolebinding', 'reader-bob', '-n', 'proto-k8s']);
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' });
+    expect(binding.subjects).toEqual([
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' },
+      { kind: 'ServiceAccount', name: 'robot', namespace: 'proto-k8s' },
+    ]);
+  });
+
+  it('kubectl create clusterrole (with an aggregation rule) and clusterrolebinding', async () => {
+    await kubectl.ok(['create', 'clusterrole', 'node-reader', '--verb=get', '--resource=nodes', '--resource-name=n1']);
+    expect((await kubectl.json(['get', 'clusterrole', 'node-reader'])).rules).toEqual([
+      { apiGroups: [''], resources: ['nodes'], resourceNames: ['n1'], verbs: ['get'] },
+    ]);
+    await kubectl.ok(['create', 'clusterrole', 'monitoring', '--aggregation-rule=rbac.example.com/aggregate=true']);
+    expect((await kubectl.json(['get', 'clusterrole', 'monitoring'])).aggregationRule).toEqual({
+      clusterRoleSelectors: [{ matchLabels: { 'rbac.example.com/aggregate': 'true' } }],
+    });
+    await kubectl.ok(['create', 'clusterrolebinding', 'node-reader-ops', '--clusterrole=node-reader', '--group=ops']);
+    expect((await kubectl.json(['get', 'clusterrolebinding', 'node-reader-ops'])).subjects).toEqual([
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'ops' },
+    ]);
+  });
+
+  it('kubectl create ingress', async () => {
+    await kubectl.ok(['create', 'ingress', 'web', '-n', 'proto-k8s', '--rule=example.com/app*=web:80']);
+    const ingress = await kubectl.json(['get', 'ingress', 'web', '-n', 'proto-k8s']);
+    expect(ingress.spec.rules).toEqual([
+      {
+        host: 'example.com',
+        http: {
+          paths: [{ path: '/app', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }],
+        },
+      },
+    ]);
+  });
+
+  it('kubectl create serviceaccount and pdb work in this flavor as well', async () => {
+    await kubectl.ok(['create', 'serviceaccount', 'robot', '-n', 'proto-k8s']);
+    await kubectl.ok(['create', 'pdb', 'budget', '-n', 'proto-k8s', '--selector=app=web', '--min-available=1']);
+    expect((await kubectl.json(['get', 'pdb', 'budget', '-n', 'proto-k8s'])).spec.minAvailable).toBe(1);
   });
 });

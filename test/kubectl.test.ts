@@ -249,7 +249,7 @@ describe.skipIf(!hasKubectl)(
 
     it('get --chunk-size=2 pages through more objects than a page and returns them all', async () => {
       const names = Array.from({ length: 7 }, (_, i) => `chunk-${i + 1}`);
-      // A stream of JSON objects (a `kind: List` would need /openapi/v2 for kubectl's validation).
+      // A stream of JSON objects.
       const manifests = names.map((n, i) => configMap(n, { index: String(i + 1) }, { suite: 'chunks' }));
       await kubectl.ok(['create', '-f', '-'], { input: manifests.join('\n') });
 

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { group, naming } from '../../src/api/naming.ts';
 import type { ResourceRegistry } from '../../src/api/registry.ts';
 import type {
@@ -21,10 +20,10 @@ import type {
 import type { KubeClient } from '../../src/client/client.ts';
 import type { ControllerDefinition } from '../../src/controller/controller.ts';
 import { ApiEventRecorder } from '../../src/controller/events.ts';
-import { Manager } from '../../src/controller/manager.ts';
 import { exportPrivateKeyPem, generateKeyPair, type KeyAlgorithm, signingAlgorithmFor } from '../../src/pki/keys.ts';
 import { derToPem } from '../../src/pki/pem.ts';
 import { realClock } from '../../src/util/clock.ts';
+import { type RunningControllers, runControllers as runAll } from '../../test/support/controllers.ts';
 import type { CertificatesConfig } from './config.ts';
 
 export { eventually } from '../../test/support/eventually.ts';
@@ -177,14 +176,10 @@ export function csrObject(requestPem: string, f: CsrFields): CertificateSigningR
   return csr;
 }
 
-export interface RunningControllers {
-  manager: Manager;
-  metrics: Registry;
-  stop(): Promise<void>;
-}
+export type { RunningControllers } from '../../test/support/controllers.ts';
 
-/** Runs controllers in-process against a cluster, as the daemon would with leader election off. */
-export async function runControllers(
+/** Runs controllers in-process against a cluster, as the daemon would with leader election off, recording events through the API. */
+export function runControllers(
   client: KubeClient,
   registry: ResourceRegistry,
   controllers: ControllerDefinition[],
@@ -192,55 +187,12 @@ export async function runControllers(
   options: { features?: Record<string, boolean>; logLevel?: string } = {},
 ): Promise<RunningControllers> {
   const logger = pino({ level: options.logLevel ?? process.env.CERT_TEST_LOG ?? 'silent' });
-  const metrics = new Registry();
   const eventsRt = registry.resource(group(registry.naming, 'events'), 'v1', 'events')!;
   const recorder = new ApiEventRecorder(client.resource(eventsRt), 'certificates-test', 'test-0', realClock, logger);
-  const manager = new Manager(
-    {
-      client,
-      registry,
-      naming: registry.naming,
-      recorder,
-      logger,
-      clock: realClock,
-      metrics,
-      features: (g) => options.features?.[g] ?? false,
-      config: { certificates },
-    },
-    {
-      controllers,
-      workers: {},
-      leaderElection: {
-        enabled: false,
-        namespace: '',
-        name: '',
-        identity: 'test',
-        leaseDurationMs: 0,
-        renewDeadlineMs: 0,
-        retryPeriodMs: 0,
-        releaseOnCancel: false,
-      },
-      syncTimeoutMs: 20_000,
-      shutdownTimeoutMs: 5_000,
-    },
-  );
-  const abort = new AbortController();
-  let failure: unknown;
-  const running = manager.run(abort.signal).catch((err) => {
-    failure = err;
+  return runAll(client, registry, controllers, {
+    config: { certificates },
+    features: options.features,
+    logger,
+    recorder,
   });
-  const deadline = Date.now() + 20_000;
-  while (!manager.hasSynced()) {
-    if (failure) throw failure;
-    if (Date.now() > deadline) throw new Error('controllers did not sync');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return {
-    manager,
-    metrics,
-    async stop() {
-      abort.abort();
-      await running;
-    },
-  };
 }

@@ -22,26 +22,20 @@ import type { ResourceClient } from '../../src/client/resource.ts';
 import {
   type ControllerContext,
   type ControllerDefinition,
+  configuredNowMs,
   done,
   type Enqueuer,
   errorText,
   type Reconciler,
   type Result,
   requeueAfter,
+  requiredResource,
 } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
 import { rfc3339 } from '../../src/util/time.ts';
 import { ACTION_MATCH, EVENT_MULTIPLE_PDBS, STALE_POD_KEY_PREFIX } from './constants.ts';
-import { failSafeStatus, type PlannedEvent, planSync, selectPods, usesScale } from './core.ts';
-import {
-  controllerRefOf,
-  findTypedController,
-  type ScaleLookup,
-  scaleResourceFor,
-  WORKLOAD_KINDS,
-  type WorkloadKind,
-  type Workloads,
-} from './finders.ts';
+import { failSafeStatus, type PlannedEvent, planSync, usesScale } from './core.ts';
+import { controllerRefOf, type ScaleLookup, WORKLOAD_KINDS, type WorkloadKind, type Workloads } from './finders.ts';
 import {
   candidateIndexValues,
   clearedDisruptionTarget,
@@ -53,6 +47,7 @@ import {
   podIndexValues,
   staleDisruptionWait,
 } from './routing.ts';
+import { lookupScale, prefetchScales } from './scales.ts';
 
 export const disruptionControllerDefinition: ControllerDefinition = {
   name: 'disruption-controller',
@@ -101,13 +96,8 @@ export class DisruptionReconciler implements Reconciler {
     private readonly ctx: ControllerContext,
     private readonly enqueue: Enqueuer,
   ) {
-    const rt = (kind: string) => {
-      const found = ctx.registry.byKind(kind);
-      if (!found) throw new Error(`disruption controller: the API has no ${kind}`);
-      return found;
-    };
-    const configured = ctx.config.nowMs;
-    this.nowMs = typeof configured === 'function' ? (configured as () => number) : Date.now;
+    const rt = (kind: string) => requiredResource(ctx, kind, 'disruption controller');
+    this.nowMs = configuredNowMs(ctx);
     this.pdbClient = ctx.client.resource<PodDisruptionBudget>(rt('PodDisruptionBudget'));
     this.podClient = ctx.client.resource<Pod>(rt('Pod'));
 
@@ -226,12 +216,14 @@ export class DisruptionReconciler implements Reconciler {
       return done;
     }
     const candidates = this.candidates(pdb);
-    const generic = new Map<string, ScaleLookup>();
+    let generic = new Map<string, ScaleLookup>();
     const workloads: Workloads = {
       get: (kind, ns, n) => this.workloads.get(kind)?.get(ns, n),
       scale: (ref) => generic.get(ref.uid) ?? { notFound: true },
     };
-    if (usesScale(pdb)) await this.prefetchScales(pdb, candidates, workloads, generic);
+    if (usesScale(pdb)) {
+      generic = await prefetchScales(pdb, candidates, workloads, (ref, ns) => lookupScale(this.ctx.client, ref, ns));
+    }
     const nowMs = this.nowMs();
     const plan = planSync({ pdb, candidates, workloads, nowMs });
     this.track(key, plan.controllers);
@@ -255,52 +247,6 @@ export class DisruptionReconciler implements Reconciler {
     }
     if (plan.recheckAtMs !== undefined) this.enqueue.addAfter(key, Math.max(0, plan.recheckAtMs - nowMs));
     return done;
-  }
-
-  /**
-   * Answers the generic `/scale` finder, in pod order, for the controller references the typed
-   * finders do not resolve; stops at the first failure (which fails the sync, as in the reference).
-   */
-  private async prefetchScales(
-    pdb: PodDisruptionBudget,
-    candidates: Pod[],
-    workloads: Workloads,
-    generic: Map<string, ScaleLookup>,
-  ): Promise<void> {
-    let pods: Pod[];
-    try {
-      pods = selectPods(pdb, candidates);
-    } catch {
-      return; // the core reports the selector
-    }
-    const seen = new Set<string>();
-    for (const pod of pods) {
-      const ref = controllerRefOf(pod);
-      if (!ref || seen.has(ref.uid)) continue;
-      seen.add(ref.uid);
-      const ns = pod.metadata.namespace ?? '';
-      try {
-        if (findTypedController(ref, ns, workloads)) continue;
-      } catch {
-        return; // the core reports the malformed reference
-      }
-      const answer = await this.lookupScale(ref, ns);
-      generic.set(ref.uid, answer);
-      if ('error' in answer) return;
-    }
-  }
-
-  private async lookupScale(ref: NonNullable<ReturnType<typeof controllerRefOf>>, ns: string): Promise<ScaleLookup> {
-    const target = scaleResourceFor(ref, this.ctx.registry);
-    if ('error' in target) return target;
-    try {
-      const scale = await this.ctx.client.resource(target.rt).getScale(ns, ref.name);
-      const replicas = (scale.spec as { replicas?: number } | undefined)?.replicas ?? 0;
-      return { scale: { uid: scale.metadata.uid ?? '', replicas } };
-    } catch (err) {
-      if (isNotFound(err)) return { notFound: true };
-      return { error: errorText(err) };
-    }
   }
 
   private async writeStatus(

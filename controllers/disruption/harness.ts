@@ -3,35 +3,19 @@
  * a Manager with leader election off, an event recorder that keeps what it is given, and object
  * builders for namespaces, workloads, pods and budgets. Not shipped with the daemon's controllers.
  */
-import { Writable } from 'node:stream';
-import { Registry } from 'prom-client';
 import type { KubeObject, OwnerReference } from '../../src/api/meta.ts';
 import type { ResourceRegistry } from '../../src/api/registry.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../../src/api/types/policy.ts';
 import type { KubeClient } from '../../src/client/client.ts';
 import type { ControllerDefinition } from '../../src/controller/controller.ts';
-import type { EventRecorder, EventType } from '../../src/controller/events.ts';
-import { Manager } from '../../src/controller/manager.ts';
-import { createLogger } from '../../src/log/logger.ts';
-import { realClock } from '../../src/util/clock.ts';
+import { type RunningControllers, runControllers } from '../../test/support/controllers.ts';
 import { disruptionControllerDefinition } from './controller.ts';
 
+export type { RecordedEvent } from '../../test/support/controllers.ts';
 export { eventually } from '../../test/support/eventually.ts';
 
-export interface RecordedEvent {
-  kind: string;
-  name: string;
-  type: EventType;
-  reason: string;
-  note: string;
-}
-
-export interface RunningController {
-  manager: Manager;
-  events: RecordedEvent[];
-  stop(): Promise<void>;
-}
+export type RunningController = RunningControllers;
 
 export interface RunOptions {
   /** Replaces the controller's wall clock (epoch ms). */
@@ -40,67 +24,14 @@ export interface RunOptions {
 }
 
 /** Starts the disruption controller and resolves once its caches have synced. */
-export async function runDisruptionController(
+export function runDisruptionController(
   client: KubeClient,
   registry: ResourceRegistry,
   options: RunOptions = {},
 ): Promise<RunningController> {
-  const events: RecordedEvent[] = [];
-  const recorder: EventRecorder = {
-    event(regarding, type, reason, _action, note) {
-      events.push({ kind: regarding.kind ?? '', name: regarding.metadata.name ?? '', type, reason, note });
-    },
-  };
-  const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const manager = new Manager(
-    {
-      client,
-      registry,
-      naming: registry.naming,
-      recorder,
-      logger: createLogger({ verbosity: 0, format: 'json', destination: quiet }),
-      clock: realClock,
-      metrics: new Registry(),
-      features: () => false,
-      config: options.nowMs ? { nowMs: options.nowMs } : {},
-    },
-    {
-      controllers: [options.definition ?? disruptionControllerDefinition],
-      workers: {},
-      leaderElection: {
-        enabled: false,
-        namespace: '',
-        name: '',
-        identity: 'disruption-test',
-        leaseDurationMs: 0,
-        renewDeadlineMs: 0,
-        retryPeriodMs: 0,
-        releaseOnCancel: true,
-      },
-      syncTimeoutMs: 60_000,
-      shutdownTimeoutMs: 5_000,
-    },
-  );
-  const abort = new AbortController();
-  const running = manager.run(abort.signal);
-  let failed: unknown;
-  running.catch((err) => {
-    failed = err;
+  return runControllers(client, registry, [options.definition ?? disruptionControllerDefinition], {
+    config: options.nowMs ? { nowMs: options.nowMs } : {},
   });
-  const deadline = performance.now() + 60_000;
-  while (!manager.hasSynced()) {
-    if (failed) throw failed;
-    if (performance.now() > deadline) throw new Error('the disruption controller did not sync within 60 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return {
-    manager,
-    events,
-    async stop() {
-      abort.abort();
-      await running.catch(() => undefined);
-    },
-  };
 }
 
 // ---- object builders ----

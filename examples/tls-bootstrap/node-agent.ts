@@ -1,7 +1,9 @@
 /**
  * TLS bootstrap of a simulated node agent against a running cluster (e.g. `npm start`):
  *
- *   node --import tsx examples/tls-bootstrap/node-agent.ts [--kubeconfig .orch/kubeconfig] [--node worker-1]
+ *   node --import tsx examples/tls-bootstrap/node-agent.ts [--kubeconfig FILE] [--node worker-1]
+ *
+ * The kubeconfig is `$KUBECONFIG` or `.orch/kubeconfig` unless given; the naming flavor is the server's.
  *
  * As the administrator it creates a bootstrap token (a Secret in the system namespace). As the node agent it
  * then authenticates with that token, asks for a client certificate through a CertificateSigningRequest with a
@@ -13,14 +15,14 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ResourceRegistry } from '../../src/api/registry.ts';
 import { KubeClient } from '../../src/client/client.ts';
+import { detectFlavor } from '../../src/client/flavor.ts';
 import { createBootstrapToken } from '../../src/simulation/bootstrap-token.ts';
 import { type CertificateOutcome, SimulatedNodeAgent } from '../../src/simulation/node-agent.ts';
 
 const { values } = parseArgs({
   options: {
-    kubeconfig: { type: 'string', default: '.orch/kubeconfig' },
+    kubeconfig: { type: 'string', default: process.env.KUBECONFIG || '.orch/kubeconfig' },
     node: { type: 'string', default: 'worker-1' },
-    flavor: { type: 'string', default: 'orch' },
   },
 });
 
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
   kc.loadFromFile(values.kubeconfig!);
   const cluster = kc.getCurrentCluster();
   if (!cluster?.caData) throw new Error(`${values.kubeconfig}: the current cluster has no embedded CA data`);
-  const registry = new ResourceRegistry(values.flavor === 'kubernetes' ? 'kubernetes' : 'orch');
+  const registry = new ResourceRegistry(await detectFlavor(kc));
   const admin = new KubeClient(kc, registry, { qps: 0 });
 
   const token = await createBootstrapToken(admin, { ttlMs: 3600_000, description: 'examples/tls-bootstrap' });

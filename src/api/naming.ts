@@ -41,6 +41,10 @@ export interface Naming {
     readonly defaultIngressClass: string;
     readonly legacyIngressClass: string;
     readonly limitRanger: string;
+    /** On a StatefulSet: `true` opts in to recovering a broken OrderedReady rollout after a revert. */
+    readonly statefulSetRecovery: string;
+    /** On a pod: how long a simulated node waits before reporting it Ready (a duration such as `1s`). */
+    readonly readinessDelay: string;
     /** The audit annotation of ValidatingAdmissionPolicy failures under the `Audit` action. */
     readonly validationFailure: string;
   };
@@ -53,6 +57,10 @@ export interface Naming {
     readonly aggregateToEdit: string;
     readonly aggregateToView: string;
     readonly managedBy: string;
+    /** On a ControllerRevision: the hash part of its name. */
+    readonly revisionHash: string;
+    /** Marks the APIServices the API server registers for the groups it serves itself. */
+    readonly autoManaged: string;
   };
   /** Group of structured z-page answers and of the component configuration. */
   readonly configGroup: string;
@@ -90,6 +98,8 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       defaultIngressClass: `ingressclass.${domain}/is-default-class`,
       legacyIngressClass: `${domain}/ingress.class`,
       limitRanger: `${domain}/limit-ranger`,
+      statefulSetRecovery: `statefulset.${domain}/recover-broken-rollout`,
+      readinessDelay: `simulation.${domain}/readiness-delay`,
       validationFailure: `validation.policy.admission.${groupSuffix}/validation_failure`,
     },
     labels: {
@@ -101,6 +111,8 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       aggregateToEdit: `rbac.authorization.${groupSuffix}/aggregate-to-edit`,
       aggregateToView: `rbac.authorization.${groupSuffix}/aggregate-to-view`,
       managedBy: `app.${domain}/managed-by`,
+      revisionHash: `controller.${domain}/hash`,
+      autoManaged: `${shortWord}-aggregator.${domain}/automanaged`,
     },
     configGroup: `config.${groupSuffix}`,
     protocol: { metaGroup: 'meta.k8s.io', discoveryGroup: 'apidiscovery.k8s.io' },

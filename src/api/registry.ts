@@ -24,7 +24,7 @@ export const STORAGE_VERBS: readonly Verb[] = [
   'watch',
 ];
 
-export type Subresource = 'status' | 'approval' | 'scale' | 'eviction';
+export type Subresource = 'status' | 'approval' | 'scale' | 'eviction' | 'token';
 
 /** A printer column for kubectl's server-side tables. */
 export interface Column {
@@ -217,7 +217,14 @@ function definitions(n: Naming): Def[] {
     },
     { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', fieldSelectors: { type: str('type') } },
     { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'] },
-    { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'] },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'ServiceAccount',
+      plural: 'serviceaccounts',
+      shortNames: ['sa'],
+      subresources: ['token'],
+    },
     // apps
     {
       group: 'apps',

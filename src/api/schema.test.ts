@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { FLAVORS } from './naming.ts';
 import { apiVersionOf, ResourceRegistry } from './registry.ts';
-import { type Node, schemaFor } from './schema.ts';
+import { type ListNode, type Node, schemaFor } from './schema.ts';
 
 const SCALARS = new Set(['any', 'string', 'integer', 'number', 'boolean', 'int-or-string', 'quantity', 'time']);
 
 /** Every node is a known marker or exactly one of object / map / list; returns the offending path if not. */
 function malformed(node: Node, path = ''): string | undefined {
   if (typeof node === 'string') return SCALARS.has(node) ? undefined : path;
+  if ('list' in node) return malformedList(node, path) ?? malformed(node.list, `${path}[]`);
   const keys = Object.keys(node);
   if (keys.length !== 1) return path;
-  if ('list' in node) return malformed(node.list, `${path}[]`);
   if ('map' in node) return malformed(node.map, `${path}{}`);
   if (!('object' in node)) return path;
   for (const [field, child] of Object.entries(node.object)) {
@@ -18,6 +18,18 @@ function malformed(node: Node, path = ''): string | undefined {
     if (bad !== undefined) return bad;
   }
   return undefined;
+}
+
+const LIST_ATTRIBUTES = new Set(['list', 'listType', 'mapKeys', 'patchStrategy', 'patchMergeKey']);
+
+/** A list's markers: known ones only; a map list's keys and merge key are fields of its items. */
+function malformedList(node: ListNode, path: string): string | undefined {
+  if (Object.keys(node).some((k) => !LIST_ATTRIBUTES.has(k))) return path;
+  if (node.listType !== 'map') return node.mapKeys === undefined ? undefined : path;
+  const item = node.list;
+  if (typeof item !== 'object' || !('object' in item)) return path;
+  const keys = [...(node.mapKeys ?? []), ...(node.patchMergeKey ? [node.patchMergeKey] : [])];
+  return keys.length > 0 && keys.every((k) => Object.hasOwn(item.object, k)) ? undefined : path;
 }
 
 /** Follows object fields and list/map elements (`[]`) down a schema. */
@@ -68,7 +80,7 @@ describe('schemaFor', () => {
       expect(at(schemaFor(kind), ...container, 'resources', 'limits', '[]'), kind).toBe('quantity');
     }
     expect(at(schemaFor('Pod'), 'spec', 'affinity')).toBe('any');
-    expect(at(schemaFor('Pod'), 'spec', 'volumes', '[]', 'configMap')).toBe('any');
+    expect(at(schemaFor('Pod'), 'spec', 'volumes', '[]', 'csi')).toBe('any');
     expect(at(schemaFor('StatefulSet'), 'spec', 'volumeClaimTemplates', '[]', 'spec', 'resources', 'requests')).toEqual(
       {
         map: 'quantity',

@@ -4,7 +4,7 @@
  *
  * A node is `'any'` (free-form, never checked), a scalar marker, an object with its known fields, a
  * string-keyed map or a list. Scalars are markers only: this is about field names, not value types.
- * Parts the reference types in great depth (affinity, probe handlers, volume sources) are `'any'` here.
+ * Parts the reference types in great depth (affinity, the rarer volume sources) are `'any'` here.
  */
 
 export type Scalar = 'string' | 'integer' | 'number' | 'boolean' | 'int-or-string' | 'quantity' | 'time';
@@ -16,13 +16,32 @@ export interface ObjectNode {
 export interface MapNode {
   readonly map: Node;
 }
+/**
+ * A list, atomic unless it says otherwise, as the reference's `+listType`, `+listMapKey`, `+patchStrategy` and
+ * `+patchMergeKey` markers say: `set` holds unique scalars, `map` objects identified by `mapKeys`; the patch
+ * strategy is what strategic merge patch does with it.
+ */
 export interface ListNode {
   readonly list: Node;
+  readonly listType?: 'atomic' | 'set' | 'map';
+  readonly mapKeys?: readonly string[];
+  readonly patchStrategy?: 'merge';
+  readonly patchMergeKey?: string;
 }
 
 const object = (fields: Fields): ObjectNode => ({ object: fields });
 const mapOf = (values: Node): MapNode => ({ map: values });
 const listOf = (items: Node): ListNode => ({ list: items });
+/** A list of objects keyed by `keys`, merged by a strategic patch on `patchMergeKey` (the first key unless given). */
+const mapList = (items: Node, keys: string[], patchMergeKey = keys[0]): ListNode => ({
+  list: items,
+  listType: 'map',
+  mapKeys: keys,
+  patchStrategy: 'merge',
+  patchMergeKey,
+});
+/** A list of unique scalars, merged as a set by a strategic patch. */
+const setOf = (items: Node): ListNode => ({ list: items, listType: 'set', patchStrategy: 'merge' });
 
 const strings = listOf('string');
 const stringMap = mapOf('string');
@@ -63,8 +82,8 @@ const objectMeta = object({
   deletionGracePeriodSeconds: 'integer',
   labels: stringMap,
   annotations: stringMap,
-  ownerReferences: listOf(ownerReference),
-  finalizers: strings,
+  ownerReferences: mapList(ownerReference, ['uid']),
+  finalizers: setOf('string'),
   managedFields: listOf(managedFieldsEntry),
 });
 
@@ -89,7 +108,7 @@ const condition = object({
 
 /** A condition of the older per-kind shape; `extra` adds its timestamps such as `lastUpdateTime`. */
 const kindCondition = (extra: Fields = {}) =>
-  listOf(
+  mapList(
     object({
       type: 'string',
       status: 'string',
@@ -98,7 +117,11 @@ const kindCondition = (extra: Fields = {}) =>
       message: 'string',
       ...extra,
     }),
+    ['type'],
   );
+
+/** `metav1.Condition` lists, keyed by type. */
+const conditions = mapList(condition, ['type']);
 
 const objectReference = object({
   apiVersion: 'string',
@@ -132,11 +155,22 @@ const toleration = object({
 // ---------------------------------------------------------------------------------------------
 // Containers
 
+const exec = object({ command: strings });
+const httpGet = object({
+  path: 'string',
+  port: 'int-or-string',
+  host: 'string',
+  scheme: 'string',
+  httpHeaders: listOf(object({ name: 'string', value: 'string' })),
+});
+const tcpSocket = object({ port: 'int-or-string', host: 'string' });
+const lifecycleHandler = object({ exec, httpGet, tcpSocket, sleep: object({ seconds: 'integer' }) });
+
 const probe = object({
-  exec: 'any',
-  httpGet: 'any',
-  tcpSocket: 'any',
-  grpc: 'any',
+  exec,
+  httpGet,
+  tcpSocket,
+  grpc: object({ port: 'integer', service: 'string' }),
   initialDelaySeconds: 'integer',
   timeoutSeconds: 'integer',
   periodSeconds: 'integer',
@@ -203,16 +237,17 @@ const containerFields: Fields = {
   command: strings,
   args: strings,
   workingDir: 'string',
-  ports: listOf(
+  ports: mapList(
     object({ name: 'string', hostPort: 'integer', containerPort: 'integer', protocol: 'string', hostIP: 'string' }),
+    ['containerPort', 'protocol'],
   ),
   envFrom: listOf(object({ prefix: 'string', configMapRef: optionalReference, secretRef: optionalReference })),
-  env: listOf(envVar),
+  env: mapList(envVar, ['name']),
   resources: resourceRequirements,
   resizePolicy: listOf(object({ resourceName: 'string', restartPolicy: 'string' })),
   restartPolicy: 'string',
   restartPolicyRules: listOf('any'),
-  volumeMounts: listOf(
+  volumeMounts: mapList(
     object({
       name: 'string',
       readOnly: 'boolean',
@@ -222,12 +257,13 @@ const containerFields: Fields = {
       mountPropagation: 'string',
       subPathExpr: 'string',
     }),
+    ['mountPath'],
   ),
-  volumeDevices: listOf(object({ name: 'string', devicePath: 'string' })),
+  volumeDevices: mapList(object({ name: 'string', devicePath: 'string' }), ['devicePath']),
   livenessProbe: probe,
   readinessProbe: probe,
   startupProbe: probe,
-  lifecycle: object({ postStart: 'any', preStop: 'any', stopSignal: 'string' }),
+  lifecycle: object({ postStart: lifecycleHandler, preStop: lifecycleHandler, stopSignal: 'string' }),
   terminationMessagePath: 'string',
   terminationMessagePolicy: 'string',
   imagePullPolicy: 'string',
@@ -242,18 +278,22 @@ const ephemeralContainer = object({ ...containerFields, targetContainerName: 'st
 // ---------------------------------------------------------------------------------------------
 // Pods
 
-/** The volume source types, each free-form; only the source keys themselves are known. */
-const VOLUME_SOURCES = [
-  'hostPath',
-  'emptyDir',
+const keyToPath = listOf(object({ key: 'string', path: 'string', mode: 'integer' }));
+/** The common volume sources in full; the others are free-form, only their keys are known. */
+const volumeSources: Fields = {
+  hostPath: object({ path: 'string', type: 'string' }),
+  emptyDir: object({ medium: 'string', sizeLimit: 'quantity' }),
+  secret: object({ secretName: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' }),
+  configMap: object({ name: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' }),
+  persistentVolumeClaim: object({ claimName: 'string', readOnly: 'boolean' }),
+};
+const FREE_FORM_VOLUME_SOURCES = [
   'gcePersistentDisk',
   'awsElasticBlockStore',
   'gitRepo',
-  'secret',
   'nfs',
   'iscsi',
   'glusterfs',
-  'persistentVolumeClaim',
   'rbd',
   'flexVolume',
   'cinder',
@@ -262,7 +302,6 @@ const VOLUME_SOURCES = [
   'downwardAPI',
   'fc',
   'azureFile',
-  'configMap',
   'vsphereVolume',
   'quobyte',
   'azureDisk',
@@ -275,13 +314,17 @@ const VOLUME_SOURCES = [
   'ephemeral',
   'image',
 ];
-const volume = object({ name: 'string', ...Object.fromEntries(VOLUME_SOURCES.map((source) => [source, 'any'])) });
+const volume = object({
+  name: 'string',
+  ...volumeSources,
+  ...Object.fromEntries(FREE_FORM_VOLUME_SOURCES.map((source) => [source, 'any'])),
+});
 
 const podSpec = object({
-  volumes: listOf(volume),
-  initContainers: listOf(container),
-  containers: listOf(container),
-  ephemeralContainers: listOf(ephemeralContainer),
+  volumes: mapList(volume, ['name']),
+  initContainers: mapList(container, ['name']),
+  containers: mapList(container, ['name']),
+  ephemeralContainers: mapList(ephemeralContainer, ['name']),
   restartPolicy: 'string',
   terminationGracePeriodSeconds: 'integer',
   activeDeadlineSeconds: 'integer',
@@ -296,14 +339,14 @@ const podSpec = object({
   hostIPC: 'boolean',
   shareProcessNamespace: 'boolean',
   securityContext: podSecurityContext,
-  imagePullSecrets: listOf(localObjectReference),
+  imagePullSecrets: mapList(localObjectReference, ['name']),
   hostname: 'string',
   hostnameOverride: 'string',
   subdomain: 'string',
   affinity: 'any',
   schedulerName: 'string',
   tolerations: listOf(toleration),
-  hostAliases: listOf(object({ ip: 'string', hostnames: strings })),
+  hostAliases: mapList(object({ ip: 'string', hostnames: strings }), ['ip']),
   priorityClassName: 'string',
   priority: 'integer',
   dnsConfig: object({
@@ -316,7 +359,7 @@ const podSpec = object({
   enableServiceLinks: 'boolean',
   preemptionPolicy: 'string',
   overhead: resourceList,
-  topologySpreadConstraints: listOf(
+  topologySpreadConstraints: mapList(
     object({
       maxSkew: 'integer',
       topologyKey: 'string',
@@ -327,12 +370,16 @@ const podSpec = object({
       nodeTaintsPolicy: 'string',
       matchLabelKeys: strings,
     }),
+    ['topologyKey', 'whenUnsatisfiable'],
   ),
   setHostnameAsFQDN: 'boolean',
   os: object({ name: 'string' }),
   hostUsers: 'boolean',
-  schedulingGates: listOf(object({ name: 'string' })),
-  resourceClaims: listOf(object({ name: 'string', resourceClaimName: 'string', resourceClaimTemplateName: 'string' })),
+  schedulingGates: mapList(object({ name: 'string' }), ['name']),
+  resourceClaims: mapList(
+    object({ name: 'string', resourceClaimName: 'string', resourceClaimTemplateName: 'string' }),
+    ['name'],
+  ),
   resources: resourceRequirements,
 });
 
@@ -372,7 +419,7 @@ const containerStatus = object({
   stopSignal: 'string',
 });
 
-const podIP = listOf(object({ ip: 'string' }));
+const podIP = mapList(object({ ip: 'string' }), ['ip']);
 
 const podStatus = object({
   observedGeneration: 'integer',
@@ -513,7 +560,7 @@ const loadBalancerStatus = object({
 
 const service = kind({
   spec: object({
-    ports: listOf(
+    ports: mapList(
       object({
         name: 'string',
         protocol: 'string',
@@ -522,6 +569,7 @@ const service = kind({
         targetPort: 'int-or-string',
         nodePort: 'integer',
       }),
+      ['port', 'protocol'],
     ),
     selector: stringMap,
     clusterIP: 'string',
@@ -543,7 +591,7 @@ const service = kind({
     internalTrafficPolicy: 'string',
     trafficDistribution: 'string',
   }),
-  status: object({ loadBalancer: loadBalancerStatus, conditions: listOf(condition) }),
+  status: object({ loadBalancer: loadBalancerStatus, conditions: conditions }),
 });
 
 const endpointAddress = object({ ip: 'string', hostname: 'string', nodeName: 'string', targetRef: objectReference });
@@ -617,7 +665,7 @@ const namespace = kind({
 const node = kind({
   spec: object({
     podCIDR: 'string',
-    podCIDRs: strings,
+    podCIDRs: setOf('string'),
     providerID: 'string',
     unschedulable: 'boolean',
     taints: listOf(object({ key: 'string', value: 'string', effect: 'string', timeAdded: 'time' })),
@@ -629,7 +677,7 @@ const node = kind({
     allocatable: resourceList,
     phase: 'string',
     conditions: kindCondition({ lastHeartbeatTime: 'time' }),
-    addresses: listOf(object({ type: 'string', address: 'string' })),
+    addresses: mapList(object({ type: 'string', address: 'string' }), ['type']),
     daemonEndpoints: mapOf(object({ Port: 'integer' })),
     nodeInfo: 'any',
     images: listOf(object({ names: strings, sizeBytes: 'integer' })),
@@ -781,7 +829,7 @@ const podDisruptionBudget = kind({
     currentHealthy: 'integer',
     desiredHealthy: 'integer',
     expectedPods: 'integer',
-    conditions: listOf(condition),
+    conditions: conditions,
   }),
 });
 
@@ -860,7 +908,7 @@ const validatingAdmissionPolicy = kind({
   status: object({
     observedGeneration: 'integer',
     typeChecking: object({ expressionWarnings: listOf(object({ fieldRef: 'string', warning: 'string' })) }),
-    conditions: listOf(condition),
+    conditions: conditions,
   }),
 });
 
@@ -937,6 +985,15 @@ const tokenReview = kind({
 
 const selfSubjectReview = kind({ status: object({ userInfo }) });
 
+const tokenRequest = kind({
+  spec: object({
+    audiences: strings,
+    expirationSeconds: 'integer',
+    boundObjectRef: object({ kind: 'string', apiVersion: 'string', name: 'string', uid: 'string' }),
+  }),
+  status: object({ token: 'string', expirationTimestamp: 'string' }),
+});
+
 // ---------------------------------------------------------------------------------------------
 // Lookup
 
@@ -980,6 +1037,7 @@ const BY_KIND: Readonly<Record<string, Node>> = {
   SelfSubjectRulesReview: selfSubjectRulesReview,
   TokenReview: tokenReview,
   SelfSubjectReview: selfSubjectReview,
+  TokenRequest: tokenRequest,
   Scale: scale,
   Eviction: eviction,
   DeleteOptions: deleteOptions,

@@ -3,6 +3,7 @@
  * controllers watching the same thing share one reflector and one cache; starts, stops and waits
  * for them together.
  */
+import { setMaxListeners } from 'node:events';
 import type { KubeObject } from '../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../api/registry.ts';
 import type { KubeClient } from '../client/client.ts';
@@ -92,8 +93,16 @@ export class SharedInformerFactory {
   /** Resolves when every informer has synced; otherwise rejects naming the first one that did not. */
   async waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const informers = this.all();
+    // One listener on the caller's signal; the waits listen on a signal of their own, one each: a
+    // known number, not a leak, so its listener limit is raised to match.
+    const cancel = new AbortController();
+    setMaxListeners(informers.length + 1, cancel.signal);
+    const onAbort = () => cancel.abort();
+    if (signal?.aborted) cancel.abort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     // Each wait settles by the timeout at the latest, so this is bounded.
-    const results = await Promise.allSettled(informers.map((i) => i.waitForSync(timeoutMs, signal)));
+    const results = await Promise.allSettled(informers.map((i) => i.waitForSync(timeoutMs, cancel.signal)));
+    signal?.removeEventListener('abort', onAbort);
     const failed = informers.findIndex((i) => !i.hasSynced());
     if (failed < 0) return;
     const result = results[failed];

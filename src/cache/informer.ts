@@ -21,6 +21,11 @@ export function isTombstone<T>(obj: T | DeletedFinalStateUnknown<T>): obj is Del
   return (obj as DeletedFinalStateUnknown<T>).tombstone === true;
 }
 
+/** The object a delete notification is about, tombstone or not. */
+export function unwrapTombstone<T>(obj: T | DeletedFinalStateUnknown<T>): T {
+  return isTombstone(obj) ? obj.obj : obj;
+}
+
 /** Handlers may return a promise: the next notification for the same handler waits for it. */
 export interface ResourceEventHandler<T> {
   add?(obj: T): unknown;

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   if (!isFlavorName(flavor))
     throw new FlagError(`invalid argument "${flavor}" for "--api-flavor" flag: must be orch or kubernetes`);
   const cp = await startEmbedded(flags, flags.mapStringBool('feature-gates'), flavor, CONTROL_PLANE_FLAG_NAMES);
-  printWelcome(cp);
+  await printWelcome(cp);
   await runUntilSignal(() => cp.stop());
 }
 

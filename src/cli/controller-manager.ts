@@ -8,9 +8,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { register } from 'prom-client';
 import type { CertificatesConfig, FilePair, SignerKey, SigningConfig } from '../../controllers/certificates/config.ts';
 import { controllerDefinitions } from '../../controllers/index.ts';
-import { FLAVORS, type FlavorName, group, isFlavorName, naming } from '../api/naming.ts';
+import { whyAnswerers } from '../../controllers/why.ts';
+import { FLAVORS, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from '../client/client.ts';
+import { detectFlavor } from '../client/flavor.ts';
 import { FeatureGates } from '../config/features.ts';
 import { ConfigError, loadConfiguration } from '../config/load.ts';
 import {
@@ -24,18 +26,21 @@ import {
 } from '../config/schema.ts';
 import { selectControllers } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
-import { Manager } from '../controller/manager.ts';
+import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
+import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
 import { realClock } from '../util/clock.ts';
-import { API_LEVEL_SEMVER, VERSION } from '../version.ts';
+import { VERSION } from '../version.ts';
 import { startDiagnostics } from './diagnostics.ts';
+import { electionFlags, electionSettings } from './election.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
+import { isAddressInUse, portInUse } from './ports.ts';
 
 const GENERIC = SECTIONS.generic;
 
@@ -69,6 +74,7 @@ function specs(schema: ConfigSchema): FlagSpec[] {
     // CSR signing, secure serving.
     ...configFlagSpecs(schema),
     ...reviewCacheFlags(),
+    ...electionFlags(),
     ...embeddedFlags(DAEMON_FLAG_NAMES),
   ];
   const seen = new Set<string>();
@@ -110,20 +116,6 @@ function certificatesConfig(cfg: ControllerManagerConfiguration, embeddedCa?: Fi
   };
 }
 
-/** `auto`: the flavor whose coordination group the server serves. */
-async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {
-  for (const flavor of ['orch', 'kubernetes'] as const) {
-    const probe = new KubeClient(kc, new ResourceRegistry(flavor), { qps: 0, timeoutMs: 10_000 });
-    try {
-      await probe.request('GET', `/apis/coordination.${naming(flavor).groupSuffix}`);
-      return flavor;
-    } catch {
-      // not this flavor
-    }
-  }
-  throw new Error("--api-flavor=auto: the server serves neither flavor's coordination group");
-}
-
 async function main(): Promise<number> {
   const startTime = new Date(Date.now() - process.uptime() * 1000);
   const gates = new FeatureGates();
@@ -150,6 +142,7 @@ async function main(): Promise<number> {
   });
   const cfg = loaded.config;
   const gateWarnings = gates.set(cfg.featureGates);
+  const election = electionSettings(flags);
   const logger = createLogger({ verbosity: cfg.logging.verbosity, format: cfg.logging.format });
   for (const warning of gateWarnings) logger.warn(warning);
   if (loaded.files.length) logger.info({ files: loaded.files }, 'configuration loaded');
@@ -164,12 +157,17 @@ async function main(): Promise<number> {
       )
     : undefined;
   if (embedded) {
-    printWelcome(embedded);
+    await printWelcome(embedded);
     kc.loadFromFile(embedded.kubeconfigPath);
   } else if (flags.string('kubeconfig')) kc.loadFromFile(flags.string('kubeconfig')!);
   else kc.loadFromDefault();
 
-  const flavor = requested === 'auto' ? await detectFlavor(kc) : requested;
+  const flavor =
+    requested === 'auto'
+      ? await detectFlavor(kc).catch((err: Error) => {
+          throw new Error(`--api-flavor=auto: ${err.message}`);
+        })
+      : requested;
   if (requested === 'auto') logger.info({ flavor }, 'API flavor chosen from discovery');
   if (loaded.flavor && loaded.flavor !== flavor) {
     throw new ConfigError([
@@ -187,14 +185,19 @@ async function main(): Promise<number> {
     gates: gates.metricStates(),
     build: versionInfo(VERSION),
   });
+  const identity = newIdentity();
+  const le = cfg.generic.leaderElection;
+  // Only the replica that can prove it holds the lease writes (see LeaseGuard).
+  const guard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
   const client = new KubeClient(kc, registry, {
     qps: cfg.generic.clientConnection.qps,
     burst: cfg.generic.clientConnection.burst,
-    userAgent: `${n.controllerManager}/${VERSION}`,
+    // The replica's identity, so audit logs attribute every write to one replica.
+    userAgent: `${n.controllerManager}/${VERSION} (${identity})`,
     observe: observeClientRequest,
     headers: cfg.generic.clientConnection.extraHeaders,
+    writeGuard: guard,
   });
-  const identity = newIdentity();
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
   const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
   if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
@@ -203,48 +206,71 @@ async function main(): Promise<number> {
   try {
     // The embedded control plane runs none of the API server's own controllers: this daemon does.
     const apiServerControllers = !embedded && flavor === 'kubernetes';
-    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers });
+    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers }).filter(
+      (d) => !d.featureGate || gates.enabled(d.featureGate),
+    );
   } catch (err) {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
   }
-  const le = cfg.generic.leaderElection;
+  const controllerConfig = {
+    certificates: certificatesConfig(cfg, embedded?.caFiles),
+    leaseCandidateGc: { periodMs: election.gcPeriodMs },
+    apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
+  };
   const health = new LeaderElectionHealth();
-  const manager = new Manager(
-    {
-      client,
-      registry,
-      naming: n,
-      recorder,
-      logger,
-      clock: realClock,
-      metrics: register,
-      features: (g) => gates.enabled(g),
-      config: { certificates: certificatesConfig(cfg, embedded?.caFiles) },
-    },
-    {
-      controllers: definitions,
-      workers: cfg.concurrency,
-      leaderElection: {
-        enabled: le.leaderElect,
-        namespace: le.resourceNamespace || n.systemNamespace,
-        name: le.resourceName || n.controllerManager,
-        identity,
-        leaseDurationMs: le.leaseDuration,
-        renewDeadlineMs: le.renewDeadline,
-        retryPeriodMs: le.retryPeriod,
-        releaseOnCancel: le.releaseOnCancel,
-        candidate: {
-          binaryVersion: API_LEVEL_SEMVER,
-          emulationVersion: API_LEVEL_SEMVER,
-          strategy: 'OldestEmulationVersion',
+  const ctx = {
+    client,
+    registry,
+    naming: n,
+    recorder,
+    logger,
+    clock: realClock,
+    metrics: register,
+    features: (g: string) => gates.enabled(g),
+    config: controllerConfig,
+  };
+  const leaderElection: ManagerOptions['leaderElection'] = {
+    enabled: le.leaderElect,
+    namespace: le.resourceNamespace || n.systemNamespace,
+    name: le.resourceName || n.controllerManager,
+    identity,
+    leaseDurationMs: le.leaseDuration,
+    renewDeadlineMs: le.renewDeadline,
+    retryPeriodMs: le.retryPeriod,
+    releaseOnCancel: le.releaseOnCancel,
+    candidate: election.candidate,
+    coordinated: gates.enabled('CoordinatedLeaderElection'),
+  };
+  const managerOptions = { workers: cfg.concurrency, syncTimeoutMs: 60_000, shutdownTimeoutMs: 10_000 };
+  const manager = new Manager(ctx, {
+    ...managerOptions,
+    controllers: definitions.filter((d) => !d.lease),
+    leaderElection,
+    health,
+    guard,
+  });
+  // Controllers with a Lease of their own (the coordinated election's) run under it, elected the classic way,
+  // their writes fenced by that Lease.
+  const ownLeases = [...new Set(definitions.flatMap((d) => (d.lease ? [d.lease] : [])))];
+  const managers = [
+    manager,
+    ...ownLeases.map((name) => {
+      const ownGuard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
+      return new Manager(
+        { ...ctx, client: client.derive({ writeGuard: ownGuard }), logger: logger.child({ lease: name }) },
+        {
+          ...managerOptions,
+          controllers: definitions.filter((d) => d.lease === name),
+          leaderElection: { ...leaderElection, name, candidate: undefined, coordinated: false },
+          guard: ownGuard,
         },
-      },
-      syncTimeoutMs: 60_000,
-      shutdownTimeoutMs: 10_000,
-      health,
-    },
-  );
+      );
+    }),
+  ];
+  // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
+  // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...
+  if (embedded && !cfg.serving.clientCAFile) cfg.serving.clientCAFile = embedded.caFiles.certFile;
   const diagnostics = await startDiagnostics({
     cfg,
     schema,
@@ -252,7 +278,8 @@ async function main(): Promise<number> {
     naming: n,
     specs: all,
     flags,
-    client,
+    // Token and access reviews write nothing: standbys answer them too, so they are not fenced.
+    client: client.derive({ writeGuard: undefined }),
     registry: register,
     logger,
     manager,
@@ -260,6 +287,10 @@ async function main(): Promise<number> {
     controllers: definitions,
     version: VERSION,
     startTime,
+    why: whyAnswerers,
+    controllerConfig,
+  }).catch((err) => {
+    throw isAddressInUse(err) ? portInUse(cfg.serving.bindAddress, cfg.serving.securePort, 'secure-port') : err;
   });
   logger.info(
     { identity, host: hostname(), controllers: definitions.map((d) => d.name), diagnosticsPort: diagnostics.port },
@@ -268,10 +299,14 @@ async function main(): Promise<number> {
 
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
-  const outcome = await manager.run(stop.signal);
+  // The first manager to end (a lost Lease, a failure, or the signal) ends them all.
+  const runs = await Promise.allSettled(managers.map((m) => m.run(stop.signal).finally(() => stop.abort())));
   await diagnostics.stop();
   await embedded?.stop();
-  if (outcome === 'lostLeadership') {
+  const failed = runs.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const outcomes = runs.map((r) => (r as PromiseFulfilledResult<RunOutcome>).value);
+  if (outcomes.includes('lostLeadership')) {
     logger.error('leaderelection lost');
     return 1;
   }

@@ -12,12 +12,14 @@ import { encodeConfiguration } from '../config/load.ts';
 import { type ConfigSchema, type ControllerManagerConfiguration, configzSectionName } from '../config/schema.ts';
 import type { ControllerDefinition } from '../controller/controller.ts';
 import type { Manager } from '../controller/manager.ts';
+import { apiSources, type WhyAnswerer } from '../controller/why.ts';
 import { delegatedReviewers } from '../diagnostics/auth.ts';
 import { HealthChecks } from '../diagnostics/health.ts';
 import { sliMetrics } from '../diagnostics/metrics/slis.ts';
 import { flagzValues, reviewCacheTtls } from '../diagnostics/options.ts';
 import { installMetricsRoutes } from '../diagnostics/routes.ts';
 import { DiagnosticsServer } from '../diagnostics/server.ts';
+import { installWhy } from '../diagnostics/why.ts';
 import { installZPages, versionInfo } from '../diagnostics/zpages.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { Notifier } from '../systemd/notify.ts';
@@ -39,6 +41,10 @@ export interface DiagnosticsInputs {
   controllers: ControllerDefinition[];
   version: string;
   startTime: Date;
+  /** The controllers' `why` answerers, served under `/debug/why/`. */
+  why: readonly WhyAnswerer[];
+  /** The controller part of the configuration the daemon runs with (what `why` answers reason from). */
+  controllerConfig: Record<string, unknown>;
 }
 
 export interface Diagnostics {
@@ -99,6 +105,9 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     configz: () => ({ [configzSectionName(n)]: encodeConfiguration(d.schema, cfg, n) }),
     version: versionInfo(d.version),
   });
+  installWhy(server, d.why, () =>
+    apiSources(d.client, { config: d.controllerConfig, features: (g) => gates.enabled(g) }),
+  );
   const port = await server.start();
   // The watchdog check itself is left out: one failed send must not stop every later keep-alive.
   notifier.startWatchdog(() => checks.passing('livez', ['watchdog']));

@@ -12,6 +12,12 @@ import { type Clock, realClock } from '../util/clock.ts';
 import { StatusError } from './errors.ts';
 import { ResourceClient } from './resource.ts';
 
+/** What a client consults before each write (the leader election's lease guard). */
+export interface WriteGuard {
+  /** Throws unless a write may leave the process now; `what` names the write. */
+  check(what: string): void;
+}
+
 export interface ClientOptions {
   qps: number;
   burst: number;
@@ -23,6 +29,8 @@ export interface ClientOptions {
   clock: Clock;
   /** Extra request headers (a header may repeat, e.g. `Impersonate-Group`), from the configuration. */
   headers?: Record<string, readonly string[]>;
+  /** Consulted before every request that is not a read: it throws to keep the write in the process. */
+  writeGuard?: WriteGuard;
   /** Called once per completed HTTP exchange (metrics). */
   observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
 }
@@ -92,6 +100,8 @@ export function sleep(ms: number, clock: Clock = realClock, signal?: AbortSignal
   });
 }
 
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** How long security settings (headers, TLS agent) are reused before asking the KubeConfig again. */
 const AUTH_REFRESH_MS = 30_000;
 
@@ -111,6 +121,11 @@ export class KubeClient {
     if (!cluster) throw new Error('the kubeconfig names no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.throttle = new Throttle(this.options.qps, this.options.burst, this.options.clock);
+  }
+
+  /** A client on the same configuration with some options changed (its own rate limiter). */
+  derive(options: Partial<ClientOptions>): KubeClient {
+    return new KubeClient(this.kubeConfig, this.registry, { ...this.options, ...options });
   }
 
   /** A client for one resource type, e.g. `client.resource(registry.byKind('Pod')!)`. */
@@ -146,6 +161,8 @@ export class KubeClient {
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const url = this.url(path, opts.query);
     const { headers, dispatcher } = await this.security(url);
+    // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now.
+    if (!READ_METHODS.has(method)) this.options.writeGuard?.check(`${method} ${path}`);
     const started = performance.now();
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;

@@ -87,6 +87,11 @@ export interface ClusterTrustBundlePublisherConfiguration {
   rootCAFile: string;
 }
 
+export interface APIServiceAvailabilityConfiguration {
+  /** Verify the backend's serving certificate in the discovery probe (caBundle, else the system roots). */
+  probeVerifyTLS: boolean;
+}
+
 export interface LoggingConfiguration {
   format: LoggingFormat;
   verbosity: number;
@@ -111,6 +116,7 @@ export interface ControllerManagerConfiguration {
   csrSigningController: CSRSigningControllerConfiguration;
   csrApprovingController: CSRApprovingControllerConfiguration;
   clusterTrustBundlePublisherController: ClusterTrustBundlePublisherConfiguration;
+  apiServiceAvailabilityController: APIServiceAvailabilityConfiguration;
   logging: LoggingConfiguration;
   serving: ServingConfiguration;
 }
@@ -297,6 +303,7 @@ export const SECTIONS = {
   controllers: 'Controllers',
   csrSigning: 'CSR signing controller',
   csrApproving: 'CSR approving controller',
+  apiService: 'APIService availability controller',
   serving: 'Secure serving and delegated auth',
 } as const;
 
@@ -589,6 +596,19 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
             section: SECTIONS.csrSigning,
             usage:
               "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
+          },
+        }),
+      },
+    ),
+    apiServiceAvailabilityController: struct<APIServiceAvailabilityConfiguration>(
+      'The APIService availability check.',
+      {
+        probeVerifyTLS: bool(true, "Verify the backend's certificate in the discovery probe.", {
+          flag: {
+            name: 'apiservice-probe-verify-tls',
+            section: SECTIONS.apiService,
+            usage:
+              "Verify an aggregated API server's certificate in the availability probe against spec.caBundle (the system roots when unset) unless insecureSkipTLSVerify is set; false probes without verification, as the reference does.",
           },
         }),
       },

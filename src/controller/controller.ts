@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Naming } from '../api/naming.ts';
-import type { ResourceRegistry } from '../api/registry.ts';
+import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import type { PolicyRule } from '../api/types/rbac.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
@@ -59,6 +59,13 @@ export interface ControllerDefinition {
    * `kubernetes` flavor it is off by default, so two writers never fight over one status.
    */
   servedByApiServer?: boolean;
+  /**
+   * Runs under its own classic leader Lease of this name instead of the daemon's: the coordinated election
+   * controllers assign the daemon's Lease, so they cannot wait for it.
+   */
+  lease?: string;
+  /** Runs only while this feature gate is on. */
+  featureGate?: string;
   /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */
@@ -155,6 +162,19 @@ export class ControllerLoop {
       }
     }
   }
+}
+
+/** The resource type of a kind the controller cannot run without. */
+export function requiredResource(ctx: ControllerContext, kind: string, controller: string): ResourceType {
+  const found = ctx.registry.byKind(kind);
+  if (!found) throw new Error(`${controller}: the API has no ${kind}`);
+  return found;
+}
+
+/** The controller's clock in epoch ms: `config.nowMs` when a test sets one, the wall clock otherwise. */
+export function configuredNowMs(ctx: ControllerContext): () => number {
+  const configured = ctx.config.nowMs;
+  return typeof configured === 'function' ? (configured as () => number) : Date.now;
 }
 
 export function errorText(err: unknown): string {

@@ -7,8 +7,10 @@
  */
 import type { Lease, LeaseCandidate } from '../api/types/coordination.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
+import type { KubeClient } from '../client/client.ts';
 import { type LeaseCandidateApi, LeaseCandidateClient } from '../leaderelection/candidate.ts';
 import { type LeaderElectionConfig, LeaderElector } from '../leaderelection/elector.ts';
+import type { LeaseGuard } from '../leaderelection/guard.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { leaderElectionMetrics } from '../leaderelection/metrics.ts';
 import { type ControllerContext, type ControllerDefinition, ControllerLoop } from './controller.ts';
@@ -24,6 +26,8 @@ export interface LeaderElectionOptions {
   releaseOnCancel: boolean;
   /** This replica's LeaseCandidate, published while it takes part in the election. */
   candidate?: { binaryVersion: string; emulationVersion: string; strategy: string };
+  /** Coordinated mode: the election controller assigns the Lease; this replica only renews it while it holds it. */
+  coordinated?: boolean;
 }
 
 export interface ManagerOptions {
@@ -36,6 +40,11 @@ export interface ManagerOptions {
   /** How long stopping may take before running reconciles are abandoned. */
   shutdownTimeoutMs: number;
   health?: LeaderElectionHealth;
+  /**
+   * Fences the controllers' writes: the context's client consults it, the elector renews it. Lease and
+   * LeaseCandidate calls then go through a client without it, with `/leader-election` in its user agent.
+   */
+  guard?: LeaseGuard;
 }
 
 export type RunOutcome = 'stopped' | 'lostLeadership';
@@ -67,10 +76,10 @@ export class Manager {
     return this.candidate?.hasSynced() ?? true;
   }
 
-  private publishCandidate(le: LeaderElectionOptions): LeaseCandidateClient {
+  private publishCandidate(le: LeaderElectionOptions, client: KubeClient): LeaseCandidateClient {
     const log = this.ctx.logger;
     const candidate = new LeaseCandidateClient({
-      candidates: this.ctx.client.kind<LeaseCandidate>('LeaseCandidate') as unknown as LeaseCandidateApi,
+      candidates: client.kind<LeaseCandidate>('LeaseCandidate') as unknown as LeaseCandidateApi,
       namespace: le.namespace,
       name: le.identity,
       leaseName: le.name,
@@ -101,14 +110,23 @@ export class Manager {
     // (after releasing the lease) instead of leaving a rejected promise nobody awaits.
     let failure: { err: unknown } | undefined;
     const election = new AbortController();
+    const { guard } = this.opts;
+    const client = this.electionClient();
+    // A write refused for a stale renewal ends the term at once, as a failed renewal would.
+    guard?.onExpired(() => {
+      log.error({ identity: le.identity }, 'lease renewal older than the renew deadline; stepping down');
+      election.abort();
+    });
     const config: LeaderElectionConfig = {
       lock: { namespace: le.namespace, name: le.name },
-      leases: this.ctx.client.kind<Lease>('Lease') as unknown as LeaderElectionConfig['leases'],
+      guard,
+      leases: client.kind<Lease>('Lease') as unknown as LeaderElectionConfig['leases'],
       identity: le.identity,
       leaseDurationMs: le.leaseDurationMs,
       renewDeadlineMs: le.renewDeadlineMs,
       retryPeriodMs: le.retryPeriodMs,
       releaseOnCancel: le.releaseOnCancel,
+      coordinated: le.coordinated,
       metrics: leaderElectionMetrics(le.name, this.ctx.metrics),
       clock: this.ctx.clock,
       logger: { info: (m) => log.info(m), error: (m) => log.error(m) },
@@ -129,7 +147,7 @@ export class Manager {
     };
     const elector = new LeaderElector(config);
     this.opts.health?.attach(elector);
-    this.candidate = le.candidate && this.publishCandidate(le);
+    this.candidate = le.candidate && this.publishCandidate(le, client);
     try {
       await elector.run(AbortSignal.any([signal, election.signal]));
     } finally {
@@ -138,6 +156,13 @@ export class Manager {
     await leadership;
     if (failure) throw failure.err;
     return signal.aborted ? 'stopped' : 'lostLeadership';
+  }
+
+  /** The client of the election itself: never fenced by the guard it feeds. */
+  private electionClient(): KubeClient {
+    const client = this.ctx.client;
+    if (!this.opts.guard) return client;
+    return client.derive({ writeGuard: undefined, userAgent: `${client.options.userAgent}/leader-election` });
   }
 
   /** Starts the controllers and keeps them running until `signal` aborts. */

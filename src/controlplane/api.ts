@@ -13,6 +13,14 @@ import { type MapNode, type Node, schemaFor } from '../api/schema.ts';
 import { jsonEqual } from '../util/equal.ts';
 import { rfc3339 } from '../util/time.ts';
 import type { AdmissionAttributes, AdmissionPlugin, Operation, UserInfo } from './admission.ts';
+import {
+  ApplyConflict,
+  type ApplyResult,
+  applyConfiguration,
+  type FieldOwner,
+  type ManagedFieldsEntry,
+  recordUpdate,
+} from './apply/managed-fields.ts';
 import { decodeBody, fieldValidationWarnings, isDecodable, strictDecodingError } from './decode.ts';
 import {
   ApiError,
@@ -33,6 +41,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import type { Snapshot, Storage } from './storage.ts';
+import { checkShape, isObj, shapeOfSchema } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
 export interface ObjectValidation {
@@ -65,6 +74,8 @@ export interface Reply {
 export interface RequestBody {
   text: string;
   contentType: string;
+  /** The client's User-Agent: its first part names the field manager of writes that give none. */
+  userAgent?: string;
 }
 
 /** Handlers of subresources the generic code does not serve (e.g. pod eviction). */
@@ -85,6 +96,9 @@ interface ContinueToken {
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_RETRIES = 5;
+/** DeleteOptions bodies are checked for their JSON types as decoding into the typed options does. */
+const DELETE_OPTIONS_SHAPE = shapeOfSchema(schemaFor('DeleteOptions')!);
+
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -193,11 +207,13 @@ export class ApiServer {
 
   // ---- writes ----
 
+  /** `applied`: the managed fields of an apply that creates the object (an Update is recorded otherwise). */
   async create(
     req: ResourceRequest,
     query: URLSearchParams,
     body: RequestBody | undefined,
     user: UserInfo,
+    applied?: ManagedFieldsEntry[],
   ): Promise<Reply> {
     if (req.subresource) return this.subresource(req, query, body, user);
     const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
@@ -225,6 +241,7 @@ export class ApiServer {
       delete (meta as Record<string, unknown>)[field];
     }
     this.prepareCreate(rt, object);
+    setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
     warnings.push(...(await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun)));
     if (opts.dryRun) return { status: 201, body: object, warnings };
     return { status: 201, body: this.storage.create(rt, object), warnings };
@@ -249,7 +266,8 @@ export class ApiServer {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     const expectedRv = meta.resourceVersion || undefined;
-    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, warnings);
+    const owner = this.fieldOwner(req, opts, body);
+    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, updateOwnership(owner), warnings);
     return { status: 200, body: this.view(req, result), warnings };
   }
 
@@ -270,30 +288,44 @@ export class ApiServer {
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
     const { object: patch, warnings } = this.decodePatch(target, body, contentType, opts);
     const key = keyOf(req);
-    if (isApply && !this.storage.get(req.rt, key) && !req.subresource) {
-      const created = await this.create(
+    const owner = this.fieldOwner(req, opts, body);
+    if (isApply) {
+      const force = opts.force ?? false;
+      const config = applyPatchChecked(contentType, {} as KubeObject, patch, req.rt.kind);
+      if (!config || typeof config !== 'object' || Array.isArray(config)) {
+        throw badRequest('the apply configuration is not an object');
+      }
+      if (!this.storage.get(req.rt, key) && !req.subresource) {
+        const { object, managedFields } = applyOrConflict(req, {}, config, owner, force);
+        const text = JSON.stringify(object);
+        const created = await this.create(req, query, { text, contentType: 'application/json' }, user, managedFields);
+        return { ...created, warnings: [...warnings, ...created.warnings] };
+      }
+      let applied: ApplyResult | undefined;
+      const build = (current: KubeObject) => {
+        applied = applyOrConflict(req, current, config, owner, force);
+        return applied.object as KubeObject;
+      };
+      const result = await this.write(
         req,
-        query,
-        { text: JSON.stringify(applyPatch(contentType, {}, patch, req.rt.kind)), contentType: 'application/json' },
         user,
+        opts.dryRun,
+        undefined,
+        build,
+        () => applied?.managedFields ?? [],
+        warnings,
       );
-      return { ...created, warnings: [...warnings, ...created.warnings] };
+      return { status: 200, body: this.view(req, result), warnings };
     }
-    const result = await this.write(
-      req,
-      user,
-      opts.dryRun,
-      undefined,
-      (current) => {
-        const patched = applyPatchChecked(contentType, current, patch, target.kind) as KubeObject;
-        if (!patched || typeof patched !== 'object' || Array.isArray(patched)) {
-          throw badRequest('the patch produced a value that is not an object');
-        }
-        patched.metadata ??= {};
-        return patched;
-      },
-      warnings,
-    );
+    const build = (current: KubeObject) => {
+      const patched = applyPatchChecked(contentType, current, patch, target.kind) as KubeObject;
+      if (!patched || typeof patched !== 'object' || Array.isArray(patched)) {
+        throw badRequest('the patch produced a value that is not an object');
+      }
+      patched.metadata ??= {};
+      return patched;
+    };
+    const result = await this.write(req, user, opts.dryRun, undefined, build, updateOwnership(owner), warnings);
     return { status: 200, body: this.view(req, result), warnings };
   }
 
@@ -308,6 +340,7 @@ export class ApiServer {
     dryRun: boolean,
     expectedRv: string | undefined,
     build: (current: KubeObject) => KubeObject,
+    owned: (old: KubeObject, next: KubeObject) => ManagedFieldsEntry[],
     /** Receives the admission warnings. */
     warnings: string[],
   ): Promise<KubeObject> {
@@ -327,6 +360,7 @@ export class ApiServer {
         throw conflict(rt, req.name ?? '', STALE_OBJECT);
       }
       const next = this.merge(rt, req.subresource, old, requested);
+      setManagedFields(next, owned(old, next));
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
       warnings.push(...(await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun)));
       if (dryRun) return next;
@@ -378,6 +412,26 @@ export class ApiServer {
     }
     if (specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     return next;
+  }
+
+  /** Who owns what a write changes: the `fieldManager` option or the client's name, and the fields it tracks. */
+  private fieldOwner(req: ResourceRequest, opts: WriteOptions, body: RequestBody | undefined): FieldOwner {
+    const rt = req.rt;
+    const apiVersion = apiVersionOf(rt);
+    const tracked =
+      req.subresource === 'status'
+        ? (field: string) => field === 'status'
+        : rt.hasStatus
+          ? (field: string) => field !== 'status'
+          : () => true;
+    return {
+      manager: opts.fieldManager ?? managerFromUserAgent(body?.userAgent),
+      apiVersion,
+      subresource: req.subresource,
+      time: rfc3339(this.options.now()),
+      schema: schemaFor(rt.kind, apiVersion) ?? 'any',
+      tracked,
+    };
   }
 
   // ---- deletes ----
@@ -503,7 +557,9 @@ export class ApiServer {
         throw badRequest(`invalid DeleteOptions: ${(err as Error).message}`);
       }
     }
-    const problems: FieldProblem[] = [];
+    if (!isObj(fromBody)) throw badRequest('DeleteOptions: the body must be a JSON object');
+    const problems: FieldProblem[] = checkShape(fromBody, DELETE_OPTIONS_SHAPE, '');
+    if (problems.length) throw invalidOptions(this.metaGroup, 'DeleteOptions', problems);
     const dryRun = parseDryRun(query, problems) || (fromBody.dryRun ?? []).includes('All');
     const num = (name: string) => {
       const v = query.get(name);
@@ -862,6 +918,52 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
     if (child !== undefined) dropUnknownFields(obj[key], child, directives);
     else if (!(directives && key.startsWith('$'))) delete obj[key];
   }
+}
+
+/** Sets the managed fields of an object; an empty list leaves none. */
+function setManagedFields(object: KubeObject, entries: ManagedFieldsEntry[]): void {
+  if (entries.length > 0) object.metadata.managedFields = entries;
+  else delete object.metadata.managedFields;
+}
+
+/**
+ * The ownership an Update records. Managed fields the request sets replace the stored ones first (the
+ * reference's way to reset them); a request without them keeps the stored ones.
+ */
+function updateOwnership(owner: FieldOwner) {
+  return (old: KubeObject, next: KubeObject): ManagedFieldsEntry[] => {
+    const given = next.metadata.managedFields;
+    const base = given === undefined ? old : { ...old, metadata: { ...old.metadata, managedFields: given } };
+    return recordUpdate(base, next, owner);
+  };
+}
+
+/** An apply of `config` onto `live`, its conflicts answered 409 naming each field and its manager. */
+function applyOrConflict(
+  req: ResourceRequest,
+  live: object,
+  config: object,
+  owner: FieldOwner,
+  force: boolean,
+): ApplyResult {
+  try {
+    return applyConfiguration(live as Record<string, unknown>, config as Record<string, unknown>, owner, force);
+  } catch (err) {
+    if (!(err instanceof ApplyConflict)) throw err;
+    const causes = err.conflicts.map((c) => ({
+      type: 'FieldManagerConflict',
+      message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+      field: c.path,
+    }));
+    const details = { name: req.name, ...(req.rt.group ? { group: req.rt.group } : {}), kind: req.rt.plural, causes };
+    throw new ApiError(409, 'Conflict', err.message, details);
+  }
+}
+
+/** The field manager of a client that names none: its User-Agent up to the first `/`, as the reference. */
+function managerFromUserAgent(userAgent: string | undefined): string {
+  const name = (userAgent ?? '').split('/', 1)[0].trim();
+  return name ? name.slice(0, 128) : 'unknown';
 }
 
 function applyPatchChecked(contentType: string, current: KubeObject, patch: unknown, kind: string): unknown {

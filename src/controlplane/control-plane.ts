@@ -2,7 +2,8 @@
  * The embedded control plane: storage, REST semantics, the HTTPS server, the garbage collector, and
  * the credentials (a cluster CA, a serving certificate, an admin kubeconfig) that clients use.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type KubeObject, objectKey } from '../api/meta.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
@@ -17,7 +18,9 @@ import {
 import { rfc3339 } from '../util/time.ts';
 import { API_LEVEL, API_LEVEL_SEMVER, VERSION } from '../version.ts';
 import type { AdmissionPlugin, UserInfo } from './admission.ts';
+import { Aggregator } from './aggregator.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
+import { AuditLog } from './audit.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
 import {
   AlwaysAllowAuthorizer,
@@ -30,21 +33,36 @@ import {
 import { createReviewer } from './authz/reviews.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
+import { impersonate } from './impersonation.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
+import { openEtcdStore } from './kv-etcd.ts';
+import { openLevelStore } from './kv-level.ts';
 import { objectValidation } from './object-validation.ts';
+import { Journal, type KeyValueStore } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
+import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
 import { Storage } from './storage.ts';
 import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
 
+/**
+ * Where objects are kept: `embedded` (LevelDB in `<dataDir>/store`, durable across restarts), `etcd`
+ * (in `etcdServers` under `etcdPrefix`), or `memory` (gone when the process ends).
+ */
+export type StorageKind = 'embedded' | 'etcd' | 'memory';
+
 export interface ControlPlaneOptions {
   flavor: FlavorName;
+  storage: StorageKind;
+  etcdServers: string[];
+  /** Key prefix in etcd, so that several control planes (or tests) can share one etcd. */
+  etcdPrefix: string;
   host: string;
   /** 0 picks a free port. */
   port: number;
-  /** Where credentials and kubeconfigs are written. */
+  /** Where credentials, kubeconfigs and (embedded storage) the objects are written. */
   dataDir: string;
   /** Where the admin kubeconfig goes (default `<dataDir>/kubeconfig`). */
   kubeconfigOut?: string;
@@ -70,10 +88,15 @@ export interface ControlPlaneOptions {
   authorize?: RequestAuthorizer;
   /** What admission asks the authorizer (approve, sign, attest); `authorizationMode`'s authorizer when unset. */
   accessCheck?: AccessChecker;
+  /** Where every write is logged as a JSON-lines audit Event (`--audit-log-path`); none when unset. */
+  auditLogPath?: string;
 }
 
 export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   flavor: 'orch',
+  storage: 'embedded',
+  etcdServers: [],
+  etcdPrefix: '/registry/',
   host: '127.0.0.1',
   port: 6443,
   dataDir: '.orch',
@@ -95,9 +118,17 @@ export class ControlPlane {
   readonly options: ControlPlaneOptions;
   /** Decides requests, admission's access questions and the access reviews. */
   readonly authorizer: Authorizer;
+  /** Bound service account tokens (TokenRequest), their signing key loaded or generated at start. */
+  serviceAccountTokens?: ServiceAccountTokens;
   private server?: ControlPlaneServer;
+  /** The audit log, when `auditLogPath` is set and the control plane has started. */
+  audit?: AuditLog;
   private gc?: GarbageCollector;
+  private aggregator?: Aggregator;
   private ca?: CertificateWithKey;
+  /** Helpers that run against this plane (simulated nodes): stopped before it. */
+  private readonly companions: { stop(): Promise<void> }[] = [];
+  private journal?: Journal;
   port = 0;
   kubeconfigPath = '';
 
@@ -162,6 +193,7 @@ export class ControlPlane {
   async start(): Promise<void> {
     const o = this.options;
     await mkdir(o.dataDir, { recursive: true });
+    await this.openStore();
     this.ca = await this.loadOrCreateCa();
     if (o.tokenAuthFile) this.tokens.loadFile(o.tokenAuthFile);
     const serving = await issueKeyAndCertificate({
@@ -173,28 +205,68 @@ export class ControlPlane {
       notBefore: new Date(Date.now() - 60_000),
       notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
     });
+    await this.startServiceAccountTokens();
     this.bootstrapNamespaces();
     this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
+    this.aggregator = new Aggregator({
+      storage: this.storage,
+      registry: this.registry,
+      authorizer: this.authorizer,
+      seed: (obj) => this.seed(obj),
+    });
+    this.aggregator.start();
+    if (o.auditLogPath) this.audit = new AuditLog(o.auditLogPath, this.registry.naming);
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
       cert: serving.certPem,
       clientCa: this.ca.certPem,
       tokens: this.tokens,
       authorize: o.authorize ?? requestAuthorizer(this.authorizer),
+      impersonate: (user, rawHeaders) =>
+        impersonate(user, rawHeaders, group(this.registry.naming, 'authentication'), this.authorizer),
       watch: o.watch,
       version: CONTROL_PLANE_VERSION,
       maxBodyBytes: 3 * 1024 * 1024,
+      aggregator: this.aggregator,
+      audit: this.audit,
     });
     this.port = await this.server.listen(o.port, o.host);
     this.kubeconfigPath = o.kubeconfigOut ?? join(o.dataDir, 'kubeconfig');
     await this.writeIdentityKubeconfig(this.kubeconfigPath, { username: 'admin', groups: ['system:masters'] });
   }
 
+  /** Ties a helper's lifetime to the plane's: `stop()` stops it first. */
+  attach(companion: { stop(): Promise<void> }): void {
+    this.companions.push(companion);
+  }
+
   async stop(): Promise<void> {
+    for (const c of this.companions.splice(0).reverse()) await c.stop();
     this.gc?.stop();
+    this.aggregator?.stop();
     await this.server?.close();
+    await this.audit?.close();
+    await this.journal?.close();
+  }
+
+  /** Loads the objects a persistent store kept, and journals every change to it from now on. */
+  private async openStore(): Promise<void> {
+    const o = this.options;
+    if (o.storage === 'memory') return;
+    if (o.storage === 'etcd' && o.etcdServers.length === 0) {
+      throw new Error('etcd storage needs at least one server in --etcd-servers');
+    }
+    const kv: KeyValueStore =
+      o.storage === 'etcd'
+        ? await openEtcdStore(o.etcdServers, o.etcdPrefix)
+        : await openLevelStore(join(o.dataDir, 'store'));
+    const { journal, skipped } = await Journal.open(this.storage, kv, this.registry, o.historySize);
+    this.journal = journal;
+    if (skipped > 0) {
+      console.warn(`control plane: ${skipped} stored objects belong to resources this flavor does not serve`);
+    }
   }
 
   /** Waits until the garbage collector has processed every change so far. */
@@ -260,17 +332,59 @@ export class ControlPlane {
       const rt = this.registry.kind(obj.apiVersion!, obj.kind!);
       if (rt && !this.storage.get(rt, obj.metadata.name!)) this.seed(obj);
     }
+    const saTokens = this.serviceAccountTokens;
     this.api.reviewer ??= createReviewer({
       authorizer: this.authorizer,
       naming: this.registry.naming,
       lookup: (token) => this.tokens.lookup(token),
+      audiences: saTokens && {
+        api: saTokens.apiAudiences,
+        authenticate: (token, audiences) => saTokens.authenticate(token, audiences),
+      },
       now: this.options.now,
     });
   }
 
+  /**
+   * The service account token issuer: its P-256 signing key kept in the data directory (so tokens outlive a
+   * restart), `serviceaccounts/<name>/token`, and its tokens accepted as bearer tokens for the API audience.
+   */
+  private async startServiceAccountTokens(): Promise<void> {
+    const n = this.registry.naming;
+    const keyFile = join(this.options.dataDir, 'sa.key');
+    const pem = await readFile(keyFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    let key: KeyObject;
+    if (pem) key = createPrivateKey(pem);
+    else {
+      key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      await writeFile(keyFile, key.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    }
+    const issuer = `https://${n.product}.default.svc.cluster.local`;
+    const read = (kind: string, namespace: string, name: string) => {
+      const rt = this.registry.kind('v1', kind);
+      return rt && this.storage.get(rt, namespace ? `${namespace}/${name}` : name);
+    };
+    const tokens = new ServiceAccountTokens({
+      key,
+      issuer,
+      apiAudiences: [issuer],
+      naming: n,
+      read,
+      now: this.options.now,
+    });
+    this.serviceAccountTokens = tokens;
+    this.tokens.addSource((token) => tokens.authenticate(token)?.user);
+    this.api.subresourceHandlers.set('serviceaccounts/token', tokenRequestHandler(tokens, read));
+  }
+
   private bootstrapNamespaces(): void {
     const n = this.registry.naming;
+    const namespaces = this.registry.byKind('Namespace')!;
     for (const name of n.initialNamespaces) {
+      if (this.storage.get(namespaces, name)) continue;
       this.seed({
         apiVersion: 'v1',
         kind: 'Namespace',
@@ -287,11 +401,31 @@ export class ControlPlane {
       if (!o.caCertFile || !o.caKeyFile) throw new Error('--ca-cert-file and --ca-key-file must be given together');
       return loadCa(await readFile(o.caCertFile, 'utf8'), await readFile(o.caKeyFile, 'utf8'));
     }
+    const { certFile, keyFile } = this.caFiles;
+    // A persistent cluster keeps its CA: clients that survive a restart keep trusting it.
+    if (o.storage !== 'memory' && (await exists(certFile)) && (await exists(keyFile))) {
+      return loadCa(await readFile(certFile, 'utf8'), await readFile(keyFile, 'utf8'));
+    }
     const ca = await createSelfSignedCa({ commonName: `${this.registry.naming.product}-embedded-ca` });
-    await writeFile(join(o.dataDir, 'ca.crt'), ca.certPem);
-    await writeFile(join(o.dataDir, 'ca.key'), ca.keyPem, { mode: 0o600 });
+    // Both files in full or neither: each is written aside and renamed into place, the key first, so a
+    // certificate on disk always has its key beside it.
+    await writeFileAtomically(keyFile, ca.keyPem, 0o600);
+    await writeFileAtomically(certFile, ca.certPem, 0o644);
     return ca;
   }
+}
+
+async function writeFileAtomically(path: string, text: string, mode: number): Promise<void> {
+  const aside = `${path}.${process.pid}.tmp`;
+  await writeFile(aside, text, { mode });
+  await rename(aside, path);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Whether an object belongs to the bootstrap RBAC policy (the reference's `bootstrapping: rbac-defaults` label). */

@@ -4,7 +4,9 @@
  * each by its field path such as `spec.template.spec.containers[0].image`.
  */
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Node } from '../api/schema.ts';
+import type { KubeObject } from '../api/meta.ts';
+import { type Node, schemaFor } from '../api/schema.ts';
+import { badRequest, unsupportedMediaType } from './errors.ts';
 import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf/index.ts';
 
 export interface Decoded {
@@ -189,7 +191,8 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 // YAML
 
 function decodeYaml(text: string): { object: unknown; duplicate: string[] } {
-  const doc = parseDocument(text, { uniqueKeys: false });
+  // Tags such as `!!binary` stay strings: the result is plain JSON, as sigs.k8s.io/yaml converts it.
+  const doc = parseDocument(text, { uniqueKeys: false, resolveKnownTags: false });
   const error = doc.errors[0];
   if (error) {
     const line = error.linePos?.[0].line;
@@ -263,4 +266,42 @@ export function fieldValidationWarnings(unknown: readonly string[], duplicate: r
 /** The message of the bad-request error under Strict (call it when something was dropped). */
 export function strictDecodingError(unknown: readonly string[], duplicate: readonly string[]): string {
   return `strict decoding error: ${fieldValidationWarnings(unknown, duplicate).join(', ')}`;
+}
+
+/**
+ * The body of a subresource request (eviction, token request) as one object of `kind`: JSON, YAML or protobuf,
+ * a JSON object, of that kind and of one of `apiVersions` when it names them. A 400 or 415 says what is wrong.
+ */
+export function decodeKindBody(
+  body: { text: string; contentType: string } | undefined,
+  kind: string,
+  apiVersions: readonly string[],
+): KubeObject {
+  if (!body?.text.trim()) throw badRequest('the request body is empty');
+  if (!isDecodable(body.contentType)) {
+    throw unsupportedMediaType(body.contentType, ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
+  }
+  let object: unknown;
+  try {
+    object = decodeBody(body.text, body.contentType, schemaFor(kind, apiVersions[0])).object;
+  } catch (err) {
+    throw badRequest(err instanceof Error ? err.message : String(err));
+  }
+  if (!object || typeof object !== 'object' || Array.isArray(object)) {
+    throw badRequest('the body of the request must be a JSON object');
+  }
+  const decoded = object as KubeObject;
+  if (decoded.metadata === null || typeof decoded.metadata !== 'object' || Array.isArray(decoded.metadata)) {
+    if (decoded.metadata !== undefined) throw badRequest('metadata must be an object');
+    decoded.metadata = {};
+  }
+  if (decoded.kind !== undefined && decoded.kind !== kind) {
+    throw badRequest(`the kind in the data (${decoded.kind}) does not match the expected kind (${kind})`);
+  }
+  if (decoded.apiVersion !== undefined && !apiVersions.includes(decoded.apiVersion)) {
+    throw badRequest(
+      `the API version in the data (${decoded.apiVersion}) does not match the expected API version (${apiVersions[0]})`,
+    );
+  }
+  return decoded;
 }

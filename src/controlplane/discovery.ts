@@ -3,21 +3,28 @@
  * `/apis/<group>[/<version>]`) and the aggregated form (`APIGroupDiscoveryList`) kubectl prefers.
  */
 
+import { group } from '../api/naming.ts';
 import { apiVersionOf, type Column, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { humanDuration } from '../util/time.ts';
 
 export const AGGREGATED_MEDIA = (discoveryGroup: string) =>
   `application/json;g=${discoveryGroup};v=v2;as=APIGroupDiscoveryList`;
 
-/** Subresource verbs: status and scale are read and written; approval written; eviction created. */
+/** Subresource verbs: status and scale are read and written; approval written; eviction and token created. */
 const SUBRESOURCE_VERBS: Record<string, string[]> = {
   status: ['get', 'patch', 'update'],
   scale: ['get', 'patch', 'update'],
   approval: ['get', 'patch', 'update'],
   eviction: ['create'],
+  token: ['create'],
 };
 
-function subresourceKind(rt: ResourceType, sub: string): { group: string; version: string; kind: string } {
+function subresourceKind(
+  registry: ResourceRegistry,
+  rt: ResourceType,
+  sub: string,
+): { group: string; version: string; kind: string } {
+  if (sub === 'token') return { group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' };
   if (sub === 'scale') return { group: 'autoscaling', version: 'v1', kind: 'Scale' };
   if (sub === 'eviction') return { group: 'policy', version: 'v1', kind: 'Eviction' };
   return { group: rt.group, version: rt.version, kind: rt.kind };
@@ -42,7 +49,7 @@ export function resourceList(registry: ResourceRegistry, group: string, version:
       ...(rt.categories.length ? { categories: rt.categories } : {}),
     });
     for (const sub of rt.subresources) {
-      const k = subresourceKind(rt, sub);
+      const k = subresourceKind(registry, rt, sub);
       resources.push({
         name: `${rt.plural}/${sub}`,
         singularName: '',
@@ -61,22 +68,29 @@ function groupDoc(name: string, versions: string[]): object {
   return { name, versions: gvs, preferredVersion: gvs[0] };
 }
 
-export function groupList(registry: ResourceRegistry): object {
+/** The named groups and their versions, preferred first: the registry's order unless an aggregator orders them. */
+type Groups = { name: string; versions: string[] }[];
+
+export function groupList(registry: ResourceRegistry, groups: Groups = registry.groups()): object {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: registry.groups().map((g) => groupDoc(g.name, g.versions)),
+    groups: groups.map((g) => groupDoc(g.name, g.versions)),
   };
 }
 
-export function groupOne(registry: ResourceRegistry, name: string): object | undefined {
-  const g = registry.groups().find((x) => x.name === name);
+export function groupOne(
+  registry: ResourceRegistry,
+  name: string,
+  groups: Groups = registry.groups(),
+): object | undefined {
+  const g = groups.find((x) => x.name === name);
   return g ? { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(g.name, g.versions) } : undefined;
 }
 
 /** The aggregated document for `/api` (core only) or `/apis` (every named group). */
-export function aggregated(registry: ResourceRegistry, legacy: boolean): object {
-  const groups = legacy ? [{ name: '', versions: ['v1'] }] : registry.groups();
+export function aggregated(registry: ResourceRegistry, legacy: boolean, named: Groups = registry.groups()): object {
+  const groups = legacy ? [{ name: '', versions: ['v1'] }] : named;
   return {
     kind: 'APIGroupDiscoveryList',
     apiVersion: `${registry.naming.protocol.discoveryGroup}/v2`,
@@ -98,7 +112,7 @@ export function aggregated(registry: ResourceRegistry, legacy: boolean): object 
             ? {
                 subresources: rt.subresources.map((sub) => ({
                   subresource: sub,
-                  responseKind: subresourceKind(rt, sub),
+                  responseKind: subresourceKind(registry, rt, sub),
                   verbs: SUBRESOURCE_VERBS[sub],
                 })),
               }
@@ -158,45 +172,4 @@ function cell(v: unknown): unknown {
 
 function age(timestamp: string | undefined, now: Date): string {
   return timestamp ? humanDuration(now.getTime() - Date.parse(timestamp)) : '<unknown>';
-}
-const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation', 'force', 'pretty'].map((name) => ({
-  name,
-  in: 'query',
-  schema: { type: name === 'force' ? 'boolean' : 'string' },
-}));
-
-/**
- * OpenAPI v3 documents, enough for clients to learn which query parameters each write accepts
- * (kubectl checks the PATCH operations for `fieldValidation` and `dryRun` before relying on them).
- */
-export function openApiV3GroupVersion(registry: ResourceRegistry, group: string, version: string): object | undefined {
-  const rts = registry.groupVersion(group, version);
-  if (rts.length === 0) return undefined;
-  const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
-  const paths: Record<string, object> = {};
-  for (const rt of rts) {
-    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
-    const item = `${base}${rt.namespaced ? '/namespaces/{namespace}' : ''}/${rt.plural}/{name}`;
-    const op = { 'x-kubernetes-group-version-kind': gvk, parameters: WRITE_PARAMETERS, responses: {} };
-    paths[item] = rt.virtual ? {} : { get: op, put: op, patch: op, delete: op };
-    for (const sub of rt.subresources) {
-      paths[`${item}/${sub}`] = sub === 'eviction' ? { post: op } : { get: op, put: op, patch: op };
-    }
-  }
-  return {
-    openapi: '3.0.0',
-    info: { title: registry.naming.apiServer, version: 'v1' },
-    paths,
-    components: { schemas: {} },
-  };
-}
-
-export function openApiV3Root(registry: ResourceRegistry): object {
-  const paths: Record<string, { serverRelativeURL: string }> = {
-    'api/v1': { serverRelativeURL: '/openapi/v3/api/v1' },
-  };
-  for (const g of registry.groups()) {
-    for (const v of g.versions) paths[`apis/${g.name}/${v}`] = { serverRelativeURL: `/openapi/v3/apis/${g.name}/${v}` };
-  }
-  return { paths };
 }

@@ -17,6 +17,7 @@ export type StatusReason =
   | 'TooManyRequests'
   | 'InternalError'
   | 'Timeout'
+  | 'ServiceUnavailable'
   | 'RequestEntityTooLarge';
 
 /** Identifies the resource an error is about: `pods`, `statefulsets.apps`, `Pod` kind for Invalid. */

@@ -14,22 +14,13 @@
 import { selectorFromLabelSelector } from '../api/labels.ts';
 import type { Condition, KubeObject, LabelSelector, Status } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
-import { schemaFor } from '../api/schema.ts';
 import type { Pod, PodCondition } from '../api/types/core.ts';
 import type { PodDisruptionBudget } from '../api/types/policy.ts';
 import { rfc3339 } from '../util/time.ts';
 import type { UserInfo } from './admission.ts';
 import type { ApiServer, DeleteOptions, Reply, RequestBody, SubresourceHandler } from './api.ts';
-import { DecodeError, decodeBody, isDecodable } from './decode.ts';
-import {
-  ApiError,
-  badRequest,
-  conflict,
-  forbidden,
-  invalidOptions,
-  methodNotAllowed,
-  unsupportedMediaType,
-} from './errors.ts';
+import { decodeKindBody } from './decode.ts';
+import { ApiError, badRequest, conflict, forbidden, invalidOptions, methodNotAllowed } from './errors.ts';
 import { parseWriteOptions } from './options.ts';
 import type { ResourceRequest } from './request-info.ts';
 
@@ -161,6 +152,34 @@ function setCondition(conditions: readonly Condition[], next: Condition, now: st
   const out = [...conditions];
   out[i] = { ...old, ...next, lastTransitionTime: old.status === next.status ? old.lastTransitionTime : now };
   return out;
+}
+
+/** What an eviction of the pod would get now, decided as `evictPod` decides it, with nothing written. */
+export type EvictionVerdict =
+  | {
+      allowed: true;
+      why: 'ignores budgets' | 'no budget' | 'unhealthy pod policy' | 'budget';
+      pdb?: PodDisruptionBudget;
+    }
+  | { allowed: false; message: string; causes: string[]; pdb?: PodDisruptionBudget };
+
+export function evictionVerdict(pod: Pod, pdbs: readonly PodDisruptionBudget[], now: Date): EvictionVerdict {
+  if (canIgnorePdb(pod)) return { allowed: true, why: 'ignores budgets' };
+  const matched = matchingPdbs(pod, pdbs);
+  if (matched.length > 1) return { allowed: false, message: MULTIPLE_PDBS_MESSAGE, causes: [] };
+  const pdb = matched[0];
+  if (!pdb) return { allowed: true, why: 'no budget' };
+  const refused = (err: ApiError): EvictionVerdict => ({
+    allowed: false,
+    message: err.message,
+    causes: (err.details?.causes ?? []).map((c) => c.message ?? ''),
+    pdb,
+  });
+  const need = isPodReady(pod) ? 'budget' : unhealthyPodDecision(pdb);
+  if (need === 'refuse') return refused(unrecognizedPolicy(pdb));
+  if (need === 'guarded') return { allowed: true, why: 'unhealthy pod policy', pdb };
+  const outcome = checkAndDecrement(pdb, pod.metadata.name ?? '', now, true);
+  return 'error' in outcome ? refused(outcome.error) : { allowed: true, why: 'budget', pdb };
 }
 
 /**
@@ -384,34 +403,7 @@ interface EvictionBody extends KubeObject {
 }
 
 function decodeEviction(body: RequestBody | undefined): EvictionBody {
-  if (!body?.text.trim()) throw badRequest('the request body is empty');
-  if (!isDecodable(body.contentType)) {
-    throw unsupportedMediaType(body.contentType, [
-      'application/json',
-      'application/yaml',
-      'application/vnd.kubernetes.protobuf',
-    ]);
-  }
-  let object: unknown;
-  try {
-    object = decodeBody(body.text, body.contentType, schemaFor('Eviction', 'policy/v1')).object;
-  } catch (err) {
-    throw badRequest(err instanceof DecodeError ? err.message : String(err));
-  }
-  if (!object || typeof object !== 'object' || Array.isArray(object)) {
-    throw badRequest('the body of the request must be a JSON object');
-  }
-  const eviction = object as EvictionBody;
-  eviction.metadata ??= {};
-  if (eviction.kind !== undefined && eviction.kind !== 'Eviction') {
-    throw badRequest(`the kind in the data (${eviction.kind}) does not match the expected kind (Eviction)`);
-  }
-  if (eviction.apiVersion !== undefined && !['policy/v1', 'policy/v1beta1'].includes(eviction.apiVersion)) {
-    throw badRequest(
-      `the API version in the data (${eviction.apiVersion}) does not match the expected API version (policy/v1)`,
-    );
-  }
-  return eviction;
+  return decodeKindBody(body, 'Eviction', ['policy/v1', 'policy/v1beta1']) as EvictionBody;
 }
 
 function goList(values: readonly string[]): string {

@@ -1,11 +1,13 @@
 /**
  * Connects the per-kind validators and defaulters (`validation/`) to the write path: which rules
  * run for a create, an update of the main resource, and an update through `/status` or `/approval`.
- * Kinds without rules of their own still get the reference's object-metadata checks.
+ * Kinds without rules of their own still get the reference's object-metadata checks, and every member is
+ * checked against the kind's field schema for its JSON type, as decoding into the typed object does.
  */
 import type { KubeObject } from '../api/meta.ts';
 import type { Naming } from '../api/naming.ts';
-import type { ResourceType } from '../api/registry.ts';
+import { apiVersionOf, type ResourceType } from '../api/registry.ts';
+import { schemaFor } from '../api/schema.ts';
 import type { ObjectValidation } from './api.ts';
 import { defaultCsrConditions } from './validation/certificate-signing-request.ts';
 import {
@@ -16,6 +18,7 @@ import {
 } from './validation/common.ts';
 import type { ValidationContext } from './validation/context.ts';
 import { validatorsFor } from './validation/index.ts';
+import { checkShape, shapeOfSchema } from './validation/raw.ts';
 
 export function objectValidation(
   naming: Naming,
@@ -32,14 +35,20 @@ export function objectValidation(
       if (op === 'CREATE') {
         if (v?.create) return v.create(obj, ctx);
         const nameFn = rt.kind === 'Namespace' && rt.group === '' ? nameIsDNSLabel : nameIsDNSSubdomain;
-        return validateObjectMeta(obj.metadata, rt.namespaced, nameFn);
+        return [...schemaShapeErrors(rt, obj), ...validateObjectMeta(obj.metadata, rt.namespaced, nameFn)];
       }
       if (op !== 'UPDATE') return [];
       if (rt.kind === 'CertificateSigningRequest' && subresource) defaultCsrConditions(obj, old, now());
       const rule =
         subresource === 'status' ? v?.statusUpdate : subresource === 'approval' ? v?.approvalUpdate : v?.update;
       if (rule) return rule(obj, old, ctx);
-      return validateObjectMetaUpdate(obj.metadata, old?.metadata);
+      return [...schemaShapeErrors(rt, obj), ...validateObjectMetaUpdate(obj.metadata, old?.metadata)];
     },
   };
+}
+
+/** Members whose JSON type does not fit the kind's field schema (`null` is every type's zero value). */
+function schemaShapeErrors(rt: ResourceType, obj: KubeObject) {
+  const schema = schemaFor(rt.kind, apiVersionOf(rt));
+  return schema ? checkShape(obj, shapeOfSchema(schema), '') : [];
 }

@@ -1,6 +1,7 @@
 /** Turns a request path and method into what it asks for: the resource, scope, name, subresource and verb. */
 import type { ResourceRegistry, ResourceType, Verb } from '../api/registry.ts';
 import { badRequest } from './errors.ts';
+import { isValidPathSegmentName } from './validation/common.ts';
 
 export interface ResourceRequest {
   kind: 'resource';
@@ -28,9 +29,23 @@ const METHOD_VERBS: Record<string, Verb> = {
 };
 
 /**
- * Parses `/api/v1/...` and `/apis/<group>/<version>/...` paths. Returns a non-resource request for
- * anything that is not a resource path (discovery, health, version), and `undefined` for a resource
- * path naming no known resource.
+ * The path and query of a request target as sent: never normalised, so that `..` or `%2e%2e` reach the
+ * router as the segments they are and are refused there, rather than silently climbing to a parent path.
+ */
+export function requestTarget(target: string): { path: string; query: URLSearchParams } {
+  if (!target.startsWith('/')) throw badRequest(`the request target must be a path: ${JSON.stringify(target)}`);
+  const end = target.search(/[?#]/);
+  if (end < 0) return { path: target, query: new URLSearchParams() };
+  const query = target[end] === '?' ? target.slice(end + 1).replace(/#.*$/, '') : '';
+  return { path: target.slice(0, end), query: new URLSearchParams(query) };
+}
+
+/**
+ * Parses `/api/v1/...` and `/apis/<group>/<version>/...` paths, as sent (see {@link requestTarget}).
+ * Returns a non-resource request for anything that is not a resource path (discovery, health, version),
+ * and `undefined` for a resource path naming no known resource. A namespace, name or subresource that
+ * is not a path segment name (`.`, `..`, or containing `/` or `%` once decoded) is a 400 naming it, as
+ * the reference's storage keys refuse it.
  */
 export function parseRequest(
   registry: ResourceRegistry,
@@ -38,7 +53,8 @@ export function parseRequest(
   path: string,
   query: URLSearchParams,
 ): RequestInfo | undefined {
-  const parts = path.split('/').filter(Boolean).map(decodeSegment);
+  // One trailing slash is tolerated; an empty segment anywhere else names nothing.
+  const parts = path.replace(/^\/+/, '').replace(/\/$/, '').split('/').map(decodeSegment);
   let group: string;
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 3) {
@@ -66,7 +82,10 @@ export function parseRequest(
   }
   const [plural, name, subresource, ...extra] = segments;
   const rt = plural ? registry.resource(group, version, plural) : undefined;
-  if (!rt || extra.length > 0) return undefined;
+  if (!rt || extra.length > 0 || segments.includes('')) return undefined;
+  checkSegment('Namespace', namespace);
+  checkSegment('Name', name);
+  checkSegment('Subresource', subresource);
   if (namespace !== undefined && !rt.namespaced) return undefined;
   if (subresource !== undefined && !(rt.subresources as string[]).includes(subresource)) return undefined;
   return {
@@ -80,13 +99,18 @@ export function parseRequest(
   };
 }
 
-function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
+export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
   if (method === 'GET' || method === 'HEAD') {
     if (watch) return 'watch';
     return hasName ? 'get' : 'list';
   }
   if (method === 'DELETE' && !hasName) return 'deletecollection';
   return METHOD_VERBS[method] ?? 'get';
+}
+
+function checkSegment(what: string, value: string | undefined): void {
+  const problems = value === undefined ? [] : isValidPathSegmentName(value);
+  if (problems.length) throw badRequest(`${what} parameter invalid: ${JSON.stringify(value)}: ${problems.join(';')}`);
 }
 
 /** Percent-decodes one path segment (names such as `system:node` arrive as `system%3Anode`). */

@@ -6,23 +6,16 @@ import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { UserInfo } from './admission.ts';
+import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
+import type { AuditLog } from './audit.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
-import {
-  AGGREGATED_MEDIA,
-  aggregated,
-  apiVersions,
-  groupList,
-  groupOne,
-  openApiV3GroupVersion,
-  openApiV3Root,
-  resourceList,
-  table,
-} from './discovery.ts';
+import { AGGREGATED_MEDIA, aggregated, apiVersions, groupList, groupOne, resourceList, table } from './discovery.ts';
 import { ApiError, internalError, methodNotAllowed, notAcceptable, tooManyRequests, unauthorized } from './errors.ts';
 import { Faults } from './faults.ts';
-import { isProtobufMediaType } from './protobuf/index.ts';
-import { parseRequest, type RequestInfo, type ResourceRequest } from './request-info.ts';
+import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
+import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
+import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { toJson, type WatchSettings, WatchStream } from './watch.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
@@ -35,13 +28,21 @@ export interface ServerOptions {
   clientCa: string;
   tokens: TokenAuthenticator;
   authorize?: RequestAuthorizer;
+  /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
+  impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
   watch: WatchSettings;
   version: { major: string; minor: string; gitVersion: string };
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
+  /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
+  aggregator?: Aggregator;
+  /** Where every write is recorded (`--audit-log-path`). */
+  audit?: AuditLog;
 }
 
 const JSON_TYPE = 'application/json';
+/** Largest request line and headers, Go's `http.DefaultMaxHeaderBytes` as the reference serves with. */
+const MAX_HEADER_BYTES = 1 << 20;
 const YAML_TYPE = 'application/yaml';
 const ALLOWED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -77,12 +78,34 @@ export class ControlPlaneServer {
       },
     });
     this.http = createServer(
-      { key: opts.key, cert: opts.cert, ca: opts.clientCa, requestCert: true, rejectUnauthorized: false },
+      {
+        key: opts.key,
+        cert: opts.cert,
+        ca: opts.clientCa,
+        requestCert: true,
+        rejectUnauthorized: false,
+        maxHeaderSize: MAX_HEADER_BYTES,
+      },
       (req, res) => {
         this.handle(req, res).catch((err) => this.fail(res, err, req));
       },
     );
     this.http.keepAliveTimeout = 60_000;
+    // A request HTTP itself cannot parse is still answered with a Status, then the connection closed.
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (!socket.writable) return;
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const status = new ApiError(
+        tooLarge ? 431 : 400,
+        'BadRequest',
+        tooLarge ? `request headers larger than ${MAX_HEADER_BYTES} bytes` : `malformed HTTP request: ${err.message}`,
+      ).toStatus();
+      const body = JSON.stringify(status);
+      socket.end(
+        `HTTP/1.1 ${status.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
     // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -114,9 +137,9 @@ export class ControlPlaneServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
     const method = req.method ?? 'GET';
-    const failure = this.faults.takeFailure(method, url.pathname);
+    const { path, query } = requestTarget(req.url ?? '/');
+    const failure = this.faults.takeFailure(method, path);
     if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs));
     if (failure) {
       const err =
@@ -128,54 +151,51 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
-    const user = authenticate(req, this.opts.tokens);
-    if (!user) throw unauthorized();
-    const info = parseRequest(this.api.registry, method, url.pathname, url.searchParams);
-    if (!info) throw notFoundPath(url.pathname);
+    const authenticated = authenticate(req, this.opts.tokens);
+    if (!authenticated) throw unauthorized();
+    const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
+    const remote = this.opts.aggregator?.remoteFor(path);
+    if (remote) return this.opts.aggregator!.proxy(req, res, path, query, remote, user);
+    const info = parseRequest(this.api.registry, method, path, query);
+    if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
-    if (info.kind === 'nonresource') return this.nonResource(req, res, url);
-    return this.resource(req, res, info, url.searchParams, user);
+    if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    return this.resource(req, res, info, query, user);
   }
 
-  private nonResource(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+  private nonResource(req: IncomingMessage, res: ServerResponse, rawPath: string, query: URLSearchParams): void {
+    const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
     const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
     const discoveryGroup = registry.naming.protocol.discoveryGroup;
+    const groups = this.opts.aggregator?.discoveryGroups();
     if (['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+      return;
+    }
+    if (isOpenApiPath(path)) {
+      const answer = openApiAnswer(registry, path, query, req.headers, this.api.options.now());
+      if (!answer) throw notFoundPath(path);
+      res.writeHead(answer.status, answer.headers).end(answer.body);
       return;
     }
     let body: object | undefined;
     let contentType = JSON_TYPE;
     if (path === '/version') body = this.opts.version;
     else if ((path === '/api' || path === '/apis') && wantsAggregated) {
-      body = aggregated(registry, path === '/api');
+      body = aggregated(registry, path === '/api', groups);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
     } else if (path === '/api') body = apiVersions();
-    else if (path === '/apis') body = groupList(registry);
-    else if (path === '/openapi/v3') body = openApiV3Root(registry);
-    else if (path.startsWith('/openapi/v3/')) {
-      const parts = path.slice('/openapi/v3/'.length).split('/');
-      body =
-        parts[0] === 'api'
-          ? openApiV3GroupVersion(registry, '', parts[1])
-          : openApiV3GroupVersion(registry, parts[1], parts[2]);
-    } else {
+    else if (path === '/apis') body = groupList(registry, groups);
+    else {
       const parts = path.split('/').filter(Boolean);
       if (parts[0] === 'api' && parts.length === 2) body = resourceList(registry, '', parts[1]);
-      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1]);
+      if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1], groups);
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(
-      res,
-      200,
-      JSON.stringify(body, null, url.searchParams.get('pretty') === 'true' ? 2 : undefined),
-      [],
-      contentType,
-    );
+    this.send(res, 200, JSON.stringify(body, null, query.get('pretty') === 'true' ? 2 : undefined), [], contentType);
   }
 
   private async resource(
@@ -192,6 +212,8 @@ export class ControlPlaneServer {
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
       const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
+      // Nothing is shown that a crash could still take back.
+      await api.storage.durable();
       if (tableAccept && !info.subresource) {
         const items = 'items' in body ? (body.items as never[]) : [body];
         const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
@@ -207,6 +229,38 @@ export class ControlPlaneServer {
       }
       return this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
+    const received = new Date();
+    let reply: Reply | undefined;
+    let code = 500;
+    try {
+      reply = await this.write(req, info, query, user);
+      code = reply.status;
+    } catch (err) {
+      if (err instanceof ApiError) code = err.code;
+      throw err;
+    } finally {
+      this.opts.audit?.record({
+        info,
+        requestURI: req.url ?? '',
+        user,
+        sourceIp: req.socket.remoteAddress,
+        userAgent: req.headers['user-agent'],
+        code,
+        produced: reply?.body,
+        received,
+      });
+    }
+    this.reply(res, reply, query, format);
+  }
+
+  /** A create, update, patch or delete: the handler's reply, or the ApiError it threw. */
+  private async write(
+    req: IncomingMessage,
+    info: ResourceRequest,
+    query: URLSearchParams,
+    user: UserInfo,
+  ): Promise<Reply> {
+    const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
     const handlers: Record<
       string,
@@ -227,7 +281,10 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    this.reply(res, await handlers[info.verb](info, query, body, user), query, format);
+    const reply = await handlers[info.verb](info, query, body, user);
+    // A write is acknowledged only once durable (the journal commits writes in groups).
+    await api.storage.durable();
+    return reply;
   }
 
   private watch(
@@ -290,6 +347,13 @@ export class ControlPlaneServer {
 
   private reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): void {
     const body = reply.body as Record<string, unknown>;
+    if (format === 'protobuf') {
+      const bytes = protobufOrUndefined(body);
+      if (bytes) {
+        this.send(res, reply.status, bytes, reply.warnings, PROTOBUF_MEDIA_TYPE);
+        return;
+      }
+    }
     if (format === 'yaml') {
       this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
       return;
@@ -304,7 +368,13 @@ export class ControlPlaneServer {
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
   }
 
-  private send(res: ServerResponse, status: number, text: string, warnings: string[], contentType: string): void {
+  private send(
+    res: ServerResponse,
+    status: number,
+    text: string | Uint8Array,
+    warnings: string[],
+    contentType: string,
+  ): void {
     const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
     if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
     res.writeHead(status, headers);
@@ -332,15 +402,17 @@ function notFoundPath(path: string): ApiError {
   });
 }
 
-type OutputFormat = 'json' | 'yaml';
+type OutputFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
- * The format of the answer by `Accept`: JSON for JSON, wildcards or a list that includes JSON
- * (kubectl's `protobuf,json`), YAML when asked for (not for watch streams), 406 otherwise.
+ * The format of the answer by `Accept`: protobuf when it comes first (kubectl's `protobuf,json`; answers
+ * protobuf cannot carry, such as a Status, fall back to JSON), JSON for JSON, wildcards or a list that
+ * includes JSON, YAML when asked for (not for watch streams, which are JSON), 406 otherwise.
  */
 function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
   if (!accept) return 'json';
   const types = accept.split(',').map((part) => part.split(';')[0].trim().toLowerCase());
+  if (!watch && types[0] === PROTOBUF_MEDIA_TYPE) return 'protobuf';
   if (types.some((t) => t === JSON_TYPE || t === '*/*' || t === 'application/*' || t === '')) return 'json';
   if (!watch && types.includes(YAML_TYPE)) return 'yaml';
   throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
@@ -357,6 +429,16 @@ function tableRequested(accept: string | undefined, metaGroup: string): string |
     }
   }
   return undefined;
+}
+
+/** The protobuf form of an answer; undefined for what protobuf cannot carry (a Status, a free-form field). */
+function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefined {
+  try {
+    return encodeKubernetesProtobuf(body);
+  } catch (err) {
+    if (err instanceof ProtobufError) return undefined;
+    throw err;
+  }
 }
 
 function isList(body: Record<string, unknown>): body is Record<string, unknown> & { items: KubeObject[] } {
@@ -387,7 +469,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
       const contentType = req.headers['content-type'] ?? JSON_TYPE;
       // Protobuf bodies are binary: one character per byte (latin1) keeps every byte.
       const encoding = isProtobufMediaType(contentType) ? 'latin1' : 'utf8';
-      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType });
+      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType, userAgent: req.headers['user-agent'] });
     });
     req.on('error', reject);
   });

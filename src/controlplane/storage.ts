@@ -5,8 +5,10 @@
  *
  * Stored objects are never mutated: every write stores a new object, so snapshots, history entries
  * and watch events can share references. Everything here is synchronous, which makes each write
- * atomic with its precondition check and its event fan-out. A persistent backend can subscribe to
- * `onCommit` (a journal of every committed change) and replay it through `restore` at start.
+ * atomic with its precondition check. A persistent backend subscribes to `onCommit` (a journal of
+ * every committed change), reports what it has made durable through `markDurable`, and loads what it
+ * kept through `restore` at start. While a journal is attached (`holdUntilDurable`), watchers see a
+ * change only once it is durable, and `durable()` tells a request when it may answer.
  */
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey, splitKey } from '../api/meta.ts';
@@ -67,6 +69,9 @@ class ResourceStore {
       this.history[this.head] = event;
       this.head = (this.head + 1) % this.historySize;
     }
+  }
+
+  deliver(event: StoredEvent): void {
     for (const w of this.watchers) w.deliver(event);
   }
 
@@ -111,6 +116,15 @@ export interface Commit {
   event: StoredEvent;
 }
 
+/** What a persistent backend kept: the objects, the latest events, and the resourceVersion they reach. */
+export interface SavedState {
+  rv: number;
+  objects: { rt: ResourceType; object: KubeObject }[];
+  /** Oldest first; events at or below `keptAfter` were not kept, so watches from there answer 410. */
+  events: Commit[];
+  keptAfter: number;
+}
+
 export class Storage {
   private rv = 0;
   private readonly stores = new Map<ResourceType, ResourceStore>();
@@ -118,6 +132,14 @@ export class Storage {
   private readonly snapshots = new Map<number, Snapshot>();
   private nextSnapshotId = 1;
   private readonly commitListeners = new Set<(c: Commit) => void>();
+  /** Committed changes not yet durable, held back from watchers (only while a journal is attached). */
+  private undelivered: { s: ResourceStore; event: StoredEvent }[] = [];
+  private holding = false;
+  private durableRv = 0;
+  private durableWaiters: { rv: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  private journalFailure?: Error;
+  /** Events at or below this were lost with a restart: every resource's history starts after it. */
+  private keptAfter = 0;
   readonly options: StorageOptions;
 
   constructor(options: Partial<StorageOptions> = {}) {
@@ -129,10 +151,70 @@ export class Storage {
     return this.rv;
   }
 
+  /** The latest resourceVersion watchers have been told about: the durable one while a journal is attached. */
+  deliveredRv(): number {
+    return this.holding ? this.durableRv : this.rv;
+  }
+
+  /** From now on, watchers see a change only once `markDurable` covers it. */
+  holdUntilDurable(): void {
+    this.holding = true;
+    this.durableRv = this.rv;
+  }
+
+  /** Whether everything committed so far is durable. */
+  isDurable(): boolean {
+    return !this.holding || this.durableRv >= this.rv;
+  }
+
+  /** Resolves once everything committed so far is durable; rejects if the journal failed. */
+  durable(): Promise<void> {
+    if (this.journalFailure) return Promise.reject(this.journalFailure);
+    if (this.isDurable()) return Promise.resolve();
+    return new Promise((resolve, reject) => this.durableWaiters.push({ rv: this.rv, resolve, reject }));
+  }
+
+  /** The journal wrote everything up to `rv`: release it to watchers and to the requests waiting on it. */
+  markDurable(rv: number): void {
+    this.durableRv = Math.max(this.durableRv, rv);
+    let released = 0;
+    while (released < this.undelivered.length && this.undelivered[released].event.rv <= this.durableRv) released++;
+    for (const { s, event } of this.undelivered.splice(0, released)) s.deliver(event);
+    const done = this.durableWaiters.filter((w) => w.rv <= this.durableRv);
+    this.durableWaiters = this.durableWaiters.filter((w) => w.rv > this.durableRv);
+    for (const w of done) w.resolve();
+  }
+
+  /** The journal can no longer write: every request waiting for durability, and every later one, fails. */
+  markFailed(err: Error): void {
+    this.journalFailure = err;
+    for (const w of this.durableWaiters.splice(0)) w.reject(err);
+  }
+
+  /** Loads a backend's saved state into an empty storage. */
+  restore(saved: SavedState): void {
+    if (this.rv !== 0) throw new Error('restore needs an empty storage');
+    this.keptAfter = saved.keptAfter;
+    // Continue tokens from before the restart name snapshots by id: new ids must never match them.
+    this.nextSnapshotId = Date.now() * 1000;
+    for (const s of this.stores.values()) s.compactedRv = saved.keptAfter;
+    for (const { rt, object } of saved.objects) {
+      const s = this.store(rt);
+      const key = objectKey(object.metadata);
+      s.items.set(key, object);
+      s.keysChanged();
+      if (object.metadata.uid) this.byUid.set(object.metadata.uid, { rt, key });
+    }
+    this.rv = saved.rv;
+    this.durableRv = saved.rv;
+    for (const { rt, event } of saved.events) this.store(rt).record(event);
+  }
+
   private store(rt: ResourceType): ResourceStore {
     let s = this.stores.get(rt);
     if (!s) {
       s = new ResourceStore(this.options.historySize);
+      s.compactedRv = this.keptAfter;
       this.stores.set(rt, s);
     }
     return s;
@@ -302,6 +384,8 @@ export class Storage {
 
   private commit(rt: ResourceType, s: ResourceStore, event: StoredEvent): void {
     s.record(event);
+    if (this.holding) this.undelivered.push({ s, event });
+    else s.deliver(event);
     for (const l of this.commitListeners) l({ rt, event });
   }
 }

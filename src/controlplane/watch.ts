@@ -49,12 +49,14 @@ export class WatchStream implements WatchSubscriber {
   private unsubscribe: () => void = () => {};
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly matches: (obj: KubeObject) => boolean;
+  /** The point the replay reached: live events at or below it were already sent. */
+  private replayedRv = 0;
 
   constructor(
     private readonly api: ApiServer,
     private readonly req: ResourceRequest,
     private readonly query: URLSearchParams,
-    private readonly sink: WatchSink,
+    private sink: WatchSink,
     private readonly settings: WatchSettings,
     private readonly onStop: () => void = () => {},
     /** How objects are written: plain JSON, or e.g. a one-row table for kubectl. */
@@ -65,14 +67,17 @@ export class WatchStream implements WatchSubscriber {
 
   /**
    * Validates the options (throws ApiError before anything is written), then starts streaming.
-   * Storage is synchronous, so the replay below and the subscription see one consistent point.
+   * Storage is synchronous, so the replay below and the subscription see one consistent point. The
+   * replay may include changes not yet durable: it is held back until they are.
    */
   start(): void {
     const opts = this.api.watchOptions(this.query);
     const rt = this.req.rt;
     const storage = this.api.storage;
+    if (!storage.isDurable()) this.sink = heldUntil(this.sink, storage.durable());
     this.unsubscribe = storage.watch(rt, this);
     const current = storage.currentRv();
+    this.replayedRv = current;
     const rv = opts.resourceVersion === '' ? 0 : Number(opts.resourceVersion);
     const initial = opts.sendInitialEvents ?? (opts.resourceVersion === '' || opts.resourceVersion === '0');
     try {
@@ -92,7 +97,10 @@ export class WatchStream implements WatchSubscriber {
       return;
     }
     if (opts.allowWatchBookmarks && this.settings.bookmarkIntervalMs > 0) {
-      const timer = setInterval(() => this.sendBookmark(storage.currentRv(), false), this.settings.bookmarkIntervalMs);
+      const timer = setInterval(
+        () => this.sendBookmark(Math.max(storage.deliveredRv(), this.replayedRv), false),
+        this.settings.bookmarkIntervalMs,
+      );
       this.timers.push(timer);
     }
     const timeout = opts.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
@@ -101,7 +109,7 @@ export class WatchStream implements WatchSubscriber {
   }
 
   deliver(event: StoredEvent): void {
-    if (!this.stopped) this.forward(event);
+    if (!this.stopped && event.rv > this.replayedRv) this.forward(event);
   }
 
   private forward(e: StoredEvent): void {
@@ -141,4 +149,31 @@ export class WatchStream implements WatchSubscriber {
     this.sink.close();
     this.onStop();
   }
+}
+
+/** A sink that queues what is written until `ready` settles, then passes it on (or closes if it failed). */
+function heldUntil(sink: WatchSink, ready: Promise<void>): WatchSink {
+  let queued: string[] | undefined = [];
+  let closeRequested = false;
+  const release = (ok: boolean) => {
+    if (ok) for (const line of queued ?? []) sink.write(line);
+    queued = undefined;
+    if (closeRequested || !ok) sink.close();
+  };
+  ready.then(
+    () => release(true),
+    () => release(false),
+  );
+  return {
+    write(line) {
+      if (!queued) return sink.write(line);
+      queued.push(line);
+      return true;
+    },
+    close() {
+      if (queued) closeRequested = true;
+      else sink.close();
+    },
+    backlog: () => sink.backlog(),
+  };
 }

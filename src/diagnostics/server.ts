@@ -291,9 +291,18 @@ export class DiagnosticsServer implements RouteRegistry {
   }
 
   private async dispatch(req: DiagnosticsRequest): Promise<Reply> {
-    const route = this.routes.get(req.path);
+    const route = this.routes.get(req.path) ?? this.subtreeRoute(req.path);
     if (!route) return notFound();
     return route.handler(req);
+  }
+
+  /** As Go's mux: a pattern that ends in `/` serves the whole subtree below it, the longest pattern winning. */
+  private subtreeRoute(path: string) {
+    let best: string | undefined;
+    for (const pattern of this.routes.keys()) {
+      if (pattern.endsWith('/') && path.startsWith(pattern) && pattern.length > (best?.length ?? 0)) best = pattern;
+    }
+    return best === undefined ? undefined : this.routes.get(best);
   }
 
   private write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {

@@ -93,7 +93,7 @@ describe('statusz', () => {
       '/version',
       '/healthz/ping',
     ],
-    runtimeVersion: 'v20.20.2',
+    runtimeVersion: 'Node.js v20.20.2',
     now: () => new Date('2026-03-01T11:02:03.900Z'),
   });
 
@@ -105,7 +105,7 @@ describe('statusz', () => {
       `\n${n.controllerManager} statusz\n${WARNING}\n\n` +
         'Started: Sun Mar  1 10:00:00 UTC 2026\n' +
         'Up: 1 hr 02 min 03 sec\n' +
-        'Go version: v20.20.2\n' +
+        'Runtime version: Node.js v20.20.2\n' +
         'Binary version: 0.1.0+build&lt;1&gt;\n' +
         'Emulation version: 1.34\n' +
         'Paths: /healthz /livez /metrics /readyz /statusz /version\n',
@@ -123,7 +123,7 @@ describe('statusz', () => {
       metadata: { name: n.controllerManager },
       startTime: '2026-03-01T10:00:00Z',
       uptimeSeconds: 3723,
-      goVersion: 'v20.20.2',
+      goVersion: 'Node.js v20.20.2',
       binaryVersion: '0.1.0+build<1>',
       emulationVersion: '1.34',
       minimumCompatibilityVersion: '1.33',
@@ -159,7 +159,7 @@ describe('statusz', () => {
       now: () => started,
     });
     expect(bare(accept()).body).toBe(
-      `\nc statusz\n${WARNING}\n\nStarted: Sun Mar  1 10:00:00 UTC 2026\nUp: 0 hr 00 min 00 sec\nGo version: ${process.version}\nBinary version: 1.0.0\n`,
+      `\nc statusz\n${WARNING}\n\nStarted: Sun Mar  1 10:00:00 UTC 2026\nUp: 0 hr 00 min 00 sec\nRuntime version: Node.js ${process.version}\nBinary version: 1.0.0\n`,
     );
     expect(Object.keys(JSON.parse(bare(accept(STATUSZ)).body as string))).toEqual([
       'kind',

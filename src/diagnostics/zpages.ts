@@ -114,7 +114,7 @@ export interface StatuszOptions {
   minimumCompatibilityVersion?: string;
   /** Registered paths; statusz lists their distinct first segments. */
   paths: () => string[];
-  /** The runtime's version (default `process.version`). */
+  /** The runtime and its version (default `Node.js <process.version>`). */
   runtimeVersion?: string;
   now?: () => Date;
 }
@@ -167,7 +167,7 @@ export function statuszHandler(options: StatuszOptions): (req: Pick<DiagnosticsR
     if (form === 'not-acceptable') return notAcceptable();
     const uptimeSeconds = Math.max(0, Math.floor((now().getTime() - options.startTime.getTime()) / 1000));
     const paths = aggregatePaths(options.paths());
-    const runtime = options.runtimeVersion ?? process.version;
+    const runtime = options.runtimeVersion ?? `Node.js ${process.version}`;
     if (form === 'json') {
       const body: Record<string, unknown> = {
         kind: 'Statusz',
@@ -175,6 +175,7 @@ export function statuszHandler(options: StatuszOptions): (req: Pick<DiagnosticsR
         metadata: { name: options.componentName },
         startTime: rfc3339Seconds(options.startTime),
         uptimeSeconds,
+        // The spec's field for the toolchain; this one is Node.js, and the value says so.
         goVersion: runtime,
         binaryVersion: options.binaryVersion,
       };
@@ -186,7 +187,7 @@ export function statuszHandler(options: StatuszOptions): (req: Pick<DiagnosticsR
     const lines = [
       `Started: ${escapeHtml(unixDate(options.startTime))}`,
       `Up: ${escapeHtml(uptimeText(uptimeSeconds))}`,
-      `Go version: ${escapeHtml(runtime)}`,
+      `Runtime version: ${escapeHtml(runtime)}`,
       `Binary version: ${escapeHtml(options.binaryVersion)}`,
     ];
     if (options.emulationVersion) lines.push(`Emulation version: ${escapeHtml(options.emulationVersion)}`);

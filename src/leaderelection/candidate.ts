@@ -57,7 +57,7 @@ function errorText(err: unknown): string {
 }
 
 /** A MicroTime in microseconds since the epoch (Date.parse alone stops at milliseconds); absent is -Infinity. */
-function microTime(t: string | undefined): number {
+export function microTime(t: string | undefined): number {
   if (t === undefined) return Number.NEGATIVE_INFINITY;
   const fraction = /\.(\d+)(?:Z|[+-]\d\d:\d\d)$/i.exec(t)?.[1] ?? '';
   return Math.floor(Date.parse(t) / 1000) * 1e6 + Number(fraction.padEnd(6, '0').slice(0, 6));

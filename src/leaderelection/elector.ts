@@ -12,6 +12,8 @@ import type { Lease, LeaseSpec } from '../api/types/coordination.ts';
 import { isConflict, isNotFound } from '../client/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { rfc3339Micro } from '../util/time.ts';
+import { coordinatedRenewal, coordinatedVerdict } from './coordinated.ts';
+import type { LeaseGuard } from './guard.ts';
 import type { LeaderMetrics } from './metrics.ts';
 import { pause, withDeadline } from './timing.ts';
 
@@ -70,9 +72,16 @@ export interface LeaderElectionConfig {
   /** Source of jitter in [0, 1). */
   random?: () => number;
   metrics?: LeaderMetrics;
+  /** Told of every successful renewal and of the end of leadership; it fences the controllers' writes. */
+  guard?: LeaseGuard;
   /** `(reason, message)` for an event on the Lease: `<identity> became leader` / `<identity> stopped leading`. */
   onEvent?(reason: string, message: string): void;
   logger?: ElectorLogger;
+  /**
+   * Coordinated mode (gate `CoordinatedLeaderElection`): never create or take the Lease, renew only while the
+   * election controller names this process as holder and asks nobody else to take over (see coordinated.ts).
+   */
+  coordinated?: boolean;
 }
 
 /** The Lease spec fields the elector owns; absent fields read as empty / 0. */
@@ -219,6 +228,7 @@ export class LeaderElector {
       try {
         await this.renew(signal);
       } finally {
+        this.config.guard?.revoke();
         leading.abort();
         this.config.metrics?.leaderOff();
         this.event('stopped leading');
@@ -276,6 +286,8 @@ export class LeaderElector {
         const ok = await this.tryAcquireOrRenew(round);
         this.maybeReportTransition();
         if (ok) return true;
+        // Another holder (or a release) in the Lease: our term is over now, not at the renew deadline.
+        if (!this.isLeader()) return false;
         await pause(this.clock, this.retryPeriodMs, round);
       }
       return false;
@@ -286,6 +298,7 @@ export class LeaderElector {
 
   /** One attempt (client-go's tryAcquireOrRenew). Never throws. */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    if (this.config.coordinated) return this.tryCoordinatedRenew(signal);
     const now = this.clock.now();
     const stamp = rfc3339Micro(this.config.wallClock?.() ?? new Date());
     const desired: LeaderElectionRecord = {
@@ -335,6 +348,30 @@ export class LeaderElector {
     return this.write('replace', desired, signal);
   }
 
+  /** One coordinated attempt (client-go's tryCoordinatedRenew): read, then renew only if coordinatedVerdict allows. */
+  private async tryCoordinatedRenew(signal: AbortSignal): Promise<boolean> {
+    const now = this.clock.now();
+    const { namespace, name } = this.config.lock;
+    try {
+      this.lease = await this.call(signal, (s) => this.config.leases.get(namespace, name, { signal: s }));
+    } catch (err) {
+      const why = isNotFound(err) ? 'not created by the election controller yet' : errorText(err);
+      this.log.info(`lease ${this.lockDesc} not renewed: ${why}`);
+      return false;
+    }
+    const old = recordFromLease(this.lease);
+    this.observeRead(old);
+    const verdict = coordinatedVerdict(old, this.identity, this.isLeaseValid(now));
+    if (!verdict.renew) {
+      this.log.info(`lease ${this.lockDesc} not renewed: ${verdict.why}`);
+      return false;
+    }
+    this.config.metrics?.slowpathExercised();
+    const stamp = rfc3339Micro(this.config.wallClock?.() ?? new Date());
+    const seconds = Math.ceil(this.leaseDurationMs / 1000);
+    return this.write('replace', coordinatedRenewal(old, this.identity, seconds, stamp), signal);
+  }
+
   /** Valid while `observedTime + leaseDurationSeconds` (the holder's own figure) lies after `now`. */
   private isLeaseValid(now: number): boolean {
     return this.observedTime + (this.observed?.leaseDurationSeconds ?? 0) * 1000 > now;
@@ -345,6 +382,7 @@ export class LeaderElector {
     const { namespace, name } = this.config.lock;
     const spec = leaseSpecFromRecord(record);
     const leases = this.config.leases;
+    const sentAt = this.clock.now();
     try {
       if (mode === 'create') {
         const body: Lease = { apiVersion: leases.apiVersion, kind: 'Lease', metadata: { namespace, name }, spec };
@@ -359,6 +397,7 @@ export class LeaderElector {
       return false;
     }
     this.setObserved(record);
+    this.config.guard?.renewed(sentAt);
     return true;
   }
 

@@ -7,6 +7,7 @@ import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
 import type { PolicyRule } from '../../api/types/index.ts';
 import { AUTHENTICATED_GROUP } from '../authn.ts';
+import { userFacingRoles } from './user-roles.ts';
 
 /** Members of this group are allowed every request, whatever the policy says. */
 export const PRIVILEGED_GROUP = 'system:masters';
@@ -81,6 +82,7 @@ export function defaultPolicy(n: Naming): KubeObject[] {
     role(csrRole('selfnodeclient'), [
       { verbs: ['create'], apiGroups: [certificates], resources: ['certificatesigningrequests/selfnodeclient'] },
     ]),
+    ...userFacingRoles(n, role),
     binding('cluster-admin', [PRIVILEGED_GROUP]),
     binding('system:discovery', [AUTHENTICATED_GROUP]),
     binding('system:basic-user', [AUTHENTICATED_GROUP]),

@@ -406,12 +406,15 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
         csrRole('nodeclient'),
         csrRole('selfnodeclient'),
       ];
-      expect(names('ClusterRole')).toEqual(roles);
+      // The user-facing roles are bound by users, not by the policy; `aggregate-to-*` labels feed them.
+      const userFacing = ['admin', 'edit', 'view'];
+      const aggregateTo = userFacing.map((r) => `system:aggregate-to-${r}`);
+      expect(names('ClusterRole')).toEqual([...roles, ...userFacing, ...aggregateTo]);
       expect(names('ClusterRoleBinding').sort()).toEqual([...roles].sort());
       const domain = registry.naming.domain;
       for (const obj of policy) {
         expect(obj.apiVersion).toBe(`${rbac}/v1`);
-        expect(obj.metadata.labels).toEqual({ [`${domain}/bootstrapping`]: 'rbac-defaults' });
+        expect(obj.metadata.labels).toMatchObject({ [`${domain}/bootstrapping`]: 'rbac-defaults' });
         expect(obj.metadata.annotations).toEqual({ [`rbac.authorization.${domain}/autoupdate`]: 'true' });
       }
     });

@@ -20,12 +20,12 @@ import { ApiError } from '../errors.ts';
 import type { AccessChecker } from '../plugins/authorize.ts';
 import type { RequestInfo } from '../request-info.ts';
 import type { RequestAuthorizer } from '../server.ts';
+import { serviceAccountUsername } from '../service-accounts.ts';
 import type { Storage } from '../storage.ts';
 import { PRIVILEGED_GROUP } from './policy.ts';
 
 export { defaultPolicy, PRIVILEGED_GROUP } from './policy.ts';
 
-const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
 const ALL = '*';
 
 /** What a resource request asks to do, as in a SubjectAccessReview's `resourceAttributes`. */
@@ -124,7 +124,7 @@ export function subjectMatches(user: UserInfo, subject: Subject, bindingNamespac
       return user.groups.includes(subject.name);
     case 'ServiceAccount': {
       const namespace = subject.namespace || bindingNamespace;
-      return namespace !== '' && user.username === `${SERVICE_ACCOUNT_PREFIX}${namespace}:${subject.name}`;
+      return namespace !== '' && user.username === serviceAccountUsername(namespace, subject.name);
     }
     default:
       return false;

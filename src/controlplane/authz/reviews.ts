@@ -28,6 +28,14 @@ export interface ReviewerOptions {
   naming: Naming;
   /** Resolves a bearer token to its user; without it, TokenReviews are returned unevaluated. */
   lookup?: (token: string) => UserInfo | undefined;
+  /**
+   * Audience-aware tokens (bound service account tokens) and the API server's own audiences. Tokens `lookup`
+   * knows are valid for the API audiences only, as the reference treats audience-agnostic authenticators.
+   */
+  audiences?: {
+    api: string[];
+    authenticate: (token: string, audiences: string[]) => { user: UserInfo; audiences: string[] } | undefined;
+  };
   now?: () => Date;
 }
 
@@ -49,7 +57,7 @@ export function createReviewer(options: ReviewerOptions): Reviewer {
       case 'SelfSubjectRulesReview':
         return selfSubjectRulesReview(rt, obj, user, authorizer);
       case 'TokenReview':
-        return tokenReview(obj, options.lookup);
+        return tokenReview(obj, options);
       case 'SelfSubjectReview':
         return selfSubjectReview(rt, user, now());
       default:
@@ -197,15 +205,33 @@ function selfSubjectRulesReview(rt: ResourceType, obj: KubeObject, user: UserInf
   } as KubeObject;
 }
 
-function tokenReview(obj: KubeObject, lookup: ((token: string) => UserInfo | undefined) | undefined): KubeObject {
-  const review = obj as KubeObject & { spec?: { token?: string }; status?: TokenReviewStatus };
+function tokenReview(obj: KubeObject, options: Pick<ReviewerOptions, 'lookup' | 'audiences'>): KubeObject {
+  const review = obj as KubeObject & { spec?: { token?: string; audiences?: string[] }; status?: TokenReviewStatus };
   if (review.metadata.namespace)
     throw badRequest(`namespace is not allowed on this type: ${review.metadata.namespace}`);
   const token = review.spec?.token ?? '';
   if (!token) throw badRequest('token is required for TokenReview in authentication');
+  const { lookup, audiences } = options;
   if (!lookup) return review;
-  const found = lookup(token);
-  review.status = found ? { authenticated: true, user: userInfoOf(withAuthenticated(found)) } : { user: {} };
+  const requested = review.spec?.audiences ?? [];
+  if (!Array.isArray(requested) || requested.some((a) => typeof a !== 'string')) {
+    throw badRequest('spec.audiences must be a list of strings');
+  }
+  const api = audiences?.api ?? [];
+  const wanted = requested.length ? requested : api;
+  let found = audiences?.authenticate(token, wanted);
+  if (!found) {
+    const user = lookup(token);
+    const granted = api.length ? wanted.filter((a) => api.includes(a)) : wanted;
+    if (user && (granted.length || !api.length)) found = { user, audiences: granted };
+  }
+  review.status = found
+    ? {
+        authenticated: true,
+        user: userInfoOf(withAuthenticated(found.user)),
+        ...(found.audiences.length ? { audiences: found.audiences } : {}),
+      }
+    : { user: {} };
   return review;
 }
 

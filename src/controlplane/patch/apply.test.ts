@@ -31,7 +31,7 @@ describe('applyServerSideApply', () => {
 
   it.each<[string, JsonObject, JsonObject]>([
     [
-      'merges keyed lists by their merge keys',
+      'merges keyed lists by their keys, new items after the live ones',
       {
         spec: {
           template: { spec: { containers: [{ name: 'app', image: 'app:2', env: [{ name: 'B', value: '2' }] }] } },
@@ -43,8 +43,8 @@ describe('applyServerSideApply', () => {
             name: 'app',
             image: 'app:2',
             env: [
-              { name: 'B', value: '2' },
               { name: 'A', value: '1' },
+              { name: 'B', value: '2' },
             ],
           },
         ],
@@ -71,7 +71,7 @@ describe('applyServerSideApply', () => {
 
   it('keeps fields the configuration leaves out', () => {
     const result = applyServerSideApply(live, deepFreeze({ metadata: { finalizers: ['b'] } }), 'Deployment');
-    expect(result.metadata).toEqual({ name: 'web', labels: { app: 'web' }, finalizers: ['b', 'a'] });
+    expect(result.metadata).toEqual({ name: 'web', labels: { app: 'web' }, finalizers: ['a', 'b'] });
     expect(result.spec).toEqual(live.spec);
   });
 

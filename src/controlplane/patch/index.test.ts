@@ -49,8 +49,8 @@ describe('applyPatch', () => {
         ...pod,
         spec: {
           containers: [
-            { name: 'log', image: 'log:1' },
             { name: 'app', image: 'app:1' },
+            { name: 'log', image: 'log:1' },
           ],
         },
       },

@@ -1,16 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { listStrategy } from './merge-keys.ts';
 
+// The served kinds with a pod spec; the strategies come from their schemas.
 const POD_SPEC_BASES: [kind: string, base: string][] = [
   ['Pod', 'spec'],
-  ['PodTemplate', 'template.spec'],
   ['Deployment', 'spec.template.spec'],
   ['ReplicaSet', 'spec.template.spec'],
   ['StatefulSet', 'spec.template.spec'],
-  ['DaemonSet', 'spec.template.spec'],
   ['ReplicationController', 'spec.template.spec'],
-  ['Job', 'spec.template.spec'],
-  ['CronJob', 'spec.jobTemplate.spec.template.spec'],
 ];
 
 const strategyOf = (kind: string, path: string) => listStrategy(kind, path.split('.'));

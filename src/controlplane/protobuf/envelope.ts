@@ -5,10 +5,11 @@
  * JSON form with `apiVersion` and `kind` from the envelope.
  */
 
-import { reviewTableForKind } from '../authz/review-protobuf.ts';
+import { encodeMessage } from './encode.ts';
 import { decodeMessage } from './schema.ts';
-import { tableForKind } from './tables.ts';
+import { listTableForKind, tableForKind } from './tables.ts';
 import { ProtobufError, ProtoReader, WireType } from './wire.ts';
+import { ProtoWriter } from './writer.ts';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 
@@ -81,7 +82,7 @@ export function decodeKubernetesProtobuf(bytes: Uint8Array): Record<string, unkn
       throw new ProtobufError(`raw JSON of ${unknown.kind}: ${(e as Error).message}`);
     }
   } else if (rawType === '' || rawType === PROTOBUF_MEDIA_TYPE) {
-    const table = tableForKind(unknown.kind) ?? reviewTableForKind(unknown.kind);
+    const table = tableFor(unknown.kind, unknown.apiVersion);
     if (!table) {
       throw new ProtobufError(
         `kind ${unknown.apiVersion ? `${unknown.apiVersion}, ` : ''}Kind=${unknown.kind} cannot be decoded from protobuf; send it as application/json`,
@@ -115,4 +116,42 @@ export function protobufBytes(body: string | Uint8Array): Uint8Array {
     }
   }
   return Buffer.from(body, 'latin1');
+}
+
+/** The table of a kind, or of `<Kind>List` for the lists of a kind. */
+function tableFor(kind: string, apiVersion: string) {
+  const version = apiVersion || undefined;
+  const table = tableForKind(kind, version);
+  if (table || !kind.endsWith('List')) return table;
+  return listTableForKind(kind.slice(0, -'List'.length), version);
+}
+
+/**
+ * Encodes an object or a list (`<Kind>List` with `items`) in the envelope, by the table of its kind.
+ * Fails for kinds without a table and for values the table cannot carry (a free-form field, a wrong type).
+ */
+export function encodeKubernetesProtobuf(object: Record<string, unknown>): Uint8Array {
+  const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
+  const kind = typeof object.kind === 'string' ? object.kind : '';
+  const table = tableFor(kind, apiVersion);
+  if (!table) throw new ProtobufError(`kind ${apiVersion}, Kind=${kind} cannot be encoded as protobuf`);
+  const raw = encodeMessage(object, table);
+  const w = new ProtoWriter();
+  w.message(1, (typeMeta) => {
+    typeMeta.tag(1, WireType.LENGTH_DELIMITED);
+    typeMeta.string(apiVersion);
+    typeMeta.tag(2, WireType.LENGTH_DELIMITED);
+    typeMeta.string(kind);
+  });
+  w.tag(2, WireType.LENGTH_DELIMITED);
+  w.bytes(raw);
+  w.tag(3, WireType.LENGTH_DELIMITED);
+  w.string('');
+  w.tag(4, WireType.LENGTH_DELIMITED);
+  w.string('');
+  const body = w.finish();
+  const out = new Uint8Array(MAGIC.length + body.length);
+  out.set(MAGIC);
+  out.set(body, MAGIC.length);
+  return out;
 }

@@ -4,6 +4,7 @@
  */
 export {
   decodeKubernetesProtobuf,
+  encodeKubernetesProtobuf,
   isProtobufMediaType,
   MAGIC,
   PROTOBUF_MEDIA_TYPE,
@@ -11,7 +12,7 @@ export {
   readEnvelope,
 } from './envelope.ts';
 export { decodeMessage, type FieldSpec, type MessageTable, type ScalarKind } from './schema.ts';
-export { PROTOBUF_KINDS, tableForKind } from './tables.ts';
+export { listTableForKind, messageOfKind, PROTOBUF_KINDS, tableForKind } from './tables.ts';
 export { ProtobufError, ProtoReader, WireType } from './wire.ts';
 
 import { decodeKubernetesProtobuf, protobufBytes } from './envelope.ts';

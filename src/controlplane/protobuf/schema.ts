@@ -21,6 +21,7 @@ export type ScalarKind =
   | 'int32'
   | 'int64'
   | 'bool'
+  | 'double'
   | 'time'
   | 'microTime'
   | 'quantity'
@@ -42,6 +43,8 @@ export interface FieldSpec {
   readonly keep?: boolean;
   /** An embedded struct whose fields the JSON form inlines into the parent object. */
   readonly inline?: boolean;
+  /** A message the server's schema leaves free-form: present on the wire, it is refused by name. */
+  readonly opaque?: boolean;
 }
 
 export interface MessageTable {
@@ -102,6 +105,7 @@ function readMessage(r: ProtoReader, table: MessageTable, out: JsonObject, path:
       continue;
     }
     const at = `${path}.${spec.name}`;
+    if (spec.opaque) throw new ProtobufError(`${at}: this server cannot decode it from protobuf; send it as JSON`);
     if (spec.map) readMapEntry(r, wireType, spec, out, at);
     else if (spec.repeated) readRepeated(r, wireType, spec, out, at);
     else readSingle(r, wireType, spec, out, at);
@@ -196,6 +200,9 @@ function readScalar(r: ProtoReader, wireType: number, kind: ScalarKind, at: stri
     case 'bytes':
       expectWireType(wireType, WireType.LENGTH_DELIMITED, at);
       return Buffer.from(r.bytes()).toString('base64');
+    case 'double':
+      expectWireType(wireType, WireType.FIXED64, at);
+      return r.double();
   }
   expectWireType(wireType, WireType.LENGTH_DELIMITED, at);
   const sub = r.sub();
@@ -311,7 +318,14 @@ function isPackable(kind: ValueKind): kind is 'int32' | 'int64' | 'bool' {
 
 /** Plain scalars, whose zero values `omitempty` drops (the special types are structs in Go). */
 function isPlain(kind: ScalarKind): boolean {
-  return kind === 'string' || kind === 'bytes' || kind === 'int32' || kind === 'int64' || kind === 'bool';
+  return (
+    kind === 'string' ||
+    kind === 'bytes' ||
+    kind === 'int32' ||
+    kind === 'int64' ||
+    kind === 'bool' ||
+    kind === 'double'
+  );
 }
 
 function isZero(value: unknown): boolean {
@@ -323,6 +337,7 @@ function zeroOf(kind: ValueKind): unknown {
   switch (kind) {
     case 'int32':
     case 'int64':
+    case 'double':
       return 0;
     case 'bool':
       return false;

@@ -99,6 +99,14 @@ export class ProtoReader {
     return int64Value(lo, hi);
   }
 
+  /** 64 bits, little-endian, as an IEEE 754 double. */
+  double(): number {
+    this.need(8);
+    const value = new DataView(this.buf.buffer, this.buf.byteOffset + this.pos, 8).getFloat64(0, true);
+    this.pos += 8;
+    return value;
+  }
+
   /** A length-delimited payload: its bounds within `buf` (the cursor moves past it). */
   delimited(): { start: number; end: number } {
     const length = this.uint32();

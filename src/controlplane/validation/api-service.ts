@@ -8,6 +8,7 @@
  * Status conditions have status True, False or Unknown.
  */
 
+import { DEFAULT_SERVICE_PORT } from '../../api/apiservice.ts';
 import {
   isDNS1035Label,
   isDNS1123Subdomain,
@@ -20,7 +21,6 @@ import type { ValidationContext } from './context.ts';
 import { child, type FieldError, goQuote, index, invalid, notSupported, required } from './field-errors.ts';
 import { absent, arr, bool, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
-export const DEFAULT_SERVICE_PORT = 443;
 const STATUSES = ['True', 'False', 'Unknown'];
 
 const SHAPE = topLevel({

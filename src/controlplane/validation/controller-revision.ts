@@ -1,6 +1,7 @@
 /**
  * ControllerRevision (`apps/v1`, namespaced): data is required; revision is non-negative; after creation
- * neither data nor revision may change.
+ * data may not change. The revision number may, as in the reference: a StatefulSet rolled back to an
+ * older template renumbers that template's revision as the newest.
  */
 
 import {
@@ -32,6 +33,5 @@ export function validateControllerRevisionUpdate(o: unknown, old: unknown, ctx?:
   const errs = validateObjectMetaUpdate(o.metadata, prev.metadata);
   errs.push(...validateControllerRevisionCreate(o, ctx));
   errs.push(...validateImmutableField(o.data ?? null, prev.data ?? null, 'data'));
-  errs.push(...validateImmutableField(o.revision ?? 0, prev.revision ?? 0, 'revision'));
   return errs;
 }

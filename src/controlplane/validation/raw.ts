@@ -5,6 +5,7 @@
  * value of the wrong type, and `checkShape` reports those wrong types once, as
  * `Invalid value: <v>: must be of type <t>` (where the reference would have refused to decode the body).
  */
+import type { Node } from '../../api/schema.ts';
 import { child, type FieldError, index, invalid, key } from './field-errors.ts';
 import { parseQuantityValue } from './quantity.ts';
 
@@ -139,9 +140,13 @@ function scalarProblem(value: unknown, shape: Scalar): string | undefined {
       if (n === undefined) return 'must be of type integer';
       return n < INT32_MIN || n > INT32_MAX ? 'must be a 32-bit integer' : undefined;
     }
-    case 'intOrString':
+    case 'intOrString': {
       if (typeof value === 'string') return undefined;
-      return int(value) !== undefined ? undefined : "must be an integer or percentage (e.g '5%%')";
+      // The integer half of an IntOrString is an int32: 1e308 is no count of anything.
+      const n = int(value);
+      if (n === undefined) return "must be an integer or percentage (e.g '5%%')";
+      return n < INT32_MIN || n > INT32_MAX ? 'must be a 32-bit integer' : undefined;
+    }
     case 'quantity': {
       const q = parseQuantityValue(value);
       return q.ok ? undefined : q.error;
@@ -167,6 +172,24 @@ export function base64Problem(s: string): string | undefined {
 export function bytes(v: unknown): Buffer | undefined {
   if (typeof v !== 'string' || base64Problem(v)) return undefined;
   return Buffer.from(v, 'base64');
+}
+
+const SCHEMA_SCALARS: Record<string, Shape> = {
+  string: 'string',
+  integer: 'int64',
+  boolean: 'boolean',
+  'int-or-string': 'intOrString',
+  quantity: 'quantity',
+  time: 'time',
+};
+
+/** The shape of a field schema (`src/api/schema.ts`); numbers and free-form members accept any JSON value. */
+export function shapeOfSchema(node: Node): Shape {
+  if (typeof node === 'string') return SCHEMA_SCALARS[node] ?? 'any';
+  if ('object' in node) {
+    return { fields: Object.fromEntries(Object.entries(node.object).map(([k, v]) => [k, shapeOfSchema(v)])) };
+  }
+  return 'list' in node ? { items: shapeOfSchema(node.list) } : { values: shapeOfSchema(node.map) };
 }
 
 // Shapes shared by several resources.

@@ -94,10 +94,21 @@ export function buildInfoMetric(registry: Registry, naming: Prefix, info: BuildI
   gauge.set(labels, 1);
 }
 
+/**
+ * prom-client's gauges named like counters, which promtool's linter refuses; `nodejs_active_handles`,
+ * `nodejs_active_requests` and `nodejs_active_resources` carry the same counts by type.
+ */
+const COUNTER_NAMED_GAUGES = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /** Process (`process_*`) and Node.js runtime (`nodejs_*`) metrics from prom-client, once per registry. */
 export function runtimeMetrics(registry: Registry): void {
   if (registry.getSingleMetric('process_start_time_seconds')) return;
   collectDefaultMetrics({ register: registry });
+  for (const name of COUNTER_NAMED_GAUGES) registry.removeSingleMetric(name);
 }
 
 /**

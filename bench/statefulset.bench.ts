@@ -1,0 +1,243 @@
+/**
+ * `npm run bench -- statefulset`: the StatefulSet controller with three simulated nodes on the embedded
+ * control plane over HTTPS, in one process (client, controller, nodes and server share the CPU).
+ *
+ * Workloads, each timed from the API write to the last status it waits for:
+ *   - one `Parallel` set of 1,000 replicas from creation to all Ready;
+ *   - 100 `Parallel` sets of 10 replicas from creation to all Ready;
+ *   - a full rolling update of the 1,000-replica set (maxUnavailable 10%) to all Ready at the new revision;
+ *   - the CPU time of one full resync of all 101 sets (nothing to do).
+ * The floor, measured interleaved in the same rounds on the same server: the same number of bare pod
+ * creates plus one status write each (Running and Ready), and for the update a delete, a create and a
+ * status write per pod, all with 64 requests in flight. Pods get a readiness delay of 0. Every client
+ * (controller, nodes, floor) runs with QPS unlimited (`qps: 0`). Median of 3 paired rounds, with range.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { statefulSetControllerDefinition } from '../controllers/statefulset/index.ts';
+import type { StatefulSet } from '../src/api/types/apps.ts';
+import type { Pod } from '../src/api/types/core.ts';
+import { KubeClient } from '../src/client/client.ts';
+import type { ControllerDefinition, Enqueuer } from '../src/controller/controller.ts';
+import { ControlPlane } from '../src/controlplane/control-plane.ts';
+import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
+import { startSimulatedNodes } from '../src/simulation/nodes.ts';
+import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
+import { type Figure, inParallel, print } from './run.ts';
+
+const ROUNDS = 3;
+const BIG = 1000;
+const SMALL_SETS = 100;
+const SMALL = 10;
+const TIMEOUT_MS = 300_000;
+
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+interface Bench {
+  cp: ControlPlane;
+  client: KubeClient;
+  enqueue: () => Enqueuer;
+  reconciled: () => number;
+}
+
+function statefulSet(cp: ControlPlane, ns: string, name: string, replicas: number, image = 'app:1'): StatefulSet {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { namespace: ns, name },
+    spec: {
+      replicas,
+      serviceName: name,
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name }, annotations: { [cp.registry.naming.annotations.readinessDelay]: '0s' } },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image }] },
+      },
+    },
+  };
+}
+
+/** Resolves when every named set reports all replicas Ready at its update revision (read from storage). */
+async function allReady(cp: ControlPlane, ns: string, names: string[], replicas: number, image: string): Promise<void> {
+  const rt = cp.registry.byKind('StatefulSet')!;
+  const deadline = performance.now() + TIMEOUT_MS;
+  for (const name of names) {
+    for (;;) {
+      const set = cp.storage.get(rt, `${ns}/${name}`) as StatefulSet | undefined;
+      const s = set?.status;
+      const done =
+        set?.spec.template.spec?.containers[0]?.image === image &&
+        s?.observedGeneration === set.metadata.generation &&
+        s?.readyReplicas === replicas &&
+        s.updatedReplicas === replicas &&
+        s.currentRevision === s.updateRevision;
+      if (done) break;
+      if (performance.now() > deadline) throw new Error(`${ns}/${name} not Ready: ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}
+
+async function namespace(client: KubeClient, name: string): Promise<void> {
+  await client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+}
+
+/** Removes a round's objects so later rounds see the same amount of state. */
+async function clean(client: KubeClient, ns: string): Promise<void> {
+  await client.kind('StatefulSet').deleteCollection(ns, {});
+  await client.kind('Pod').deleteCollection(ns, { gracePeriodSeconds: 0 });
+  await client.kind('ControllerRevision').deleteCollection(ns, {});
+}
+
+/** The floor: bare pods (bound to a node nobody simulates) created, then given one status write each. */
+async function floor(client: KubeClient, ns: string, count: number, withDelete: boolean): Promise<number> {
+  const pods = client.kind<Pod>('Pod');
+  const pod = (i: number): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace: ns, name: `floor-${i}` },
+    spec: { nodeName: 'floor-node', terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'app:1' }] },
+  });
+  const status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+  if (withDelete) await inParallel(count, (i) => pods.create(pod(i)));
+  return inParallel(count, async (i) => {
+    if (withDelete) await pods.delete(ns, `floor-${i}`, { gracePeriodSeconds: 0 });
+    const created = await pods.create(pod(i));
+    await pods.replaceStatus({ ...created, status } as Pod);
+  });
+}
+
+async function timed(fn: () => Promise<void>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return (performance.now() - t) / 1000;
+}
+
+async function round(b: Bench, r: number): Promise<Record<string, [number, number]>> {
+  const sets = b.client.kind<StatefulSet>('StatefulSet');
+  const ns = `bench-${r}`;
+  const floorNs = `floor-${r}`;
+  await namespace(b.client, ns);
+  await namespace(b.client, floorNs);
+  const out: Record<string, [number, number]> = {};
+
+  const floorBig = await floor(b.client, floorNs, BIG, false);
+  await clean(b.client, floorNs);
+  const big = await timed(async () => {
+    await sets.create(statefulSet(b.cp, ns, 'big', BIG));
+    await allReady(b.cp, ns, ['big'], BIG, 'app:1');
+  });
+  out.big = [big, floorBig];
+
+  const floorSmall = await floor(b.client, floorNs, SMALL_SETS * SMALL, false);
+  await clean(b.client, floorNs);
+  const names = Array.from({ length: SMALL_SETS }, (_, i) => `small-${i}`);
+  const small = await timed(async () => {
+    await inParallel(names.length, (i) => sets.create(statefulSet(b.cp, ns, names[i]!, SMALL)));
+    await allReady(b.cp, ns, names, SMALL, 'app:1');
+  });
+  out.small = [small, floorSmall];
+
+  const floorUpdate = await floor(b.client, floorNs, BIG, true);
+  await clean(b.client, floorNs);
+  const update = await timed(async () => {
+    await sets.patch(
+      ns,
+      'big',
+      { spec: { template: { spec: { containers: [{ name: 'app', image: 'app:2' }] } } } },
+      'strategic',
+    );
+    await allReady(b.cp, ns, ['big'], BIG, 'app:2');
+  });
+  out.update = [update, floorUpdate];
+
+  // One full resync: every set queued once, nothing to write.
+  await new Promise((res) => setTimeout(res, 500));
+  const before = b.reconciled();
+  const cpu0 = cpuMs();
+  for (const name of ['big', ...names]) b.enqueue().add(`${ns}/${name}`);
+  while (b.reconciled() < before + names.length + 1) await new Promise((res) => setImmediate(res));
+  out.resync = [(cpuMs() - cpu0) / 1000, 0];
+
+  await clean(b.client, ns);
+  return out;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+
+export async function run(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-statefulset-'));
+  const cp = new ControlPlane({ port: 0, dataDir: dir, historySize: 200_000 });
+  let controller: RunningController | undefined;
+  try {
+    await cp.start();
+    cp.attach(await startSimulatedNodes(cp, 3));
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    const client = new KubeClient(kc, cp.registry, { qps: 0 });
+    let reconciled = 0;
+    let enqueue: Enqueuer | undefined;
+    const definition: ControllerDefinition = {
+      ...statefulSetControllerDefinition,
+      setup(ctx, enq) {
+        enqueue = enq;
+        const inner = statefulSetControllerDefinition.setup(ctx, enq);
+        return {
+          async reconcile(key, signal) {
+            try {
+              return await inner.reconcile(key, signal);
+            } finally {
+              reconciled++;
+            }
+          },
+        };
+      },
+    };
+    controller = await runControllers(client, cp.registry, [definition], {
+      features: DEFAULT_FEATURE_GATES,
+    });
+    const b: Bench = { cp, client, enqueue: () => enqueue!, reconciled: () => reconciled };
+    const rounds: Record<string, [number, number]>[] = [];
+    for (let r = 0; r < ROUNDS; r++) rounds.push(await round(b, r));
+
+    const pick = (k: string, i: 0 | 1) => rounds.map((x) => x[k]![i]);
+    const figure = (k: string, name: string, floorName: string): Figure[] => {
+      const ratios = rounds.map((x) => x[k]![0] / x[k]![1]);
+      return [
+        {
+          name: `${name} (range ${range(pick(k, 0))} s)`,
+          value: median(pick(k, 0)),
+          unit: 's',
+          against: { name: floorName, value: median(pick(k, 1)) },
+        },
+        { name: `  paired ratio, median (range ${range(ratios)})`, value: median(ratios), unit: '×' },
+      ];
+    };
+    print(`statefulset controller: 3 simulated nodes, ${ROUNDS} paired rounds, client QPS unlimited`, [
+      ...figure('big', `1 set × ${BIG} Parallel, create → all Ready`, `${BIG} pod creates + status writes`),
+      ...figure(
+        'small',
+        `${SMALL_SETS} sets × ${SMALL}, create → all Ready`,
+        `${SMALL_SETS * SMALL} creates + status writes`,
+      ),
+      ...figure('update', `rolling update of ${BIG} (maxUnavailable 10%)`, `${BIG} deletes + creates + status writes`),
+      {
+        name: `full resync of ${SMALL_SETS + 1} sets, CPU (range ${range(pick('resync', 0).map((x) => x * 1000))} ms)`,
+        value: median(pick('resync', 0)) * 1000,
+        unit: 'ms',
+      },
+    ]);
+  } finally {
+    await controller?.stop();
+    await cp.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

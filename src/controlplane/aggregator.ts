@@ -1,0 +1,267 @@
+/**
+ * The embedded control plane's aggregation layer, as the reference's kube-aggregator: a local
+ * APIService for every group version this server serves (auto-registration, with the reference's
+ * priorities, restored when changed or deleted), the discovery order those APIServices give, and
+ * a proxy to the backend of every APIService that names a Service — served while its `Available`
+ * condition is True, answered 503 with the condition's message otherwise.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { request } from 'node:https';
+import {
+  availableCondition,
+  backendTls,
+  isAvailable,
+  isLocal,
+  orderAPIServices,
+  resolveBackend,
+  sliceServiceName,
+  transportErrorText,
+} from '../api/apiservice.ts';
+import type { KubeObject } from '../api/meta.ts';
+import { group, type Naming } from '../api/naming.ts';
+import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
+import type { Service } from '../api/types/core.ts';
+import type { EndpointSlice } from '../api/types/discovery.ts';
+import type { APIService } from '../api/types/misc.ts';
+import { jsonEqual } from '../util/equal.ts';
+import type { UserInfo } from './admission.ts';
+import type { AuthorizationAttributes, Authorizer } from './authz/rbac.ts';
+import { forbiddenError } from './authz/rbac.ts';
+import { ApiError, badRequest } from './errors.ts';
+import { verbOf } from './request-info.ts';
+import type { Storage } from './storage.ts';
+
+/** A served group with its versions, preferred first. */
+export interface DiscoveryGroup {
+  name: string;
+  versions: string[];
+}
+
+const DEFAULT_GROUP_PRIORITY = 15_000;
+const DEFAULT_VERSION_PRIORITY = 9;
+
+/**
+ * The reference's priorities of the built-in groups (group prefix → groupPriorityMinimum, with the
+ * versionPriority of each version). Groups it does not list get {@link DEFAULT_GROUP_PRIORITY}.
+ */
+function builtInPriorities(n: Naming): Map<string, { group: number; versions: Record<string, number> }> {
+  const v1 = { v1: 15 };
+  const entries: [string, number, Record<string, number>][] = [
+    ['', 18_000, { v1: 1 }],
+    [group(n, 'apiregistration'), 18_000, v1],
+    ['apps', 17_800, v1],
+    [group(n, 'events'), 17_750, v1],
+    [group(n, 'authentication'), 17_700, v1],
+    [group(n, 'authorization'), 17_600, v1],
+    ['autoscaling', 17_500, v1],
+    ['batch', 17_400, v1],
+    [group(n, 'certificates'), 17_300, v1],
+    [group(n, 'networking'), 17_200, v1],
+    ['policy', 17_100, v1],
+    [group(n, 'rbac.authorization'), 17_000, v1],
+    [group(n, 'storage'), 16_800, v1],
+    [group(n, 'admissionregistration'), 16_700, v1],
+    [group(n, 'scheduling'), 16_600, v1],
+    [group(n, 'coordination'), 16_500, { v1: 15, v1beta1: 13 }],
+    [group(n, 'node'), 16_300, v1],
+    [group(n, 'discovery'), 16_200, v1],
+  ];
+  return new Map(entries.map(([g, priority, versions]) => [g, { group: priority, versions }]));
+}
+
+/** The local APIServices for every group version in the registry. */
+export function localAPIServices(registry: ResourceRegistry): APIService[] {
+  const n = registry.naming;
+  const priorities = builtInPriorities(n);
+  const apiVersion = `${group(n, 'apiregistration')}/v1`;
+  const seen = new Set<string>();
+  const out: APIService[] = [];
+  for (const rt of registry.all) {
+    const name = `${rt.version}.${rt.group}`;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const p = priorities.get(rt.group);
+    out.push({
+      apiVersion,
+      kind: 'APIService',
+      metadata: { name, labels: { [n.labels.autoManaged]: 'true' } },
+      spec: {
+        group: rt.group,
+        version: rt.version,
+        groupPriorityMinimum: p?.group ?? DEFAULT_GROUP_PRIORITY,
+        versionPriority: p?.versions[rt.version] ?? DEFAULT_VERSION_PRIORITY,
+      },
+    });
+  }
+  return out;
+}
+
+export interface AggregatorOptions {
+  storage: Storage;
+  registry: ResourceRegistry;
+  /** Decides proxied requests (the attributes are parsed from the path, as for any request). */
+  authorizer: Pick<Authorizer, 'authorize'>;
+  /** Stores a new object with its server-set metadata (the control plane's `seed`). */
+  seed: (obj: KubeObject) => KubeObject;
+}
+
+export class Aggregator {
+  private readonly apiServices: ResourceType;
+  private readonly services: ResourceType;
+  private readonly slices: ResourceType;
+  private readonly desired = new Map<string, APIService>();
+  private stopCommits: () => void = () => {};
+  private restoring = false;
+
+  constructor(private readonly opts: AggregatorOptions) {
+    const rt = (kind: string) => {
+      const found = opts.registry.byKind(kind);
+      if (!found) throw new Error(`the registry has no ${kind}`);
+      return found;
+    };
+    this.apiServices = rt('APIService');
+    this.services = rt('Service');
+    this.slices = rt('EndpointSlice');
+    for (const s of localAPIServices(opts.registry)) this.desired.set(s.metadata.name ?? '', s);
+  }
+
+  /** Registers the local APIServices and keeps them as registered. */
+  start(): void {
+    this.restore();
+    this.stopCommits = this.opts.storage.onCommit(({ rt, event }) => {
+      if (rt !== this.apiServices || !this.desired.has(event.object.metadata.name ?? '')) return;
+      // Outside the commit: storage is still notifying.
+      if (!this.restoring) {
+        this.restoring = true;
+        setImmediate(() => {
+          this.restoring = false;
+          this.restore();
+        });
+      }
+    });
+  }
+
+  stop(): void {
+    this.stopCommits();
+  }
+
+  private restore(): void {
+    const storage = this.opts.storage;
+    for (const [name, want] of this.desired) {
+      const have = storage.get(this.apiServices, name) as APIService | undefined;
+      if (!have) this.opts.seed(want);
+      else if (!jsonEqual(have.spec, want.spec) || !jsonEqual(have.metadata.labels, want.metadata.labels)) {
+        storage.update(
+          this.apiServices,
+          { ...have, spec: want.spec, metadata: { ...have.metadata, labels: want.metadata.labels } },
+          have.metadata.resourceVersion,
+        );
+      }
+    }
+  }
+
+  private all(): APIService[] {
+    return this.opts.storage.list(this.apiServices) as APIService[];
+  }
+
+  /** The named groups (the core group left out) in discovery order, with their versions. */
+  discoveryGroups(): DiscoveryGroup[] {
+    return orderAPIServices(this.all())
+      .filter((g) => g.group !== '')
+      .map((g) => ({ name: g.group, versions: g.versions.map((s) => s.spec?.version ?? '') }));
+  }
+
+  /** The remote APIService serving this path, if any: `/apis/<group>/<version>[/...]`. */
+  remoteFor(path: string): APIService | undefined {
+    const [apis, g, v] = path.split('/').filter(Boolean);
+    if (apis !== 'apis' || !g || !v) return undefined;
+    const s = this.opts.storage.get(this.apiServices, `${v}.${g}`) as APIService | undefined;
+    return s && !isLocal(s) ? s : undefined;
+  }
+
+  /** Authorizes and forwards a request, its path as sent, to the backend of a remote APIService. */
+  async proxy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    apiService: APIService,
+    user: UserInfo,
+  ) {
+    const url = new URL(`${path}${query.size ? `?${query}` : ''}`, 'https://backend');
+    // Dot segments would be resolved here and send the request somewhere other than where it was authorized.
+    if (url.pathname !== path) throw badRequest(`the path ${JSON.stringify(path)} is not in its normal form`);
+    const attrs = proxiedAttributes(req.method ?? 'GET', url);
+    const decision = this.opts.authorizer.authorize(user, attrs);
+    if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
+    if (!isAvailable(apiService)) {
+      throw unavailable(availableCondition(apiService)?.message || 'service unavailable');
+    }
+    const ref = apiService.spec?.service ?? {};
+    const key = `${ref.namespace ?? ''}/${ref.name ?? ''}`;
+    const n = this.opts.registry.naming;
+    const service = this.opts.storage.get(this.services, key) as Service | undefined;
+    const slices = (this.opts.storage.list(this.slices, ref.namespace ?? '') as EndpointSlice[]).filter(
+      (s) => sliceServiceName(s, n) === ref.name,
+    );
+    const resolved = resolveBackend(apiService, service, slices);
+    if ('failure' in resolved) throw unavailable(resolved.failure.message);
+    const target = resolved.targets[Math.floor(Math.random() * resolved.targets.length)];
+    const tls = backendTls(apiService);
+    const headers = { ...req.headers, host: `${tls.servername}:${target.port}` };
+    delete headers.authorization;
+    await new Promise<void>((resolve, reject) => {
+      const upstream = request(
+        {
+          host: target.host,
+          port: target.port,
+          method: req.method,
+          path: url.pathname + url.search,
+          headers: { ...headers, 'x-remote-user': user.username, 'x-remote-group': user.groups },
+          ca: tls.ca,
+          rejectUnauthorized: tls.rejectUnauthorized,
+          servername: tls.servername,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          answer.on('end', resolve);
+          answer.on('error', reject);
+        },
+      );
+      upstream.on('error', (err) =>
+        reject(unavailable(`error trying to reach service: ${transportErrorText(err, tls)}`)),
+      );
+      res.on('close', () => upstream.destroy());
+      req.pipe(upstream);
+    });
+  }
+}
+
+function unavailable(message: string): ApiError {
+  return new ApiError(503, 'ServiceUnavailable', message);
+}
+
+/** The request attributes of a proxied path, parsed as the reference parses any resource path. */
+export function proxiedAttributes(method: string, url: URL): AuthorizationAttributes {
+  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  let segments = rest;
+  const watchPath = segments[0] === 'watch';
+  if (watchPath) segments = segments.slice(1);
+  if (segments.length === 0) return { verb: method.toLowerCase(), path: url.pathname };
+  let namespace: string | undefined;
+  if (segments[0] === 'namespaces' && segments.length >= 3) {
+    namespace = segments[1];
+    segments = segments.slice(2);
+  }
+  const [resource, name, subresource] = segments;
+  const watch = watchPath || ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+  return {
+    verb: verbOf(method, name !== undefined, watch),
+    group: g,
+    resource,
+    ...(subresource ? { subresource } : {}),
+    ...(namespace ? { namespace } : {}),
+    ...(name ? { name } : {}),
+  };
+}

@@ -1,0 +1,215 @@
+/**
+ * Field sets, as server-side apply tracks ownership: the set of paths an object (or an apply configuration)
+ * sets, computed against the kind's structural schema, and their `FieldsV1` form in `managedFields`.
+ *
+ * A path is a list of path elements: `f:<field>` (an object field or a map key), `k:<json>` (an item of a
+ * `map` list, by its key fields), `v:<json>` (an item of a `set` list, by value) or `i:<index>` (read from
+ * FieldsV1, never produced here). Which paths are members follows the reference's walk: scalars, atomic
+ * lists, list items, map entries, and object fields that are null or empty; an object field holding a
+ * non-empty object is not a member itself, only what it holds.
+ */
+import type { ListNode, Node } from '../../api/schema.ts';
+
+/** Paths encoded as their elements joined by NUL (which no element contains unescaped in JSON). */
+export type FieldSet = Set<string>;
+
+const SEPARATOR = '\u0000';
+
+export const pathKey = (elements: readonly string[]): string => elements.join(SEPARATOR);
+export const pathElements = (key: string): string[] => (key === '' ? [] : key.split(SEPARATOR));
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export function isPlainObject(value: unknown): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The child schema of a field; `'any'` for fields the schema does not know. */
+export function fieldNode(node: Node, field: string): Node {
+  if (typeof node !== 'object') return 'any';
+  if ('object' in node) return Object.hasOwn(node.object, field) ? node.object[field] : 'any';
+  if ('map' in node) return node.map;
+  return 'any';
+}
+
+/** The `k:` element of a map-list item: its key fields, by name. */
+export function itemKey(list: ListNode, item: Json): string {
+  const keys: Record<string, Json> = {};
+  if (isPlainObject(item)) {
+    for (const name of [...(list.mapKeys ?? [])].sort()) if (item[name] !== undefined) keys[name] = item[name];
+  }
+  return `k:${JSON.stringify(keys)}`;
+}
+
+/** The element that identifies a list item: by key (map lists) or by value (sets). */
+export function itemElement(list: ListNode, item: Json): string {
+  return list.listType === 'map' ? itemKey(list, item) : `v:${JSON.stringify(item)}`;
+}
+
+export function isGranular(node: Node): node is ListNode {
+  return typeof node === 'object' && 'list' in node && (node.listType === 'map' || node.listType === 'set');
+}
+
+export interface WalkOptions {
+  /** Also count map-typed fields (labels, data) as members: what an Update records when it adds them. */
+  mapsAreMembers?: boolean;
+}
+
+/** The field set of `value` under `node`, with paths prefixed by `prefix`. */
+export function toFieldSet(value: unknown, node: Node, prefix: string[] = [], options: WalkOptions = {}): FieldSet {
+  const out: FieldSet = new Set();
+  walk(value as Json, node, prefix, out, options);
+  return out;
+}
+
+function walk(value: Json, node: Node, path: string[], out: FieldSet, options: WalkOptions): void {
+  if (Array.isArray(value)) {
+    if (!isGranular(node)) {
+      out.add(pathKey(path));
+      return;
+    }
+    for (const item of value) {
+      const itemPath = [...path, itemElement(node, item)];
+      out.add(pathKey(itemPath));
+      if (node.listType === 'map') walk(item, node.list, itemPath, out, options);
+    }
+    return;
+  }
+  if (!isPlainObject(value)) {
+    out.add(pathKey(path));
+    return;
+  }
+  const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const childNode = fieldNode(node, key);
+    const childPath = [...path, `f:${key}`];
+    walk(child, childNode, childPath, out, options);
+    const emptyObject = isPlainObject(child) && Object.keys(child).length === 0;
+    const mapField = options.mapsAreMembers && typeof childNode === 'object' && 'map' in childNode;
+    if (child === null || emptyObject || !known || !Object.hasOwn(known, key) || mapField) {
+      out.add(pathKey(childPath));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// FieldsV1
+
+/** The FieldsV1 form: a tree of path elements; `".": {}` marks a member that also has children. */
+export function toFieldsV1(set: FieldSet): Record<string, unknown> {
+  const root: Record<string, Record<string, unknown>> = {};
+  for (const key of [...set].sort()) {
+    let node: Record<string, unknown> = root;
+    for (const element of pathElements(key)) {
+      node[element] ??= {};
+      node = node[element] as Record<string, unknown>;
+    }
+  }
+  markMembers(root, set, []);
+  return root;
+}
+
+function markMembers(node: Record<string, unknown>, set: FieldSet, path: string[]): void {
+  for (const [element, child] of Object.entries(node)) {
+    const childPath = [...path, element];
+    const children = child as Record<string, unknown>;
+    if (Object.keys(children).length > 0 && set.has(pathKey(childPath))) children['.'] = {};
+    markMembers(children, set, childPath);
+  }
+}
+
+/** Reads FieldsV1; a malformed tree is reported with the path where it goes wrong. */
+export function fromFieldsV1(tree: unknown, path: string[] = [], out: FieldSet = new Set()): FieldSet {
+  if (!isPlainObject(tree)) throw new Error(`fieldsV1: expected an object at ${describePath(path) || 'the root'}`);
+  const keys = Object.keys(tree);
+  if (path.length > 0 && (keys.length === 0 || Object.hasOwn(tree, '.'))) out.add(pathKey(path));
+  for (const element of keys) {
+    if (element === '.') continue;
+    if (!/^[fkvi]:/.test(element)) throw new Error(`fieldsV1: unknown path element "${element}"`);
+    fromFieldsV1(tree[element], [...path, element], out);
+  }
+  return out;
+}
+
+/** A path as the reference prints it in conflicts: `.spec.containers[name="web"].image`. */
+export function describePath(elements: readonly string[]): string {
+  return elements
+    .map((element) => {
+      const body = element.slice(2);
+      switch (element[0]) {
+        case 'f':
+          return `.${body}`;
+        case 'k': {
+          const keys = JSON.parse(body) as Record<string, unknown>;
+          return `[${Object.entries(keys)
+            .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+            .join(',')}]`;
+        }
+        case 'v':
+          return `[=${body}]`;
+        default:
+          return `[${body}]`;
+      }
+    })
+    .join('');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading and removing along a path
+
+/** The value at a path, or undefined when something along it is absent. */
+export function valueAt(value: unknown, elements: readonly string[], node: Node): unknown {
+  let current = value;
+  let currentNode = node;
+  for (const element of elements) {
+    const found = step(current, element, currentNode);
+    if (!found) return undefined;
+    [current, currentNode] = found;
+  }
+  return current;
+}
+
+function step(value: unknown, element: string, node: Node): [unknown, Node] | undefined {
+  const body = element.slice(2);
+  if (element.startsWith('f:')) {
+    return isPlainObject(value) && Object.hasOwn(value, body) ? [value[body], fieldNode(node, body)] : undefined;
+  }
+  if (!Array.isArray(value)) return undefined;
+  const list = typeof node === 'object' && 'list' in node ? node : undefined;
+  const index = findItem(value, element, list);
+  return index < 0 ? undefined : [value[index], list?.list ?? 'any'];
+}
+
+function findItem(items: Json[], element: string, list: ListNode | undefined): number {
+  if (element.startsWith('i:')) {
+    const index = Number(element.slice(2));
+    return index < items.length ? index : -1;
+  }
+  if (!list) return -1;
+  return items.findIndex((item) => itemElement(list, item) === element);
+}
+
+/**
+ * `value` without what is at a path: the objects and lists along the path are copied, the rest is shared
+ * (the input may be a stored object, which is never modified). Parents left empty stay.
+ */
+export function withoutPath(value: unknown, elements: readonly string[], node: Node): unknown {
+  if (elements.length === 0) return value;
+  const [element, ...rest] = elements;
+  const found = step(value, element, node);
+  if (!found) return value;
+  const [child, childNode] = found;
+  const replacement = rest.length === 0 ? undefined : withoutPath(child, rest, childNode);
+  if (rest.length > 0 && replacement === child) return value;
+  if (element.startsWith('f:')) {
+    const copy = { ...(value as Record<string, unknown>) };
+    if (rest.length === 0) delete copy[element.slice(2)];
+    else copy[element.slice(2)] = replacement;
+    return copy;
+  }
+  const copy = [...(value as Json[])];
+  const index = copy.indexOf(child as Json);
+  if (rest.length === 0) copy.splice(index, 1);
+  else copy[index] = replacement as Json;
+  return copy;
+}

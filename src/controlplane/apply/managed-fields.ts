@@ -1,0 +1,261 @@
+/**
+ * Field ownership (`metadata.managedFields`) as server-side apply keeps it: one entry per manager,
+ * operation (Apply or Update) and subresource, holding the field set that manager owns.
+ *
+ * - An Update (create, update, non-apply patch) gives its manager the fields it added or changed; fields it
+ *   removed leave every manager.
+ * - An Apply merges the configuration into the object by the schema's list types and map keys; a field it
+ *   changes that another manager owns is a conflict, unless forced, which transfers the ownership; a
+ *   manager that applies the same value shares the field. The applier then owns exactly what it applied,
+ *   and fields it applied before but no longer does are removed from the object if no one else owns them.
+ */
+import type { ListNode, Node } from '../../api/schema.ts';
+import { jsonEqual } from '../../util/equal.ts';
+import {
+  describePath,
+  type FieldSet,
+  fieldNode,
+  fromFieldsV1,
+  isGranular,
+  isPlainObject,
+  itemElement,
+  pathElements,
+  pathKey,
+  toFieldSet,
+  toFieldsV1,
+  valueAt,
+  withoutPath,
+} from './field-set.ts';
+
+export interface ManagedFieldsEntry {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  apiVersion: string;
+  time: string;
+  fieldsType: 'FieldsV1';
+  fieldsV1: Record<string, unknown>;
+  subresource?: string;
+}
+
+/** One manager's ownership, the FieldsV1 of its entry read into a set. */
+interface Manager {
+  entry: ManagedFieldsEntry;
+  set: FieldSet;
+}
+
+export interface FieldOwner {
+  manager: string;
+  apiVersion: string;
+  /** `status` or `scale` for writes through those subresources. */
+  subresource?: string;
+  /** RFC 3339, for the entries this operation changes. */
+  time: string;
+  /** The kind's structural schema. */
+  schema: Node;
+  /** Top-level fields whose ownership is tracked for this write (`status` only, or all but `status`). */
+  tracked: (field: string) => boolean;
+}
+
+export interface Conflict {
+  manager: string;
+  apiVersion: string;
+  path: string;
+}
+
+/** An apply whose changes other managers own: nothing was written. */
+export class ApplyConflict extends Error {
+  override name = 'ApplyConflict';
+  constructor(readonly conflicts: Conflict[]) {
+    super(
+      `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: ` +
+        conflicts.map((c) => `conflict with "${c.manager}" using ${c.apiVersion}: ${c.path}`).join('\n'),
+    );
+  }
+}
+
+/** Top-level fields no manager owns: identity, bookkeeping and the type. */
+const UNTRACKED_METADATA = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'selfLink',
+  'managedFields',
+]);
+
+/** The part of an object whose ownership is tracked for an operation. */
+function trackedPart(object: unknown, owner: FieldOwner): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!isPlainObject(object)) return out;
+  for (const [field, value] of Object.entries(object)) {
+    if (field === 'apiVersion' || field === 'kind' || !owner.tracked(field)) continue;
+    if (field === 'metadata' && isPlainObject(value)) {
+      const metadata = Object.fromEntries(Object.entries(value).filter(([k]) => !UNTRACKED_METADATA.has(k)));
+      if (Object.keys(metadata).length > 0) out.metadata = metadata;
+    } else {
+      out[field] = value;
+    }
+  }
+  return out;
+}
+
+function readManagers(entries: unknown): Manager[] {
+  if (!Array.isArray(entries)) return [];
+  return entries
+    .filter((e): e is ManagedFieldsEntry => isPlainObject(e) && typeof e.manager === 'string')
+    .map((entry) => ({ entry, set: fromFieldsV1(entry.fieldsV1 ?? {}) }));
+}
+
+const sameEntry = (entry: ManagedFieldsEntry, manager: string, operation: string, subresource?: string) =>
+  entry.manager === manager && entry.operation === operation && (entry.subresource ?? '') === (subresource ?? '');
+
+/** The entries again: an entry whose set changed gets the operation's time; empty sets are dropped. */
+function writeManagers(managers: Manager[], before: Map<Manager, number>, owner: FieldOwner): ManagedFieldsEntry[] {
+  const out: ManagedFieldsEntry[] = [];
+  for (const manager of managers) {
+    if (manager.set.size === 0) continue;
+    const fieldsV1 = toFieldsV1(manager.set);
+    const changed = before.get(manager) !== manager.set.size || !jsonEqual(fieldsV1, manager.entry.fieldsV1);
+    out.push(changed ? { ...manager.entry, time: owner.time, apiVersion: owner.apiVersion, fieldsV1 } : manager.entry);
+  }
+  return out;
+}
+
+function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 'Update'): Manager {
+  const found = managers.find((m) => sameEntry(m.entry, owner.manager, operation, owner.subresource));
+  if (found) return found;
+  const entry: ManagedFieldsEntry = {
+    manager: owner.manager,
+    operation,
+    apiVersion: owner.apiVersion,
+    time: owner.time,
+    fieldsType: 'FieldsV1',
+    fieldsV1: {},
+    ...(owner.subresource ? { subresource: owner.subresource } : {}),
+  };
+  const manager = { entry, set: new Set<string>() };
+  managers.push(manager);
+  return manager;
+}
+
+/**
+ * The managed fields after an Update from `old` (undefined on create) to `next`: the manager gains what
+ * it added or changed, and what it removed leaves every manager.
+ */
+export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
+  const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
+  const before = new Map(managers.map((m) => [m, m.set.size]));
+  const oldPart = trackedPart(old, owner);
+  const nextPart = trackedPart(next, owner);
+  const oldSet = toFieldSet(oldPart, owner.schema, [], { mapsAreMembers: true });
+  const nextSet = toFieldSet(nextPart, owner.schema, [], { mapsAreMembers: true });
+  const removed = [...oldSet].filter((key) => !nextSet.has(key));
+  const gained = [...nextSet].filter((key) => {
+    if (!oldSet.has(key)) return true;
+    // A path in both is gained when its value changed; objects (list items, maps) only by appearing.
+    const path = pathElements(key);
+    const value = valueAt(nextPart, path, owner.schema);
+    return !isPlainObject(value) && !jsonEqual(value, valueAt(oldPart, path, owner.schema));
+  });
+  // What the update removed leaves every manager; what it set or changed becomes the updater's alone.
+  for (const manager of managers) for (const key of [...removed, ...gained]) manager.set.delete(key);
+  if (gained.length > 0) {
+    const self = findOrAdd(managers, owner, 'Update');
+    for (const key of gained) self.set.add(key);
+  }
+  return writeManagers(managers, before, owner);
+}
+
+export interface ApplyResult {
+  object: Record<string, unknown>;
+  managedFields: ManagedFieldsEntry[];
+}
+
+/**
+ * Applies `config` to `live` (an empty object on create) for `owner.manager`. Throws ApplyConflict when the
+ * configuration changes fields other managers own and `force` is false.
+ */
+export function applyConfiguration(
+  live: Record<string, unknown>,
+  config: Record<string, unknown>,
+  owner: FieldOwner,
+  force: boolean,
+): ApplyResult {
+  const managers = readManagers((live.metadata as Record<string, unknown> | undefined)?.managedFields);
+  const before = new Map(managers.map((m) => [m, m.set.size]));
+  const applied = toFieldSet(trackedPart(config, owner), owner.schema);
+  let merged = mergeValue(live, config, owner.schema) as Record<string, unknown>;
+
+  const self = findOrAdd(managers, owner, 'Apply');
+  const others = managers.filter((m) => m !== self);
+  const changed = [...applied].filter((key) => changedBy(live, merged, key, owner.schema));
+  const conflicts: Conflict[] = [];
+  for (const other of others) {
+    for (const key of changed) {
+      if (other.set.has(key)) {
+        conflicts.push({
+          manager: other.entry.manager,
+          apiVersion: other.entry.apiVersion,
+          path: describePath(pathElements(key)),
+        });
+      }
+    }
+  }
+  if (conflicts.length > 0 && !force) throw new ApplyConflict(conflicts);
+  // Forced (or free) changes move to the applier.
+  for (const other of others) for (const key of changed) other.set.delete(key);
+
+  // Fields applied before and no longer, that nobody else holds, go away.
+  const dropped = [...self.set].filter((key) => !applied.has(key));
+  const ownedByOthers = new Set<string>();
+  for (const other of others) {
+    for (const key of other.set) {
+      const path = pathElements(key);
+      for (let n = 1; n <= path.length; n++) ownedByOthers.add(pathKey(path.slice(0, n)));
+    }
+  }
+  // Parents first: removing an item takes its fields along, and it is found by its key fields.
+  for (const key of dropped.sort((a, b) => a.length - b.length)) {
+    if (!ownedByOthers.has(key)) merged = withoutPath(merged, pathElements(key), owner.schema) as typeof merged;
+  }
+  self.set = applied;
+  return { object: merged, managedFields: writeManagers(managers, before, owner) };
+}
+
+/** Whether applying changes the value at a path: leaves by value, containers by presence. */
+function changedBy(live: unknown, merged: unknown, key: string, schema: Node): boolean {
+  const path = pathElements(key);
+  const after = valueAt(merged, path, schema);
+  const previous = valueAt(live, path, schema);
+  if (isPlainObject(after)) return previous === undefined;
+  return !jsonEqual(previous, after);
+}
+
+/** Merges an apply configuration into a live value by the schema: objects field by field, granular lists by item. */
+export function mergeValue(live: unknown, config: unknown, node: Node): unknown {
+  if (isPlainObject(config)) {
+    const out: Record<string, unknown> = isPlainObject(live) ? { ...live } : {};
+    for (const [key, value] of Object.entries(config)) {
+      if (value === null) delete out[key];
+      else out[key] = mergeValue(out[key], value, fieldNode(node, key));
+    }
+    return out;
+  }
+  if (Array.isArray(config) && Array.isArray(live) && isGranular(node)) return mergeItems(live, config, node);
+  return config;
+}
+
+function mergeItems(live: unknown[], config: unknown[], list: ListNode): unknown[] {
+  const out = [...live];
+  for (const item of config) {
+    const element = itemElement(list, item as never);
+    const index = out.findIndex((existing) => itemElement(list, existing as never) === element);
+    if (index < 0) out.push(item);
+    else if (list.listType === 'map') out[index] = mergeValue(out[index], item, list.list);
+  }
+  return out;
+}

@@ -1,0 +1,119 @@
+/** The journal on a real LevelDB store: group commit, watchers held until durable, restore, failures. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../api/meta.ts';
+import { ResourceRegistry } from '../api/registry.ts';
+import { openLevelStore } from './kv-level.ts';
+import { Journal, type KeyValueStore, type KvOp } from './persistence.ts';
+import { Storage, type StoredEvent } from './storage.ts';
+
+const registry = new ResourceRegistry('orch');
+const configMaps = registry.byKind('ConfigMap')!;
+const configMap = (name: string): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'default', uid: `uid-${name}` },
+  data: { name },
+});
+
+let dir = '';
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** A LevelDB store in a fresh directory that records the size of every write it is given. */
+async function recordingStore(): Promise<{ kv: KeyValueStore; writes: KvOp[][][] }> {
+  dir ||= await mkdtemp(join(tmpdir(), 'orch-journal-'));
+  const level = await openLevelStore(join(dir, 'store'));
+  const writes: KvOp[][][] = [];
+  return {
+    writes,
+    kv: {
+      ...level,
+      write: (groups) => {
+        writes.push(groups);
+        return level.write(groups);
+      },
+    },
+  };
+}
+
+describe('journal', () => {
+  it('commits in groups: changes made while a write is in flight go together in the next one', async () => {
+    const { kv, writes } = await recordingStore();
+    const storage = new Storage();
+    const { journal } = await Journal.open(storage, kv, registry, 100);
+    for (let i = 0; i < 50; i++) storage.create(configMaps, configMap(`cm-${i}`));
+    expect(storage.isDurable()).toBe(false);
+    await storage.durable();
+    // The first change starts a write at once; the other 49 queue behind it and go in one more.
+    expect(writes.map((w) => w.length)).toEqual([1, 49]);
+    await journal.close();
+  });
+
+  it('shows watchers a change only once it is durable, in order', async () => {
+    const { kv } = await recordingStore();
+    const storage = new Storage();
+    const { journal } = await Journal.open(storage, kv, registry, 100);
+    const seen: StoredEvent[] = [];
+    storage.watch(configMaps, { deliver: (e) => seen.push(e) });
+    storage.create(configMaps, configMap('a'));
+    storage.update(configMaps, { ...configMap('a'), data: { name: 'changed' } });
+    expect(seen).toEqual([]);
+    expect(storage.deliveredRv()).toBe(0);
+    await storage.durable();
+    expect(seen.map((e) => [e.type, e.rv])).toEqual([
+      ['ADDED', 1],
+      ['MODIFIED', 2],
+    ]);
+    expect(storage.deliveredRv()).toBe(2);
+    await journal.close();
+  });
+
+  it('restores objects, uids, resourceVersions and the kept events; older versions answer 410', async () => {
+    const first = await recordingStore();
+    const storage = new Storage();
+    const opened = await Journal.open(storage, first.kv, registry, 3);
+    for (const name of ['a', 'b', 'c']) storage.create(configMaps, configMap(name));
+    storage.remove(configMaps, 'default/b');
+    await opened.journal.close();
+
+    const restored = new Storage();
+    const reopened = await Journal.open(restored, await openLevelStore(join(dir, 'store')), registry, 3);
+    expect(restored.list(configMaps).map((o) => [o.metadata.name, o.metadata.resourceVersion])).toEqual([
+      ['a', '1'],
+      ['c', '3'],
+    ]);
+    expect(restored.locate('uid-c')).toEqual({ rt: configMaps, key: 'default/c' });
+    expect(restored.currentRv()).toBe(4);
+    // Three events kept (rv 2 to 4): a watch from 1 resumes, one from before it cannot.
+    expect(restored.eventsSince(configMaps, 1).map((e) => [e.type, e.object.metadata.name, e.rv])).toEqual([
+      ['ADDED', 'b', 2],
+      ['ADDED', 'c', 3],
+      ['DELETED', 'b', 4],
+    ]);
+    expect(restored.eventsSince(configMaps, 1)[2].previous?.metadata.resourceVersion).toBe('2');
+    expect(() => restored.eventsSince(configMaps, 0)).toThrow(/too old/);
+    // A resource with no kept events starts its history after the restart point too.
+    expect(() => restored.eventsSince(registry.byKind('Secret')!, 0)).toThrow(/too old/);
+    expect(restored.create(configMaps, configMap('d')).metadata.resourceVersion).toBe('5');
+    await reopened.journal.close();
+  });
+
+  it('fails every request waiting for durability when the store cannot write', async () => {
+    const storage = new Storage();
+    const broken: KeyValueStore = {
+      write: () => Promise.reject(new Error('disk full')),
+      scan: async function* () {},
+      close: async () => {},
+    };
+    const { journal } = await Journal.open(storage, broken, registry, 100);
+    storage.create(configMaps, configMap('a'));
+    await expect(storage.durable()).rejects.toThrow('the store could not persist a change: disk full');
+    storage.create(configMaps, configMap('b'));
+    await expect(storage.durable()).rejects.toThrow(/disk full/);
+    await journal.close();
+  });
+});

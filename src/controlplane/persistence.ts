@@ -1,0 +1,142 @@
+/**
+ * Persistence of the control plane's storage: a journal that writes every committed change to a
+ * key-value store in groups (group commit: while one write is being made durable, the next changes
+ * queue up and go together in the following one), and loads what was kept at start.
+ *
+ * Layout, the same in every key-value store:
+ * - `o/<apiVersion>/<plural>|<namespace>/<name>`: the object as it is now (deleted objects are removed);
+ * - `e/<resourceVersion, 16 digits>`: the event of that resourceVersion (`{r, t, o, p}`: resource,
+ *   type, object, previous), the latest `retainedEvents` of them, so that watches resume across a restart.
+ *
+ * Each change's writes go in one atomic batch, so a crash leaves a change entirely there or entirely absent.
+ */
+import type { KubeObject } from '../api/meta.ts';
+import { objectKey } from '../api/meta.ts';
+import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+import type { Commit, SavedState, Storage, StoredEvent } from './storage.ts';
+import { toJson } from './watch.ts';
+
+export type KvOp = { type: 'put'; key: string; value: string } | { type: 'del'; key: string };
+
+/** A key-value store that applies writes atomically and durably. */
+export interface KeyValueStore {
+  /** Applies every group atomically (and the groups in order), durable once resolved. */
+  write(groups: KvOp[][]): Promise<void>;
+  /** Entries whose keys start with `prefix`, in key order. */
+  scan(prefix: string): AsyncIterable<[string, string]>;
+  close(): Promise<void>;
+}
+
+const OBJECTS = 'o/';
+const EVENTS = 'e/';
+const eventKey = (rv: number) => EVENTS + String(rv).padStart(16, '0');
+const resourceId = (rt: ResourceType) => `${apiVersionOf(rt)}/${rt.plural}`;
+const objectEntryKey = (rt: ResourceType, obj: KubeObject) => `${OBJECTS}${resourceId(rt)}|${objectKey(obj.metadata)}`;
+
+interface EventRecord {
+  r: string;
+  t: StoredEvent['type'];
+  o: KubeObject;
+  p?: KubeObject;
+}
+
+export class Journal {
+  private queue: KvOp[][] = [];
+  private queuedRv = 0;
+  private flushing?: Promise<void>;
+  private failed = false;
+  private stopCommits: () => void = () => {};
+  /** The oldest event still kept in the store. */
+  private oldestEventRv: number;
+
+  private constructor(
+    private readonly storage: Storage,
+    private readonly kv: KeyValueStore,
+    private readonly retainedEvents: number,
+    oldestEventRv: number,
+  ) {
+    this.oldestEventRv = oldestEventRv;
+  }
+
+  /**
+   * Loads what `kv` kept into an empty `storage`, then journals every later change. Objects of
+   * resources this registry does not serve (another flavor's) are left in the store, unloaded.
+   */
+  static async open(
+    storage: Storage,
+    kv: KeyValueStore,
+    registry: ResourceRegistry,
+    retainedEvents: number,
+  ): Promise<{ journal: Journal; skipped: number }> {
+    const byId = new Map(registry.all.map((rt) => [resourceId(rt), rt]));
+    const saved: SavedState = { rv: 0, objects: [], events: [], keptAfter: 0 };
+    let skipped = 0;
+    for await (const [key, value] of kv.scan(OBJECTS)) {
+      const rt = byId.get(key.slice(OBJECTS.length, key.indexOf('|')));
+      if (!rt) {
+        skipped++;
+        continue;
+      }
+      const object = JSON.parse(value) as KubeObject;
+      saved.objects.push({ rt, object });
+      saved.rv = Math.max(saved.rv, Number(object.metadata.resourceVersion));
+    }
+    for await (const [key, value] of kv.scan(EVENTS)) {
+      const record = JSON.parse(value) as EventRecord;
+      const rv = Number(key.slice(EVENTS.length));
+      const rt = byId.get(record.r);
+      saved.rv = Math.max(saved.rv, rv);
+      if (saved.events.length === 0) saved.keptAfter = rv - 1;
+      if (rt) saved.events.push({ rt, event: { type: record.t, rv, object: record.o, previous: record.p } });
+    }
+    if (saved.events.length === 0) saved.keptAfter = saved.rv;
+    storage.restore(saved);
+    const journal = new Journal(storage, kv, retainedEvents, saved.keptAfter + 1);
+    storage.holdUntilDurable();
+    journal.stopCommits = storage.onCommit((c) => journal.append(c));
+    return { journal, skipped };
+  }
+
+  /** Waits for the writes queued so far, then closes the store. */
+  async close(): Promise<void> {
+    this.stopCommits();
+    await this.flushing;
+    await this.kv.close();
+  }
+
+  private append({ rt, event }: Commit): void {
+    if (this.failed) return;
+    const key = objectEntryKey(rt, event.object);
+    const previous = event.previous && event.type !== 'ADDED' ? `,"p":${toJson(event.previous)}` : '';
+    const record = `{"r":"${resourceId(rt)}","t":"${event.type}","o":${toJson(event.object)}${previous}}`;
+    const group: KvOp[] = [
+      event.type === 'DELETED' ? { type: 'del', key } : { type: 'put', key, value: toJson(event.object) },
+      { type: 'put', key: eventKey(event.rv), value: record },
+    ];
+    // resourceVersions are consecutive, one per change: the event falling out of the window is known.
+    while (event.rv - this.oldestEventRv >= this.retainedEvents) {
+      group.push({ type: 'del', key: eventKey(this.oldestEventRv++) });
+    }
+    this.queue.push(group);
+    this.queuedRv = event.rv;
+    this.flushing ??= this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const groups = this.queue;
+      const rv = this.queuedRv;
+      this.queue = [];
+      try {
+        await this.kv.write(groups);
+      } catch (err) {
+        this.failed = true;
+        this.queue = [];
+        this.storage.markFailed(new Error(`the store could not persist a change: ${(err as Error).message}`));
+        break;
+      }
+      this.storage.markDurable(rv);
+    }
+    this.flushing = undefined;
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The lease guard: a write from the controllers may leave the process only while this replica can prove it
+ * leads, i.e. its last successful renewal was *sent* less than renewDeadline ago by the monotonic clock.
+ * Other replicas take the lease over no sooner than leaseDuration after they saw that renewal, which came
+ * later than its sending, so every write the guard lets through reaches the server inside our term unless it
+ * is delayed in flight by more than leaseDuration − renewDeadline. A process resumed after a pause, or whose
+ * renewals fail, is refused at its first look at the clock.
+ */
+import type { WriteGuard } from '../client/client.ts';
+import { type Clock, realClock } from '../util/clock.ts';
+
+/** A write refused because this replica cannot prove it holds the lease. */
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
+export class LeaseGuard implements WriteGuard {
+  /** Monotonic time at which the last successful renewal was sent; undefined while not leading. */
+  private renewedAt: number | undefined;
+  private expiredListeners: (() => void)[] = [];
+
+  constructor(
+    readonly renewDeadlineMs: number,
+    private readonly clock: Clock = realClock,
+  ) {}
+
+  /** The elector's acquire or renew request sent at `sentAt` (monotonic) succeeded. */
+  renewed(sentAt: number): void {
+    this.renewedAt = Math.max(sentAt, this.renewedAt ?? sentAt);
+  }
+
+  /** Leadership is over (lost, another holder seen, stopped): refuse every write from now on. */
+  revoke(): void {
+    this.renewedAt = undefined;
+  }
+
+  /** `fn` runs once, the first time a write is refused because the last renewal is too old. */
+  onExpired(fn: () => void): void {
+    this.expiredListeners.push(fn);
+  }
+
+  /** Throws {@link LeaseLostError} unless a write may leave the process now. */
+  check(what: string): void {
+    if (this.renewedAt === undefined) {
+      throw new LeaseLostError(`refusing ${what}: this replica does not hold the leader lease`);
+    }
+    const age = this.clock.now() - this.renewedAt;
+    if (age < this.renewDeadlineMs) return;
+    this.revoke();
+    const listeners = this.expiredListeners;
+    this.expiredListeners = [];
+    for (const fn of listeners) fn();
+    throw new LeaseLostError(
+      `refusing ${what}: the last lease renewal was ${Math.round(age)} ms ago, not within the renew deadline of ${this.renewDeadlineMs} ms`,
+    );
+  }
+}

@@ -1,0 +1,337 @@
+/**
+ * Simulated nodes for the embedded control plane: they register Nodes and stand in for the scheduler,
+ * the node agents and the volume binder, so that workloads run without containers.
+ *
+ * A pending pod is bound to the schedulable node with the fewest pods, reported Pending, then Running
+ * once its claims are bound, and Ready after a readiness delay (default 1 s; per pod the annotation
+ * `naming.annotations.readinessDelay`, a duration such as `250ms`). An image ending in `:broken` runs
+ * but never becomes Ready; one ending in `:crash` fails. A pod being deleted stays terminating for its
+ * grace period and is then removed. Claims are bound as they appear. Pods bound to nodes that are not
+ * simulated here are left alone.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Naming } from '../api/naming.ts';
+import type { ResourceRegistry } from '../api/registry.ts';
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Node,
+  PersistentVolumeClaim,
+  Pod,
+  PodCondition,
+} from '../api/types/core.ts';
+import { SharedInformerFactory } from '../cache/factory.ts';
+import type { Lister } from '../cache/informer.ts';
+import { parseDuration } from '../cli/flags.ts';
+import { KubeClient } from '../client/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
+import type { ResourceClient } from '../client/resource.ts';
+import type { ControlPlane } from '../controlplane/control-plane.ts';
+import { rfc3339 } from '../util/time.ts';
+import { WorkQueue } from '../workqueue/queue.ts';
+
+export const DEFAULT_READINESS_DELAY_MS = 1000;
+const WORKERS = 8;
+/** How soon a pod waiting for its claims is looked at again. */
+const CLAIM_RECHECK_MS = 200;
+const CLAIM_KEY = 'claim:';
+
+export interface SimulatedNodesOptions {
+  client: KubeClient;
+  registry: ResourceRegistry;
+  count: number;
+  /** Node names are `<prefix>-<i>`, from 1. */
+  namePrefix?: string;
+  defaultReadinessDelayMs?: number;
+  logger?: Logger;
+}
+
+/** The image's tag decides how a simulated container behaves. */
+export function imageBehaviour(pod: Pod): 'run' | 'broken' | 'crash' {
+  const images = (pod.spec?.containers ?? []).map((c) => c.image ?? '');
+  if (images.some((i) => i.endsWith(':crash'))) return 'crash';
+  if (images.some((i) => i.endsWith(':broken'))) return 'broken';
+  return 'run';
+}
+
+/** The pod's readiness delay in ms: its annotation when valid, else the default. */
+export function readinessDelayMs(n: Naming, pod: Pod, fallbackMs = DEFAULT_READINESS_DELAY_MS): number {
+  const text = pod.metadata.annotations?.[n.annotations.readinessDelay];
+  const parsed = text === undefined ? undefined : parseDuration(text);
+  return parsed !== undefined && parsed >= 0 ? parsed : fallbackMs;
+}
+
+const claimNamesOf = (pod: Pod) =>
+  (pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
+
+const condition = (type: string, ready: boolean, at: string): PodCondition => ({
+  type,
+  status: ready ? 'True' : 'False',
+  lastTransitionTime: at,
+});
+
+export class SimulatedNodes {
+  readonly nodeNames: string[];
+  private readonly n: Naming;
+  private readonly informers: SharedInformerFactory;
+  private readonly pods: Lister<Pod>;
+  private readonly nodes: Lister<Node>;
+  private readonly claims: Lister<PersistentVolumeClaim>;
+  private readonly podClient: ResourceClient<Pod>;
+  private readonly nodeClient: ResourceClient<Node>;
+  private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
+  private readonly queue = new WorkQueue<string>();
+  private workers: Promise<void>[] = [];
+  private nextPodIp = 1;
+  /** When each running pod (by UID) started, to the millisecond (status times have whole seconds). */
+  private readonly startedAt = new Map<string, number>();
+  /** When this node agent saw each pod (by UID) being deleted: its grace period runs from then. */
+  private readonly terminatingSince = new Map<string, number>();
+
+  constructor(private readonly opts: SimulatedNodesOptions) {
+    this.n = opts.registry.naming;
+    const prefix = opts.namePrefix ?? 'sim-node';
+    this.nodeNames = Array.from({ length: opts.count }, (_, i) => `${prefix}-${i + 1}`);
+    const rt = (kind: string) => opts.registry.byKind(kind)!;
+    this.informers = new SharedInformerFactory(opts.client);
+    const podInformer = this.informers.informerFor<Pod>(rt('Pod'));
+    const claimInformer = this.informers.informerFor<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
+    this.pods = podInformer.lister();
+    this.claims = claimInformer.lister();
+    const nodeInformer = this.informers.informerFor<Node>(rt('Node'));
+    this.nodes = nodeInformer.lister();
+    this.podClient = opts.client.resource<Pod>(rt('Pod'));
+    this.nodeClient = opts.client.resource<Node>(rt('Node'));
+    this.claimClient = opts.client.resource<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
+    const podKey = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
+    podInformer.addEventHandler({
+      add: (p) => this.queue.add(podKey(p)),
+      update: (_o, p) => this.queue.add(podKey(p)),
+    });
+    // A node that becomes schedulable may take the pods that are waiting for one.
+    nodeInformer.addEventHandler({
+      update: () => {
+        for (const p of this.pods.list()) if (!p.spec?.nodeName) this.queue.add(podKey(p));
+      },
+    });
+    const claimKey = (c: PersistentVolumeClaim) => `${CLAIM_KEY}${c.metadata.namespace}/${c.metadata.name}`;
+    claimInformer.addEventHandler({
+      add: (c) => this.queue.add(claimKey(c)),
+      update: (_o, c) => this.queue.add(claimKey(c)),
+    });
+  }
+
+  /** Registers the nodes, then starts watching pods and claims. */
+  async start(timeoutMs = 30_000): Promise<void> {
+    for (const [i, name] of this.nodeNames.entries()) await this.register(name, i + 1);
+    this.informers.start();
+    await this.informers.waitForSync(timeoutMs);
+    for (let i = 0; i < WORKERS; i++) this.workers.push(this.work());
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.informers.stop();
+    await Promise.allSettled(this.workers);
+  }
+
+  private async register(name: string, index: number): Promise<void> {
+    const now = rfc3339(new Date());
+    const node: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'simulated-node': 'true' } } };
+    const created = await this.nodeClient.create(node).catch(async (err) => {
+      if (!isAlreadyExists(err)) throw err;
+      return this.nodeClient.get(undefined, name);
+    });
+    await this.nodeClient.replaceStatus({
+      ...created,
+      status: {
+        ...created.status,
+        capacity: { pods: '110', cpu: '4', memory: '8Gi' },
+        allocatable: { pods: '110', cpu: '4', memory: '8Gi' },
+        addresses: [
+          { type: 'InternalIP', address: `10.0.0.${index}` },
+          { type: 'Hostname', address: name },
+        ],
+        conditions: [{ type: 'Ready', status: 'True', reason: 'SimulatedNodeReady', lastTransitionTime: now }],
+      },
+    });
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const item = await this.queue.get();
+      if (item.shutdown) return;
+      try {
+        if (item.key.startsWith(CLAIM_KEY)) await this.bindClaim(item.key.slice(CLAIM_KEY.length));
+        else await this.syncPod(item.key);
+        this.queue.forget(item.key);
+      } catch (err) {
+        if (!isConflict(err) && !isNotFound(err)) {
+          this.opts.logger?.warn({ key: item.key, err: (err as Error).message }, 'simulated node: will retry');
+        }
+        this.queue.addRateLimited(item.key);
+      } finally {
+        this.queue.done(item.key);
+      }
+    }
+  }
+
+  private async bindClaim(key: string): Promise<void> {
+    const [ns = '', name = ''] = key.split('/');
+    const claim = this.claims.get(ns, name);
+    if (!claim || claim.status?.phase === 'Bound' || claim.metadata.deletionTimestamp) return;
+    const capacity = claim.spec?.resources?.requests ?? {};
+    await this.claimClient.patchStatus(
+      ns,
+      name,
+      { status: { phase: 'Bound', accessModes: claim.spec?.accessModes, capacity } },
+      'merge',
+    );
+  }
+
+  private async syncPod(key: string): Promise<void> {
+    const [ns = '', name = ''] = key.split('/');
+    const pod = this.pods.get(ns, name);
+    if (!pod) return;
+    if (pod.metadata.deletionTimestamp || pod.status?.phase === 'Failed') this.startedAt.delete(pod.metadata.uid ?? '');
+    const node = pod.spec?.nodeName;
+    if (node && !this.nodeNames.includes(node)) return;
+    if (pod.metadata.deletionTimestamp) return this.terminate(pod);
+    if (!node) return this.bind(pod);
+    const phase = pod.status?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return;
+    if (!phase)
+      return this.writeStatus(pod, { phase: 'Pending', conditions: [condition('PodScheduled', true, now())] });
+    if (phase === 'Pending') return this.startContainers(pod);
+    return this.probe(pod);
+  }
+
+  /** Removes a terminating pod once its grace period, counted from when the deletion was seen, is over. */
+  private async terminate(pod: Pod): Promise<void> {
+    if (!pod.spec?.nodeName) return;
+    const uid = pod.metadata.uid ?? '';
+    const since = this.terminatingSince.get(uid) ?? Date.now();
+    this.terminatingSince.set(uid, since);
+    const left = since + (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000 - Date.now();
+    if (left > 0) {
+      this.queue.addAfter(keyOf(pod), left);
+      return;
+    }
+    await this.podClient
+      .delete(pod.metadata.namespace, pod.metadata.name!, {
+        gracePeriodSeconds: 0,
+        preconditions: { uid: pod.metadata.uid },
+      })
+      .catch((err) => {
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      });
+    this.terminatingSince.delete(uid);
+  }
+
+  /** The scheduler's part: the schedulable, Ready node with the fewest pods. */
+  private async bind(pod: Pod): Promise<void> {
+    const load = new Map(this.nodeNames.map((name) => [name, 0]));
+    for (const p of this.pods.list()) {
+      const at = p.spec?.nodeName;
+      if (at && load.has(at)) load.set(at, load.get(at)! + 1);
+    }
+    const candidates = this.nodeNames.filter((name) => {
+      const node = this.nodes.get(undefined, name);
+      return node && !node.spec?.unschedulable;
+    });
+    if (!candidates.length) return; // every node cordoned: the pod waits, as with a real scheduler
+    const target = candidates.reduce((best, name) => (load.get(name)! < load.get(best)! ? name : best));
+    await this.podClient.patch(
+      pod.metadata.namespace,
+      pod.metadata.name!,
+      { metadata: { resourceVersion: pod.metadata.resourceVersion }, spec: { nodeName: target } },
+      'merge',
+    );
+  }
+
+  /** Pending → Running (or Failed for `:crash`) once every claim the pod mounts is bound. */
+  private async startContainers(pod: Pod): Promise<void> {
+    const unbound = claimNamesOf(pod).filter(
+      (c) => this.claims.get(pod.metadata.namespace, c)?.status?.phase !== 'Bound',
+    );
+    if (unbound.length) {
+      this.queue.addAfter(keyOf(pod), CLAIM_RECHECK_MS);
+      return;
+    }
+    const at = now();
+    const containers = pod.spec?.containers ?? [];
+    if (imageBehaviour(pod) === 'crash') {
+      return this.writeStatus(pod, {
+        phase: 'Failed',
+        startTime: at,
+        conditions: [condition('PodScheduled', true, at), condition('Ready', false, at)],
+        containerStatuses: containers.map((c) =>
+          containerStatus(c, { terminated: { exitCode: 1, reason: 'Error', startedAt: at, finishedAt: at } }),
+        ),
+      });
+    }
+    const nodeIndex = this.nodeNames.indexOf(pod.spec!.nodeName!) + 1;
+    const ip = this.nextPodIp++;
+    this.startedAt.set(pod.metadata.uid ?? '', Date.now());
+    await this.writeStatus(pod, {
+      phase: 'Running',
+      startTime: at,
+      hostIP: `10.0.0.${nodeIndex}`,
+      podIP: `10.244.${nodeIndex}.${(ip % 250) + 2}`,
+      conditions: [
+        condition('PodScheduled', true, at),
+        condition('ContainersReady', false, at),
+        condition('Ready', false, at),
+      ],
+      containerStatuses: containers.map((c) => ({
+        ...containerStatus(c, { running: { startedAt: at } }),
+        started: true,
+      })),
+    });
+  }
+
+  /** Ready once the readiness delay since the start has passed, unless the image is `:broken`. */
+  private async probe(pod: Pod): Promise<void> {
+    if (imageBehaviour(pod) === 'broken') return;
+    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
+    const started =
+      this.startedAt.get(pod.metadata.uid ?? '') ?? (Date.parse(pod.status?.startTime ?? '') || Date.now());
+    const wait = started + readinessDelayMs(this.n, pod, this.opts.defaultReadinessDelayMs) - Date.now();
+    if (wait > 0) {
+      this.queue.addAfter(keyOf(pod), wait);
+      return;
+    }
+    this.startedAt.delete(pod.metadata.uid ?? '');
+    const at = now();
+    const keep = (pod.status?.conditions ?? []).filter((c) => c.type !== 'Ready' && c.type !== 'ContainersReady');
+    await this.writeStatus(pod, {
+      ...pod.status,
+      conditions: [...keep, condition('ContainersReady', true, at), condition('Ready', true, at)],
+      containerStatuses: (pod.status?.containerStatuses ?? []).map((s) => ({ ...s, ready: true })),
+    });
+  }
+
+  private async writeStatus(pod: Pod, status: Pod['status']): Promise<void> {
+    await this.podClient.replaceStatus({ ...pod, status });
+  }
+}
+
+const now = () => rfc3339(new Date());
+
+function containerStatus(c: Container, state: ContainerState): ContainerStatus {
+  const image = c.image ?? '';
+  return { name: c.name, image, imageID: `simulated://${image}`, ready: false, restartCount: 0, state };
+}
+const keyOf = (pod: Pod) => `${pod.metadata.namespace}/${pod.metadata.name}`;
+
+/** Simulated nodes for an embedded control plane, as its admin; started before this returns. */
+export async function startSimulatedNodes(cp: ControlPlane, count: number, logger?: Logger): Promise<SimulatedNodes> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  const client = new KubeClient(kc, cp.registry, { qps: 0, userAgent: 'simulated-nodes' });
+  const nodes = new SimulatedNodes({ client, registry: cp.registry, count, logger });
+  await nodes.start();
+  return nodes;
+}

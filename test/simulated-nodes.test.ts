@@ -1,0 +1,167 @@
+/**
+ * Simulated nodes on the embedded control plane (in memory, temp data dir): registration, binding,
+ * Pending → Running → Ready after the readiness delay, `:broken` and `:crash` images, graceful
+ * deletion, claim binding, cordoned nodes, and `kubectl drain` evicting their pods.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WatchEvent } from '../src/api/meta.ts';
+import type { Node, PersistentVolumeClaim, Pod } from '../src/api/types/core.ts';
+import { type SimulatedNodes, startSimulatedNodes } from '../src/simulation/nodes.ts';
+import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { eventually } from './support/eventually.ts';
+import { hasKubectl, Kubectl } from './support/kubectl.ts';
+
+let cluster: TestCluster;
+let nodes: SimulatedNodes;
+const NS = 'default';
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  nodes = await startSimulatedNodes(cluster.cp, 3);
+  cluster.cp.attach(nodes);
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const pods = () => cluster.client.kind<Pod>('Pod');
+const n = () => cluster.cp.registry.naming;
+
+function bare(name: string, image: string, o: { delay?: string; grace?: number; claim?: string } = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      namespace: NS,
+      name,
+      ...(o.delay ? { annotations: { [n().annotations.readinessDelay]: o.delay } } : {}),
+    },
+    spec: {
+      terminationGracePeriodSeconds: o.grace ?? 0,
+      containers: [{ name: 'c', image }],
+      ...(o.claim ? { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: o.claim } }] } : {}),
+    },
+  };
+}
+
+const ready = (p: Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+function record(): { events: { at: number; e: WatchEvent<Pod> }[]; stop(): void } {
+  const events: { at: number; e: WatchEvent<Pod> }[] = [];
+  const abort = new AbortController();
+  pods()
+    .watch(NS, {}, (e) => events.push({ at: performance.now(), e }), abort.signal)
+    .catch(() => undefined);
+  return { events, stop: () => abort.abort() };
+}
+
+describe('simulated nodes', () => {
+  it('register as Ready Nodes', async () => {
+    const list = (await cluster.client.kind<Node>('Node').list()).items;
+    expect(list.map((x) => x.metadata.name).sort()).toEqual(nodes.nodeNames);
+    for (const node of list) expect(node.status?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True' });
+  });
+
+  it('bind a pod and run it Pending → Running → Ready after its readiness delay', async () => {
+    const watch = record();
+    await pods().create(bare('runs', 'app:1', { delay: '400ms' }));
+    const p = await eventually(async () => {
+      const x = await pods().get(NS, 'runs');
+      return ready(x) ? x : undefined;
+    }, 10_000);
+    watch.stop();
+    expect(nodes.nodeNames).toContain(p.spec?.nodeName);
+    const mine = watch.events.filter((x) => x.e.object.metadata.name === 'runs');
+    const phases = mine.map((x) => x.e.object.status?.phase).filter((ph, i, all) => ph && ph !== all[i - 1]);
+    expect(phases).toEqual(['Pending', 'Running']);
+    const running = mine.find((x) => x.e.object.status?.phase === 'Running')!;
+    const readyAt = mine.find((x) => ready(x.e.object))!;
+    // Measured between watch events (each arrives with its own delay): not at once, roughly the delay.
+    expect(readyAt.at - running.at).toBeGreaterThanOrEqual(200);
+    expect(p.status?.podIP).toMatch(/^10\.244\./);
+  });
+
+  it('never make a :broken pod Ready, and fail a :crash one', async () => {
+    await pods().create(bare('broken', 'app:broken', { delay: '50ms' }));
+    await pods().create(bare('crash', 'app:crash'));
+    await eventually(async () => (await pods().get(NS, 'crash')).status?.phase === 'Failed', 10_000);
+    await eventually(async () => (await pods().get(NS, 'broken')).status?.phase === 'Running', 10_000);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(ready(await pods().get(NS, 'broken'))).toBe(false);
+  });
+
+  it('keep a deleted pod terminating for its grace period, then remove it', async () => {
+    await pods().create(bare('graceful', 'app:1', { grace: 1, delay: '0s' }));
+    await eventually(async () => ready(await pods().get(NS, 'graceful')), 10_000);
+    const started = performance.now();
+    await pods().delete(NS, 'graceful');
+    expect((await pods().get(NS, 'graceful')).metadata.deletionTimestamp).toBeDefined();
+    await eventually(
+      async () =>
+        pods()
+          .get(NS, 'graceful')
+          .then(
+            () => false,
+            () => true,
+          ),
+      10_000,
+    );
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('bind claims, and start a pod only once its claim is bound', async () => {
+    const claims = cluster.client.kind<PersistentVolumeClaim>('PersistentVolumeClaim');
+    await pods().create(bare('needs-claim', 'app:1', { claim: 'late' }));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await pods().get(NS, 'needs-claim')).status?.phase).toBe('Pending');
+    await claims.create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { namespace: NS, name: 'late' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    await eventually(async () => (await claims.get(NS, 'late')).status?.phase === 'Bound', 10_000);
+    await eventually(async () => (await pods().get(NS, 'needs-claim')).status?.phase === 'Running', 10_000);
+    expect((await claims.get(NS, 'late')).status?.capacity).toEqual({ storage: '1Gi' });
+  });
+
+  it('bind nothing to cordoned nodes', async () => {
+    const nodeClient = cluster.client.kind<Node>('Node');
+    for (const name of nodes.nodeNames)
+      await nodeClient.patch(undefined, name, { spec: { unschedulable: true } }, 'merge');
+    await pods().create(bare('waits', 'app:1'));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await pods().get(NS, 'waits')).spec?.nodeName).toBeUndefined();
+    await nodeClient.patch(undefined, nodes.nodeNames[0]!, { spec: { unschedulable: false } }, 'merge');
+    const bound = await eventually(async () => (await pods().get(NS, 'waits')).spec?.nodeName, 10_000);
+    expect(bound).toBe(nodes.nodeNames[0]);
+    for (const name of nodes.nodeNames)
+      await nodeClient.patch(undefined, name, { spec: { unschedulable: false } }, 'merge');
+  });
+
+  it.skipIf(!hasKubectl)(
+    'let kubectl drain evict their pods',
+    async () => {
+      const cacheDir = await mkdtemp(join(tmpdir(), 'sim-drain-'));
+      try {
+        const kubectl = new Kubectl(cluster.kubeconfig, cacheDir);
+        const target = nodes.nodeNames[2]!;
+        const onTarget = async () => (await pods().list(NS)).items.filter((p) => p.spec?.nodeName === target);
+        await eventually(async () => (await onTarget()).length > 0 || undefined, 10_000, 'a pod on the target node');
+        const drained = await kubectl.run(['drain', target, '--force', '--grace-period=0', '--timeout=30s'], {
+          timeoutMs: 40_000,
+        });
+        expect(drained.code, drained.stderr).toBe(0);
+        expect(drained.stdout).toContain('drained');
+        expect(await onTarget()).toEqual([]);
+      } finally {
+        await rm(cacheDir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+});
