@@ -247,6 +247,7 @@ export class ControlPlaneServer {
         userAgent: req.headers['user-agent'],
         code,
         produced: reply?.body,
+        annotations: reply?.auditAnnotations,
         received,
       });
     }
