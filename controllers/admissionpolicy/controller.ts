@@ -6,34 +6,18 @@
  * re-read periodically and a policy is re-checked when the schemas it was checked against change.
  */
 import { group } from '../../src/api/naming.ts';
-import { apiVersionOf, type ResourceRegistry } from '../../src/api/registry.ts';
-import { schemaFor } from '../../src/api/schema.ts';
 import type { ValidatingAdmissionPolicy } from '../../src/api/types/admission.ts';
 import { isTombstone } from '../../src/cache/informer.ts';
-import { type DeclType, declType, openAPIFromNode } from '../../src/cel/schema-types.ts';
 import { type ControllerDefinition, done, type Reconciler } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
 import type { Timer } from '../../src/util/clock.ts';
-import { checkedStatus, type GVK, kindsToCheck, needsCheck, parseApiVersion, typeCheck } from './core.ts';
+import { checkedStatus, kindsToCheck, needsCheck, paramKindOf, typeCheck } from './core.ts';
 import { type Discovery, discover } from './discovery.ts';
+import { schemaSource } from './schemas.ts';
 
 export const STATUS_CONTROLLER = 'validatingadmissionpolicy-status-controller';
 /** How often discovery is re-read to notice resources that appear or vanish. */
 export const DISCOVERY_REFRESH_MS = 30_000;
-
-/** Schemas of the kinds this program knows (the built-in ones), by group, version and kind. */
-function builtInSchemas(registry: ResourceRegistry): (k: GVK) => DeclType | undefined {
-  const cache = new Map<string, DeclType | undefined>();
-  return (k) => {
-    const apiVersion = apiVersionOf(k);
-    const id = `${apiVersion}/${k.kind}`;
-    if (!cache.has(id)) {
-      const node = registry.kind(apiVersion, k.kind) ? schemaFor(k.kind, apiVersion) : undefined;
-      cache.set(id, node && declType(openAPIFromNode(node)));
-    }
-    return cache.get(id);
-  };
-}
 
 export const statusControllerDefinition: ControllerDefinition = {
   name: STATUS_CONTROLLER,
@@ -53,7 +37,7 @@ export const statusControllerDefinition: ControllerDefinition = {
     const informer = ctx.informers.informerFor<ValidatingAdmissionPolicy>(rt);
     const lister = informer.lister();
     const policies = ctx.client.resource<ValidatingAdmissionPolicy>(rt);
-    const schemaOf = builtInSchemas(ctx.registry);
+    const schemas = schemaSource(ctx.registry, ctx.client);
     /** The schema fingerprint of each policy's last check by this process. */
     const checkedAgainst = new Map<string, string>();
     const enqueueName = (p: ValidatingAdmissionPolicy) => enqueue.add(p.metadata.name ?? '');
@@ -80,6 +64,7 @@ export const statusControllerDefinition: ControllerDefinition = {
         const next = await readDiscovery();
         if (previous && next.fingerprint !== previous.fingerprint) {
           logger.info('served resources changed: re-checking policies');
+          schemas.reset();
           for (const p of lister.list()) enqueueName(p);
         }
       } catch (err) {
@@ -94,17 +79,14 @@ export const statusControllerDefinition: ControllerDefinition = {
         const policy = lister.get(undefined, name);
         if (!policy) return done;
         const current = await (discovery ?? readDiscovery());
-        const kinds = kindsToCheck(policy.spec?.matchConstraints?.resourceRules ?? [], current.kindsFor).filter(
-          (k) => schemaOf(k) !== undefined,
-        );
-        const paramKind = policy.spec?.paramKind;
-        const params =
-          paramKind?.apiVersion && paramKind.kind
-            ? schemaOf({ ...parseApiVersion(paramKind.apiVersion), kind: paramKind.kind }) !== undefined
-            : false;
+        const paramGVK = paramKindOf(policy);
+        const matched = kindsToCheck(policy.spec?.matchConstraints?.resourceRules ?? [], current.kindsFor);
+        await schemas.prepare(paramGVK ? [...matched, paramGVK] : matched, signal);
+        const kinds = matched.filter((k) => schemas.schemaOf(k) !== undefined);
+        const params = paramGVK !== undefined && schemas.schemaOf(paramGVK) !== undefined;
         const fingerprint = JSON.stringify([kinds, params]);
         if (!needsCheck(policy, checkedAgainst.get(name), fingerprint)) return done;
-        const warnings = typeCheck(policy, kinds, schemaOf);
+        const warnings = typeCheck(policy, kinds, schemas.schemaOf);
         await policies.replaceStatus({ ...policy, status: checkedStatus(policy, warnings) }, { signal });
         checkedAgainst.set(name, fingerprint);
         logger.debug({ policy: name, warnings: warnings.length }, 'type-checked');

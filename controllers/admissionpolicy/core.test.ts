@@ -141,14 +141,31 @@ describe('type-check warnings (reference §6.3)', () => {
     expect(typeCheck(withUnknown, [DEPLOYMENT], schemaOf)[0].warning).toMatch(/Unknown variable: params/);
   });
 
-  it('knows the declared variables by name', () => {
+  it('types variables from their expressions, in order', () => {
     const p = policy({
-      variables: [{ name: 'replicas', expression: 'object.spec.replicas' }],
-      validations: [{ expression: 'variables.replicas > 1' }, { expression: 'variables.other > 1' }],
+      variables: [
+        { name: 'replicas', expression: 'object.spec.replicas' },
+        { name: 'double', expression: 'variables.replicas * 2' },
+        { name: 'containers', expression: 'object.spec.template.spec.containers' },
+        { name: 'broken', expression: 'object.nope' },
+      ],
+      validations: [
+        { expression: 'variables.double > 1 && variables.containers.all(c, c.image != "")' },
+        { expression: 'variables.other > 1' },
+        { expression: 'variables.replicas > "1"' },
+        { expression: 'variables.containers.exists(c, c.imag == "")' },
+        { expression: 'variables.broken.anything > 1' },
+      ],
     });
     const warnings = typeCheck(p, [DEPLOYMENT], schemaOf);
-    expect(warnings.map((w) => w.fieldRef)).toEqual(['spec.validations[1].expression']);
+    expect(warnings.map((w) => w.fieldRef)).toEqual([
+      'spec.validations[1].expression',
+      'spec.validations[2].expression',
+      'spec.validations[3].expression',
+    ]);
     expect(warnings[0].warning).toMatch(/No such key: other/);
+    expect(warnings[1].warning).toMatch(/no such overload: int > string/);
+    expect(warnings[2].warning).toMatch(/No such key: imag/);
   });
 
   it('reports unparseable expressions', () => {

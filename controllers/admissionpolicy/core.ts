@@ -72,6 +72,12 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
     : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
+/** The policy's paramKind as a group, version and kind, when set. */
+export function paramKindOf(policy: ValidatingAdmissionPolicy): GVK | undefined {
+  const pk = policy.spec?.paramKind;
+  return pk?.apiVersion && pk.kind ? { ...parseApiVersion(pk.apiVersion), kind: pk.kind } : undefined;
+}
+
 /**
  * The warnings of a policy checked against `kinds` (kinds without a schema are skipped): one per
  * validation expression or messageExpression with issues, in validation order, each holding a
@@ -83,13 +89,9 @@ export function typeCheck(
   schemaOf: (k: GVK) => DeclType | undefined,
 ): ExpressionWarning[] {
   const spec = policy.spec;
-  const paramKind = spec?.paramKind;
-  const paramGVK =
-    paramKind?.apiVersion && paramKind.kind
-      ? { ...parseApiVersion(paramKind.apiVersion), kind: paramKind.kind }
-      : undefined;
+  const paramGVK = paramKindOf(policy);
   const paramsType = paramGVK && schemaOf(paramGVK);
-  const variables = (spec?.variables ?? []).map((v) => v.name);
+  const variables = spec?.variables ?? [];
   type Checker = { gvk: GVK; env: Environment } | { gvk: GVK; broken: string };
   const envs = kinds.flatMap((k): Checker[] => {
     const type = schemaOf(k);

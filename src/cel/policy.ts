@@ -5,7 +5,8 @@
  *   `dyn` (the values are whatever the request carries) and `authorizer` is typed;
  * - for type checking (the status controller), `object` and `oldObject` are typed from the matched kind's
  *   schema, `params` from the paramKind's (undeclared when it does not resolve), `request` and
- *   `namespaceObject` from their own schemas, and `variables` has one field per declared variable.
+ *   `namespaceObject` from their own schemas, and `variables` has one field per declared variable, typed
+ *   from its expression.
  *
  * Compile errors read like cel-go's: `ERROR: <input>:<line>:<col>: <message>`, the source line and a caret.
  */
@@ -89,23 +90,45 @@ export interface CheckTypes {
   object: { name: string; type: DeclType };
   /** The paramKind's, when it resolves; `params` is undeclared otherwise. */
   params?: { name: string; type: DeclType };
-  /** The policy's variable names. */
-  variables: string[];
+  /** The policy's variables, in order. */
+  variables: { name: string; expression: string }[];
 }
 
-/** An environment for type-checking a policy's expressions against one kind. */
+const VARIABLES_TYPE = 'kubernetes.Variables';
+
+/** A child of `base` with `variables` declared with these field types (all `dyn` if one is not declarable). */
+function withVariables(base: Environment, fields: Record<string, string>): Environment {
+  for (const attempt of [fields, Object.fromEntries(Object.keys(fields).map((k) => [k, 'dyn']))]) {
+    const env = base.clone();
+    try {
+      env.registerType(VARIABLES_TYPE, { fields: attempt });
+      return env.registerVariable('variables', VARIABLES_TYPE);
+    } catch {
+      // a result type the library cannot use as a field type: fall back to dyn
+    }
+  }
+  throw new Error('cannot declare variables');
+}
+
+/**
+ * An environment for type-checking a policy's expressions against one kind. Each variable is checked in
+ * order with the earlier ones declared, and `variables.<name>` gets its expression's type (`dyn` when
+ * the expression does not check).
+ */
 export function typeCheckEnvironment(t: CheckTypes): Environment {
-  const env = checkingParent().clone();
-  const objectType = declareNullable(env, t.object.name, t.object.type);
-  env.registerVariable('object', objectType).registerVariable('oldObject', objectType);
+  const base = checkingParent().clone();
+  const objectType = declareNullable(base, t.object.name, t.object.type);
+  base.registerVariable('object', objectType).registerVariable('oldObject', objectType);
   if (t.params) {
     const paramsName = t.params.name === t.object.name ? `${t.params.name}Params` : t.params.name;
-    env.registerVariable('params', declareNullable(env, paramsName, t.params.type));
+    base.registerVariable('params', declareNullable(base, paramsName, t.params.type));
   }
-  const fields = Object.fromEntries(t.variables.map((v) => [v, 'dyn']));
-  env.registerType('kubernetes.Variables', { fields });
-  env.registerVariable('variables', 'kubernetes.Variables');
-  return env;
+  const fields: Record<string, string> = {};
+  for (const v of t.variables) {
+    const checked = withVariables(base, fields).check(v.expression);
+    fields[v.name] = checked.valid && checked.type ? checked.type : 'dyn';
+  }
+  return withVariables(base, fields);
 }
 
 interface LocatedError {

@@ -69,7 +69,17 @@ export interface Reply {
   status: number;
   body: unknown;
   warnings: string[];
+  /** Annotations admission gave the request's audit event. */
+  auditAnnotations?: Record<string, string>;
 }
+
+/** What admission adds to a write's answer: `Warning` texts and the audit event's annotations. */
+interface AdmissionEffects {
+  warnings: string[];
+  auditAnnotations: Record<string, string>;
+}
+
+const noEffects = (): AdmissionEffects => ({ warnings: [], auditAnnotations: {} });
 
 export interface RequestBody {
   text: string;
@@ -239,9 +249,10 @@ export class ApiServer {
     }
     this.prepareCreate(rt, object);
     setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
-    warnings.push(...(await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun)));
-    if (opts.dryRun) return { status: 201, body: object, warnings };
-    return { status: 201, body: this.storage.create(rt, object), warnings };
+    const effects = { warnings, auditAnnotations: {} };
+    await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
+    if (opts.dryRun) return { status: 201, body: object, ...effects };
+    return { status: 201, body: this.storage.create(rt, object), ...effects };
   }
 
   async update(
@@ -264,8 +275,9 @@ export class ApiServer {
     }
     const expectedRv = meta.resourceVersion || undefined;
     const owner = this.fieldOwner(req, opts, body);
-    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, updateOwnership(owner), warnings);
-    return { status: 200, body: this.view(req, result), warnings };
+    const effects = { warnings, auditAnnotations: {} };
+    const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, updateOwnership(owner), effects);
+    return { status: 200, body: this.view(req, result), ...effects };
   }
 
   async patch(
@@ -286,6 +298,7 @@ export class ApiServer {
     const { object: patch, warnings } = this.decodePatch(target, body, contentType, opts);
     const key = keyOf(req);
     const owner = this.fieldOwner(req, opts, body);
+    const effects = { warnings, auditAnnotations: {} };
     if (isApply) {
       const force = opts.force ?? false;
       const config = applyPatchChecked(contentType, {} as KubeObject, patch, req.rt.kind);
@@ -310,9 +323,9 @@ export class ApiServer {
         undefined,
         build,
         () => applied?.managedFields ?? [],
-        warnings,
+        effects,
       );
-      return { status: 200, body: this.view(req, result), warnings };
+      return { status: 200, body: this.view(req, result), ...effects };
     }
     const build = (current: KubeObject) => {
       const patched = applyPatchChecked(contentType, current, patch, target.kind) as KubeObject;
@@ -322,8 +335,8 @@ export class ApiServer {
       patched.metadata ??= {};
       return patched;
     };
-    const result = await this.write(req, user, opts.dryRun, undefined, build, updateOwnership(owner), warnings);
-    return { status: 200, body: this.view(req, result), warnings };
+    const result = await this.write(req, user, opts.dryRun, undefined, build, updateOwnership(owner), effects);
+    return { status: 200, body: this.view(req, result), ...effects };
   }
 
   /**
@@ -338,8 +351,8 @@ export class ApiServer {
     expectedRv: string | undefined,
     build: (current: KubeObject) => KubeObject,
     owned: (old: KubeObject, next: KubeObject) => ManagedFieldsEntry[],
-    /** Receives the admission warnings. */
-    warnings: string[],
+    /** Receives admission's warnings and audit annotations. */
+    effects: AdmissionEffects,
   ): Promise<KubeObject> {
     const rt = req.rt;
     const key = keyOf(req);
@@ -359,7 +372,7 @@ export class ApiServer {
       const next = this.merge(rt, req.subresource, old, requested);
       setManagedFields(next, owned(old, next));
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
-      warnings.push(...(await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun)));
+      await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun, effects);
       if (dryRun) return next;
       // As the reference: an update removes an object only once nothing holds it, neither a finalizer
       // nor a pending grace period (a terminating pod's status writes must not delete it).
@@ -474,11 +487,12 @@ export class ApiServer {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
       );
     }
-    const warnings = await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun);
+    const effects = noEffects();
+    await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
     const result = this.deleteObject(rt, old, opts);
     const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
     const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
-    return { status, body: body2, warnings };
+    return { status, body: body2, ...effects };
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
@@ -539,7 +553,7 @@ export class ApiServer {
     for (const obj of listed.items) {
       const current = this.storage.get(req.rt, objectKey(obj.metadata));
       if (!current) continue;
-      await this.admitAndValidate('DELETE', req.rt, undefined, undefined, current, user, opts.dryRun);
+      await this.admitAndValidate('DELETE', req.rt, undefined, undefined, current, user, opts.dryRun, noEffects());
       deleted.push(this.deleteObject(req.rt, current, opts).object);
     }
     return { status: 200, body: { ...listed, items: deleted }, warnings: [] };
@@ -698,7 +712,8 @@ export class ApiServer {
     oldObject: KubeObject | undefined,
     user: UserInfo,
     dryRun: boolean,
-  ): Promise<string[]> {
+    effects: AdmissionEffects,
+  ): Promise<void> {
     const meta = (object ?? oldObject)!.metadata;
     const attrs: AdmissionAttributes = {
       operation,
@@ -710,8 +725,8 @@ export class ApiServer {
       oldObject,
       user,
       dryRun,
-      warnings: [],
-      auditAnnotations: {},
+      warnings: effects.warnings,
+      auditAnnotations: effects.auditAnnotations,
     };
     for (const plugin of this.options.admission) await plugin.admit?.(attrs);
     if (object) {
@@ -729,7 +744,6 @@ export class ApiServer {
       if (problems.length) throw invalid(rt, object.metadata.name, problems);
     }
     for (const plugin of this.options.admission) await plugin.validate?.(attrs);
-    return attrs.warnings ?? [];
   }
 
   private decode(

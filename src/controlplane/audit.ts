@@ -35,6 +35,8 @@ export interface AuditEvent {
   responseStatus: { metadata: Record<string, never>; code: number };
   requestReceivedTimestamp: string;
   stageTimestamp: string;
+  /** Set by admission (e.g. ValidatingAdmissionPolicy audit annotations); absent when none. */
+  annotations?: Record<string, string>;
 }
 
 /** One finished write, as the server saw it. */
@@ -47,6 +49,8 @@ export interface AuditedWrite {
   code: number;
   /** The answer's body: a written object names the object (for creates) and the resourceVersion it got. */
   produced?: unknown;
+  /** The audit annotations admission set. */
+  annotations?: Record<string, string>;
   received: Date;
 }
 
@@ -89,6 +93,7 @@ export class AuditLog {
       requestReceivedTimestamp: rfc3339Micro(w.received),
       stageTimestamp: rfc3339Micro(new Date()),
     };
+    if (w.annotations && Object.keys(w.annotations).length) event.annotations = w.annotations;
     this.stream.write(`${JSON.stringify(event)}\n`);
   }
 

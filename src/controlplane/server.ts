@@ -253,6 +253,7 @@ export class ControlPlaneServer {
         userAgent: req.headers['user-agent'],
         code,
         produced: reply?.body,
+        annotations: reply?.auditAnnotations,
         received,
       });
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ValidatingAdmissionPolicySpec } from '../../api/types/admission.ts';
-import { toCel } from '../../cel/values.ts';
+import { Authorizer } from '../../cel/ext/authorizer.ts';
+import { metered, PER_CALL_COST_LIMIT, toCel } from '../../cel/values.ts';
 import { compilePolicy, evaluatePolicy, type Outcome } from './evaluate.ts';
 
 const object = toCel({
@@ -8,7 +9,18 @@ const object = toCel({
   spec: { replicas: 5, items: Array(3000).fill(1) },
 });
 const params = toCel({ data: { max: '3' } });
-const context = { object, oldObject: null, params, request: toCel({ operation: 'CREATE' }), namespaceObject: null };
+const authorizer = new Authorizer({ username: 'u', groups: [] }, () => ({ allowed: true, reason: 'allowed' }), {
+  group: '',
+  resource: 'configmaps',
+});
+const context = {
+  object,
+  oldObject: null,
+  params,
+  request: toCel({ operation: 'CREATE' }),
+  namespaceObject: null,
+  authorizer,
+};
 
 function evaluate(spec: Partial<ValidatingAdmissionPolicySpec>): Outcome {
   const policy = compilePolicy({ metadata: { name: 'p' }, spec: { matchConstraints: {}, ...spec } });
@@ -19,6 +31,17 @@ const v = (expression: string, more: object = {}) => ({ validations: [{ expressi
 describe('validations', () => {
   it.each<[string, Partial<ValidatingAdmissionPolicySpec>, Outcome['failures']]>([
     ['true passes', v('object.spec.replicas > 0'), []],
+    [
+      'validations see the authorizer',
+      v('authorizer.path("/").check("get").reason() != "allowed"'),
+      [
+        {
+          message: 'failed expression: authorizer.path("/").check("get").reason() != "allowed"',
+          reason: 'Invalid',
+          index: 0,
+        },
+      ],
+    ],
     [
       'false fails with the default message and reason',
       v('object.spec.replicas < 3'),
@@ -50,6 +73,11 @@ describe('validations', () => {
     [
       'a multi-line messageExpression falls back',
       v('false', { message: 'm', messageExpression: '"a\\nb"' }),
+      [{ message: 'm', reason: 'Invalid', index: 0 }],
+    ],
+    [
+      'messageExpression has no authorizer',
+      v('false', { message: 'm', messageExpression: 'authorizer.path("/").check("get").reason()' }),
       [{ message: 'm', reason: 'Invalid', index: 0 }],
     ],
     [
@@ -154,5 +182,41 @@ describe('audit annotations', () => {
       auditAnnotations: [{ key: 'k', valueExpression: 'object.spec.items.map(x, "abcdefghij").join("")' }],
     });
     expect(out.annotations.k).toHaveLength(10 * 1024);
+  });
+});
+
+describe('the policy cost budget', () => {
+  const policy = compilePolicy({
+    metadata: { name: 'p' },
+    spec: {
+      matchConstraints: {},
+      validations: [
+        { expression: 'object.spec.items.all(x, x == 1)' },
+        { expression: 'object.spec.items.all(x, x == 1)' },
+        { expression: 'false', message: 'never reached' },
+      ],
+    },
+  });
+  /** What one of the loops costs. */
+  const one = () => {
+    const first = policy.validations[0].compiled;
+    if (!('program' in first)) throw new Error(first.error);
+    return metered(PER_CALL_COST_LIMIT, () => first.program(context)).cost;
+  };
+
+  it('stops further validations once spent, under Fail with the reference message', () => {
+    const out = evaluatePolicy(policy, context, Math.floor(one() * 1.5));
+    expect(out.failures).toEqual([
+      {
+        message: 'validation failed due to running out of cost budget, no further validation rules will be run',
+        reason: 'Invalid',
+        index: 1,
+      },
+    ]);
+  });
+
+  it('lets every validation run within the budget', () => {
+    expect(one()).toBeGreaterThan(3000);
+    expect(evaluatePolicy(policy, context, one() * 3).failures.map((f) => f.message)).toEqual(['never reached']);
   });
 });

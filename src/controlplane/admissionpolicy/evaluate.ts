@@ -2,11 +2,11 @@
  * One policy evaluated against one request (with one param): its match conditions in order, then its
  * validations and audit annotations, variables computed lazily on first use. Expressions are compiled
  * once per policy generation (`compilePolicy`); a request only evaluates them, each within the
- * reference's per-expression cost limit.
+ * reference's per-expression cost limit, all of them within the policy's runtime budget.
  */
 import type { ValidatingAdmissionPolicy, ValidationReason } from '../../api/types/admission.ts';
 import { compile, enforcementEnvironment, type Program } from '../../cel/policy.ts';
-import { fromCel, metered, PER_CALL_COST_LIMIT } from '../../cel/values.ts';
+import { CostLimitError, fromCel, metered, PER_CALL_COST_LIMIT } from '../../cel/values.ts';
 
 type Compiled = { program: Program } | { error: string };
 
@@ -64,13 +64,38 @@ export interface Outcome {
 /** The reference's bound on an audit annotation value. */
 export const MAX_ANNOTATION_VALUE = 10 * 1024;
 
-function run(c: Compiled, context: Record<string, unknown>): unknown {
-  if ('error' in c) throw new Error(`compilation failed: ${c.error}`);
-  return metered(PER_CALL_COST_LIMIT, () => c.program(context)).value;
+/** The reference's runtime cost budget of one policy evaluation (all its expressions together). */
+export const POLICY_COST_BUDGET = 10_000_000;
+
+export class BudgetExhausted extends Error {
+  constructor() {
+    super('validation failed due to running out of cost budget, no further validation rules will be run');
+  }
+}
+
+type Run = (c: Compiled, context: Record<string, unknown>) => unknown;
+
+/** Runs expressions within the per-expression limit and what is left of the policy's budget. */
+function budgeted(budget: number): Run {
+  let remaining = budget;
+  return (c, context) => {
+    if ('error' in c) throw new Error(`compilation failed: ${c.error}`);
+    if (remaining <= 0) throw new BudgetExhausted();
+    const limit = Math.min(PER_CALL_COST_LIMIT, remaining);
+    try {
+      const { value, cost } = metered(limit, () => c.program(context));
+      remaining -= cost;
+      return value;
+    } catch (err) {
+      if (!(err instanceof CostLimitError)) throw err;
+      remaining -= limit;
+      throw limit < PER_CALL_COST_LIMIT ? new BudgetExhausted() : err;
+    }
+  };
 }
 
 /** `variables`: each computed on first use and kept; a variable that needs itself is an error. */
-function lazyVariables(policy: CompiledPolicy, context: Record<string, unknown>): Record<string, unknown> {
+function lazyVariables(policy: CompiledPolicy, context: Record<string, unknown>, run: Run): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   for (const v of policy.variables) {
     let state: 'new' | 'busy' | 'done' = 'new';
@@ -99,7 +124,7 @@ function lazyVariables(policy: CompiledPolicy, context: Record<string, unknown>)
 const errorText = (err: unknown) => (err instanceof Error ? err.message.split('\n')[0] : String(err));
 
 /** A messageExpression's result, when usable: a non-blank single-line string. */
-function customMessage(c: Compiled | undefined, context: Record<string, unknown>): string | undefined {
+function customMessage(c: Compiled | undefined, context: Record<string, unknown>, run: Run): string | undefined {
   if (!c) return undefined;
   try {
     const m = run(c, context);
@@ -115,9 +140,14 @@ function customMessage(c: Compiled | undefined, context: Record<string, unknown>
  * Evaluates a compiled policy; `context` holds `object`, `oldObject`, `params`, `request`,
  * `namespaceObject` and `authorizer` as CEL values (`variables` is added here).
  */
-export function evaluatePolicy(policy: CompiledPolicy, context: Record<string, unknown>): Outcome {
+export function evaluatePolicy(
+  policy: CompiledPolicy,
+  context: Record<string, unknown>,
+  budget = POLICY_COST_BUDGET,
+): Outcome {
+  const run = budgeted(budget);
   const ctx = { ...context };
-  if (policy.variables.length) ctx.variables = lazyVariables(policy, ctx);
+  if (policy.variables.length) ctx.variables = lazyVariables(policy, ctx, run);
   const fail = policy.failurePolicy === 'Fail';
   const skipped: Outcome = { applies: false, failures: [], annotations: {} };
 
@@ -135,23 +165,27 @@ export function evaluatePolicy(policy: CompiledPolicy, context: Record<string, u
     return fail ? { ...skipped, applies: true, failures: [{ message: conditionError, reason: 'Invalid' }] } : skipped;
 
   const failures: Failure[] = [];
-  policy.validations.forEach((v, index) => {
+  for (const [index, v] of policy.validations.entries()) {
     let result: unknown;
     try {
       result = run(v.compiled, ctx);
     } catch (err) {
-      if (fail)
-        failures.push({
-          message: `expression '${v.expression}' resulted in error: ${errorText(err)}`,
-          reason: 'Invalid',
-          index,
-        });
-      return;
+      const exhausted = err instanceof BudgetExhausted;
+      if (fail) {
+        const message = exhausted ? err.message : `expression '${v.expression}' resulted in error: ${errorText(err)}`;
+        failures.push({ message, reason: 'Invalid', index });
+      }
+      if (exhausted) return { applies: true, failures, annotations: {} };
+      continue;
     }
-    if (result === true) return;
-    const message = customMessage(v.messageCompiled, ctx) ?? v.message ?? `failed expression: ${v.expression.trim()}`;
+    if (result === true) continue;
+    // messageExpression sees every variable but `authorizer`.
+    const message =
+      customMessage(v.messageCompiled, { ...ctx, authorizer: null }, run) ??
+      v.message ??
+      `failed expression: ${v.expression.trim()}`;
     failures.push({ message, reason: v.reason, index });
-  });
+  }
 
   const annotations: Record<string, string> = {};
   for (const a of policy.auditAnnotations) {
