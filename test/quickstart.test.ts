@@ -99,6 +99,7 @@ function clientFor(kubeconfig: string, flavor: FlavorName): KubeClient {
 async function expectExamplesSettled(client: KubeClient): Promise<void> {
   const get = (kind: string, ns: string | undefined, name: string) => client.kind(kind).get(ns, name);
   const status = (o: KubeObject) => (o as { status?: Record<string, unknown> }).status ?? {};
+  let unmet: string[] = [];
   await eventually(
     async () => {
       const csr = status(await get('CertificateSigningRequest', undefined, 'node-csr-worker-1'));
@@ -107,17 +108,21 @@ async function expectExamplesSettled(client: KubeClient): Promise<void> {
       const vap = await get('ValidatingAdmissionPolicy', undefined, 'demo-replica-limit');
       const reader = (await get('ClusterRole', undefined, 'demo-reader')) as { rules?: unknown[] };
       const api = status(await get('APIService', undefined, 'v1alpha1.metrics.example.com'));
-      return (
-        Boolean(csr.certificate) &&
-        pdb.observedGeneration === 1 &&
-        sts.readyReplicas === 3 &&
-        status(vap).observedGeneration === vap.metadata.generation &&
-        (reader.rules?.length ?? 0) > 0 &&
-        ((api.conditions as { type: string }[] | undefined) ?? []).some((c) => c.type === 'Available')
-      );
+      const checks: Record<string, boolean> = {
+        'CSR issued': Boolean(csr.certificate),
+        'PDB status': pdb.observedGeneration === 1,
+        'StatefulSet ready': sts.readyReplicas === 3,
+        'policy type-checked': status(vap).observedGeneration === vap.metadata.generation,
+        'ClusterRole aggregated': (reader.rules?.length ?? 0) > 0,
+        'APIService condition': ((api.conditions as { type: string }[] | undefined) ?? []).some(
+          (c) => c.type === 'Available',
+        ),
+      };
+      unmet = Object.keys(checks).filter((k) => !checks[k]);
+      return unmet.length === 0;
     },
     180_000,
-    'every example to reach its status',
+    () => `every example to reach its status (still waiting: ${unmet.join(', ')})`,
     500,
   );
   // limitrange.yaml's defaults keep its own ratio: a pod that sets nothing is admitted, with them.

@@ -25,7 +25,13 @@ export async function discover(client: KubeClient, signal?: AbortSignal): Promis
   const lists: [string, string, ResourceList][] = [['', 'v1', await get<ResourceList>('/api/v1')]];
   for (const g of (await get<GroupList>('/apis')).groups ?? []) {
     for (const { version } of g.versions ?? []) {
-      lists.push([g.name, version, await get<ResourceList>(`/apis/${g.name}/${version}`)]);
+      try {
+        lists.push([g.name, version, await get<ResourceList>(`/apis/${g.name}/${version}`)]);
+      } catch (err) {
+        // As client-go's partial discovery: a group version that fails (an aggregated API whose backend is
+        // down) leaves only its own kinds unresolved; the rest still type-check. A refresh picks it up later.
+        if (signal?.aborted) throw err;
+      }
     }
   }
   const kinds = new Map<string, GVK>();
