@@ -67,7 +67,8 @@ describe('the daemon with --embedded serves diagnostics to the admin kubeconfig'
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('answers /metrics, /statusz, /flagz and /configz for the admin, 401 without credentials', async () => {
+  /** The admin's API client, and the same credentials pointed at the diagnostics port (self-signed there). */
+  async function adminClients(): Promise<{ admin: RawClient; diagnostics: RawClient }> {
     const admin = await eventually(
       async () => {
         const client = await RawClient.fromKubeconfig(join(dir, 'kubeconfig')).catch(() => undefined);
@@ -76,8 +77,11 @@ describe('the daemon with --embedded serves diagnostics to the admin kubeconfig'
       45_000,
       () => `the admin kubeconfig (daemon output: ${output})`,
     );
-    // Same credentials, pointed at the diagnostics port; its serving certificate is self-signed.
-    const diagnostics = admin.at(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    return { admin, diagnostics: admin.at(`https://127.0.0.1:${port}`, { rejectUnauthorized: false }) };
+  }
+
+  it('answers /metrics, /statusz, /flagz and /configz for the admin, 401 without credentials', async () => {
+    const { admin, diagnostics } = await adminClients();
     const metrics = await eventually(
       async () => {
         const r = await diagnostics.send({ path: '/metrics' }).catch(() => undefined);
@@ -93,6 +97,53 @@ describe('the daemon with --embedded serves diagnostics to the admin kubeconfig'
     }
     const nobody = RawClient.anonymous(`https://127.0.0.1:${port}`);
     expect((await nobody.send({ path: '/metrics' })).code).toBe(401);
+    nobody.close();
+    admin.close();
+    diagnostics.close();
+  }, 120_000);
+
+  it('answers /debug/why for the admin, from the disruption core', async () => {
+    const { admin, diagnostics } = await adminClients();
+    const pdb = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'web' },
+      spec: { minAvailable: 1 },
+    };
+    const created = await admin.send({
+      method: 'POST',
+      path: '/apis/policy/v1/namespaces/default/poddisruptionbudgets',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(pdb),
+    });
+    expect(created.code, created.body).toBe(201);
+    const text = await eventually(
+      async () => {
+        const r = await diagnostics
+          .send({ path: '/debug/why/poddisruptionbudgets/default/web' })
+          .catch(() => undefined);
+        return r?.code === 200 ? r.body : undefined;
+      },
+      45_000,
+      () => `/debug/why (daemon output: ${output})`,
+    );
+    expect(text).toContain(
+      'poddisruptionbudget/web in namespace default: no disruption is allowed: 0 healthy and 1 must stay healthy',
+    );
+    const json = await diagnostics.send({
+      path: '/debug/why/pdb/default/web',
+      headers: { accept: 'application/json' },
+    });
+    expect(JSON.parse(json.body)).toMatchObject({ subject: 'poddisruptionbudget/web', namespace: 'default' });
+    const missing = await diagnostics.send({ path: '/debug/why/pdb/default/absent' });
+    expect([missing.code, missing.body]).toEqual([
+      404,
+      'poddisruptionbudgets "absent" not found in namespace default\n',
+    ]);
+    expect((await diagnostics.send({ path: '/debug/why/secrets/default/x' })).code).toBe(404);
+    expect((await diagnostics.send({ path: '/debug/why/pdb/web' })).code).toBe(400);
+    const nobody = RawClient.anonymous(`https://127.0.0.1:${port}`);
+    expect((await nobody.send({ path: '/debug/why/pdb/default/web' })).code).toBe(401);
     nobody.close();
     admin.close();
     diagnostics.close();

@@ -57,6 +57,15 @@ describe('why pdb', () => {
     expect(a.details).toContain('not counted, no controller: stray');
   });
 
+  it('a percentage minAvailable comes from the scale too', () => {
+    const owner = ref('ReplicaSet', 'rs');
+    const pods = [pod('a', { ready: true, owner }), pod('b', { ready: true, owner })];
+    const a = settled({ minAvailable: '50%' }, pods, workloads([workload('ReplicaSet', 'rs', 4)]));
+    expect(a.summary).toBe('no disruption is allowed: 2 healthy and 2 must stay healthy');
+    expect(a.details).toContain('minAvailable 50% of the 4 expected pods is 2 that must stay healthy');
+    expect(a.details).toContain('ReplicaSet/rs asks for 4 replicas (pod a belongs to it)');
+  });
+
   it('a budget that cannot be computed says why', () => {
     const a = settled({ minAvailable: '50%' }, [pod('x', { ready: true, owner: ref('ReplicaSet', 'gone') })]);
     expect(a.summary).toMatch(
