@@ -1,17 +1,44 @@
 /**
- * Building and signing the certificate for an approved request (reference §3.5) with @peculiar/x509 on
- * WebCrypto: v3, random 128-bit serial, the CA's subject as issuer, the request's subject re-encoded and its
- * public key, SANs copied, keyUsage (critical) and extKeyUsage from the usages, basicConstraints CA=false
- * (critical), authorityKeyIdentifier; every other requested extension is dropped.
+ * Building and signing the certificate for an approved request (reference §3.5): v3, random 128-bit serial,
+ * the CA's subject as issuer, the request's subject re-encoded and its public key, SANs copied, keyUsage
+ * (critical) and extKeyUsage from the usages, basicConstraints CA=false (critical), authorityKeyIdentifier;
+ * every other requested extension is dropped.
+ *
+ * The certificate is built as `@peculiar/asn1-x509` structures, turned into an ASN.1 tree once, serialised
+ * once for WebCrypto to sign, and the same tree is reused inside the signed certificate: nothing is parsed
+ * back. What depends only on the CA (issuer, signature algorithm, authority key identifier) is prepared once
+ * per CA in {@link prepareCa}.
  */
 import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { AsnConvert, AsnSerializer, OctetString } from '@peculiar/asn1-schema';
+import {
+  AlgorithmIdentifier,
+  AttributeTypeAndValue,
+  AttributeValue,
+  BasicConstraints,
+  ExtendedKeyUsage,
+  Extension,
+  Extensions,
+  GeneralName,
+  GeneralNames,
+  id_ce_basicConstraints,
+  id_ce_extKeyUsage,
+  id_ce_keyUsage,
+  id_ce_subjectAltName,
+  KeyUsage,
+  Name,
+  RelativeDistinguishedName,
+  SubjectPublicKeyInfo,
+  TBSCertificate,
+  Validity,
+  Version,
+} from '@peculiar/asn1-x509';
+import type * as x509 from '@peculiar/x509';
+import * as asn1js from 'asn1js';
 import { derToPem } from '../../../src/pki/pem.ts';
 import { type ParsedRequest, SUBJECT_ATTRIBUTES } from '../csr.ts';
 import { mapUsages } from './policy.ts';
-
-x509.cryptoProvider.set(webcrypto);
 
 /** A CA ready to sign: its certificate, its private key and the signature algorithm that key implies. */
 export interface SigningCa {
@@ -22,17 +49,68 @@ export interface SigningCa {
   authorityKeyId: x509.AuthorityKeyIdentifierExtension;
 }
 
-/** A DER INTEGER-ready serial: 16 random bytes, i.e. uniform in [0, 2^128). */
-export function randomSerialHex(): string {
-  return randomBytes(16).toString('hex');
+/** What every certificate a CA issues shares, ready to go into a TBSCertificate. */
+interface PreparedCa {
+  issuer: Name;
+  signature: AlgorithmIdentifier;
+  signatureTree: asn1js.AsnType;
+  authorityKeyId: Extension;
+}
+
+const prepared = new WeakMap<SigningCa, PreparedCa>();
+
+// Signature algorithm OIDs (RFC 4055, RFC 5758, RFC 8410) by WebCrypto name and hash; RSA's carry NULL parameters.
+const SIGNATURE_OIDS: Record<string, string> = {
+  'RSASSA-PKCS1-v1_5/SHA-256': '1.2.840.113549.1.1.11',
+  'RSASSA-PKCS1-v1_5/SHA-384': '1.2.840.113549.1.1.12',
+  'RSASSA-PKCS1-v1_5/SHA-512': '1.2.840.113549.1.1.13',
+  'ECDSA/SHA-256': '1.2.840.10045.4.3.2',
+  'ECDSA/SHA-384': '1.2.840.10045.4.3.3',
+  'ECDSA/SHA-512': '1.2.840.10045.4.3.4',
+  Ed25519: '1.3.101.112',
+};
+
+function signatureAlgorithm({ name, hash }: SigningCa['signingAlgorithm']): AlgorithmIdentifier {
+  const key = hash ? `${name}/${hash}` : name;
+  if (!Object.hasOwn(SIGNATURE_OIDS, key)) throw new Error(`unsupported signature algorithm ${key}`);
+  return new AlgorithmIdentifier({
+    algorithm: SIGNATURE_OIDS[key],
+    ...(name === 'RSASSA-PKCS1-v1_5' ? { parameters: null } : {}),
+  });
+}
+
+/** The per-CA part of every certificate, computed on the first certificate a CA issues. */
+function prepareCa(ca: SigningCa): PreparedCa {
+  let p = prepared.get(ca);
+  if (!p) {
+    const signature = signatureAlgorithm(ca.signingAlgorithm);
+    p = {
+      issuer: AsnConvert.parse(ca.cert.subjectName.toArrayBuffer(), Name),
+      signature,
+      signatureTree: AsnSerializer.toASN(signature),
+      authorityKeyId: AsnConvert.parse(ca.authorityKeyId.rawData, Extension),
+    };
+    prepared.set(ca, p);
+  }
+  return p;
+}
+
+/** The content octets of a non-negative DER INTEGER: no leading zero octets, and one added if the sign bit is set. */
+function positiveInteger(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const digits = bytes.subarray(start);
+  const out = new Uint8Array(digits.length + (digits[0] > 0x7f ? 1 : 0));
+  out.set(digits, out.length - digits.length);
+  return out;
 }
 
 // Go's asn1 marshals a string as PrintableString when every character allows it ('*' tolerated), else UTF8String.
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*]*$/;
 
 /** The subject re-encoded as the reference does: standard attributes in a fixed order, one RDN per attribute. */
-export function subjectName(p: ParsedRequest): x509.Name {
-  const rdns: x509.JsonAttributeAndObjectValue[] = [];
+export function subjectName(p: ParsedRequest): Name {
+  const rdns: RelativeDistinguishedName[] = [];
   for (const { key, oid } of SUBJECT_ATTRIBUTES) {
     const raw = p.subject[key];
     const values = typeof raw === 'string' ? (raw ? [raw] : []) : raw;
@@ -41,9 +119,16 @@ export function subjectName(p: ParsedRequest): x509.Name {
     const encoded = values
       .map((v) => ({ v, printable: PRINTABLE.test(v) }))
       .sort((a, b) => Buffer.compare(tlv(a), tlv(b)));
-    rdns.push({ [oid]: encoded.map(({ v, printable }) => (printable ? { printableString: v } : { utf8String: v })) });
+    const attributes = encoded.map(
+      ({ v, printable }) =>
+        new AttributeTypeAndValue({
+          type: oid,
+          value: new AttributeValue(printable ? { printableString: v } : { utf8String: v }),
+        }),
+    );
+    rdns.push(new RelativeDistinguishedName(attributes));
   }
-  return new x509.Name(rdns);
+  return new Name(rdns);
 }
 
 /** The DER encoding of a directory string value, for sorting a SET OF. */
@@ -63,41 +148,61 @@ export interface CertificateRequestInput {
   serialHex?: string;
 }
 
+function extension(extnID: string, critical: boolean, value: object): Extension {
+  return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+}
+
 /** The extensions of the issued certificate, in the reference's order of concern. */
-export function certificateExtensions(input: CertificateRequestInput, ca: SigningCa): x509.Extension[] {
+function certificateExtensions(input: CertificateRequestInput, ca: SigningCa): Extension[] {
   const mapped = mapUsages(input.usages);
   if ('error' in mapped) throw new Error(mapped.error);
   const p = input.parsed;
-  const extensions: x509.Extension[] = [];
-  if (mapped.keyUsage) extensions.push(new x509.KeyUsagesExtension(mapped.keyUsage, true));
-  if (mapped.extKeyUsages.length) extensions.push(new x509.ExtendedKeyUsageExtension(mapped.extKeyUsages, false));
-  extensions.push(new x509.BasicConstraintsExtension(false, undefined, true));
-  extensions.push(ca.authorityKeyId);
-  const names: x509.JsonGeneralName[] = [
-    ...p.dnsNames.map((value) => ({ type: 'dns' as const, value })),
-    ...p.emailAddresses.map((value) => ({ type: 'email' as const, value })),
-    ...p.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-    ...p.uris.map((value) => ({ type: 'url' as const, value })),
+  const extensions: Extension[] = [];
+  if (mapped.keyUsage) extensions.push(extension(id_ce_keyUsage, true, new KeyUsage(mapped.keyUsage)));
+  if (mapped.extKeyUsages.length)
+    extensions.push(extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage(mapped.extKeyUsages)));
+  extensions.push(extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })));
+  extensions.push(prepareCa(ca).authorityKeyId);
+  const names = [
+    ...p.dnsNames.map((dNSName) => new GeneralName({ dNSName })),
+    ...p.emailAddresses.map((rfc822Name) => new GeneralName({ rfc822Name })),
+    ...p.ipAddresses.map((iPAddress) => new GeneralName({ iPAddress })),
+    ...p.uris.map((uniformResourceIdentifier) => new GeneralName({ uniformResourceIdentifier })),
   ];
-  if (names.length) extensions.push(new x509.SubjectAlternativeNameExtension(names, p.subjectEmpty));
+  if (names.length) extensions.push(extension(id_ce_subjectAltName, p.subjectEmpty, new GeneralNames(names)));
   return extensions;
 }
 
-/** Signs the certificate; returns it with its PEM (one block, 64-column base64, trailing newline). */
-export async function issue(
-  input: CertificateRequestInput,
-  ca: SigningCa,
-): Promise<{ cert: x509.X509Certificate; pem: string }> {
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: input.serialHex ?? randomSerialHex(),
-    subject: subjectName(input.parsed),
-    issuer: ca.cert.subjectName,
-    publicKey: input.parsed.csr.publicKey,
-    signingKey: ca.privateKey,
-    signingAlgorithm: ca.signingAlgorithm,
-    notBefore: input.notBefore,
-    notAfter: input.notAfter,
-    extensions: certificateExtensions(input, ca),
+/** WebCrypto's ECDSA signature (r‖s, fixed width) as the DER ECDSA-Sig-Value a certificate carries. */
+function ecdsaSigValue(signature: ArrayBuffer): ArrayBuffer {
+  const half = signature.byteLength / 2;
+  const integer = (from: number) =>
+    new asn1js.Integer({ valueHex: positiveInteger(new Uint8Array(signature, from, half)) });
+  return new asn1js.Sequence({ value: [integer(0), integer(half)] }).toBER();
+}
+
+/** Signs the certificate; returns its DER and its PEM (one block, 64-column base64, trailing newline). */
+export async function issue(input: CertificateRequestInput, ca: SigningCa): Promise<{ der: Buffer; pem: string }> {
+  const { issuer, signature, signatureTree } = prepareCa(ca);
+  // 16 random bytes: uniform in [0, 2^128).
+  const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomBytes(16);
+  const tbs = AsnSerializer.toASN(
+    new TBSCertificate({
+      version: Version.v3,
+      serialNumber: positiveInteger(serial).buffer,
+      signature,
+      issuer,
+      validity: new Validity({ notBefore: input.notBefore, notAfter: input.notAfter }),
+      subject: subjectName(input.parsed),
+      subjectPublicKeyInfo: AsnConvert.parse(input.parsed.csr.publicKey.rawData, SubjectPublicKeyInfo),
+      extensions: new Extensions(certificateExtensions(input, ca)),
+    }),
+  );
+  const signed = await webcrypto.subtle.sign(ca.signingAlgorithm, ca.privateKey, tbs.toBER());
+  const signatureValue = ca.signingAlgorithm.name === 'ECDSA' ? ecdsaSigValue(signed) : signed;
+  const certificate = new asn1js.Sequence({
+    value: [tbs, signatureTree, new asn1js.BitString({ valueHex: signatureValue })],
   });
-  return { cert, pem: derToPem(cert.rawData, 'CERTIFICATE') };
+  const der = Buffer.from(certificate.toBER());
+  return { der, pem: derToPem(der, 'CERTIFICATE') };
 }
