@@ -4,14 +4,13 @@
  * (critical) and extKeyUsage from the usages, basicConstraints CA=false (critical), authorityKeyIdentifier;
  * every other requested extension is dropped.
  *
- * The certificate is built as `@peculiar/asn1-x509` structures, turned into an ASN.1 tree once, serialised
- * once for WebCrypto to sign, and the same tree is reused inside the signed certificate: nothing is parsed
- * back. What depends only on the CA (issuer, signature algorithm, authority key identifier) is prepared once
- * per CA in {@link prepareCa}.
+ * The TBSCertificate is built as `@peculiar/asn1-x509` structures and serialised once; WebCrypto signs those
+ * bytes, and the Certificate wraps them as they are: nothing is parsed back or serialised twice. What depends
+ * only on the CA (issuer, signature algorithm, authority key identifier) is prepared once per CA.
  */
 import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
-import { AsnConvert, AsnSerializer, OctetString } from '@peculiar/asn1-schema';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import {
   AlgorithmIdentifier,
   AttributeTypeAndValue,
@@ -53,7 +52,8 @@ export interface SigningCa {
 interface PreparedCa {
   issuer: Name;
   signature: AlgorithmIdentifier;
-  signatureTree: asn1js.AsnType;
+  /** The signature AlgorithmIdentifier, DER-encoded, for the outer Certificate. */
+  signatureDer: Buffer;
   authorityKeyId: Extension;
 }
 
@@ -87,7 +87,7 @@ function prepareCa(ca: SigningCa): PreparedCa {
     p = {
       issuer: AsnConvert.parse(ca.cert.subjectName.toArrayBuffer(), Name),
       signature,
-      signatureTree: AsnSerializer.toASN(signature),
+      signatureDer: Buffer.from(AsnConvert.serialize(signature)),
       authorityKeyId: AsnConvert.parse(ca.authorityKeyId.rawData, Extension),
     };
     prepared.set(ca, p);
@@ -133,10 +133,15 @@ export function subjectName(p: ParsedRequest): Name {
 
 /** The DER encoding of a directory string value, for sorting a SET OF. */
 function tlv({ v, printable }: { v: string; printable: boolean }): Buffer {
-  const content = Buffer.from(v, 'utf8');
-  const n = content.length;
+  return derElement(printable ? 0x13 : 0x0c, [Buffer.from(v, 'utf8')]);
+}
+
+/** A DER element (tag, definite length up to 64 KiB) around already-encoded content. */
+function derElement(tag: number, content: Uint8Array[]): Buffer {
+  const n = content.reduce((sum, c) => sum + c.length, 0);
+  if (n > 0xffff) throw new Error(`DER element of ${n} bytes: too long`);
   const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
-  return Buffer.concat([Buffer.from([printable ? 0x13 : 0x0c, ...length]), content]);
+  return Buffer.concat([Buffer.from([tag, ...length]), ...content]);
 }
 
 export interface CertificateRequestInput {
@@ -183,26 +188,25 @@ function ecdsaSigValue(signature: ArrayBuffer): ArrayBuffer {
 
 /** Signs the certificate; returns its DER and its PEM (one block, 64-column base64, trailing newline). */
 export async function issue(input: CertificateRequestInput, ca: SigningCa): Promise<{ der: Buffer; pem: string }> {
-  const { issuer, signature, signatureTree } = prepareCa(ca);
+  const { issuer, signature, signatureDer } = prepareCa(ca);
   // 16 random bytes: uniform in [0, 2^128).
   const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomBytes(16);
-  const tbs = AsnSerializer.toASN(
-    new TBSCertificate({
-      version: Version.v3,
-      serialNumber: positiveInteger(serial).buffer,
-      signature,
-      issuer,
-      validity: new Validity({ notBefore: input.notBefore, notAfter: input.notAfter }),
-      subject: subjectName(input.parsed),
-      subjectPublicKeyInfo: AsnConvert.parse(input.parsed.csr.publicKey.rawData, SubjectPublicKeyInfo),
-      extensions: new Extensions(certificateExtensions(input, ca)),
-    }),
-  );
-  const signed = await webcrypto.subtle.sign(ca.signingAlgorithm, ca.privateKey, tbs.toBER());
-  const signatureValue = ca.signingAlgorithm.name === 'ECDSA' ? ecdsaSigValue(signed) : signed;
-  const certificate = new asn1js.Sequence({
-    value: [tbs, signatureTree, new asn1js.BitString({ valueHex: signatureValue })],
+  const tbs = new TBSCertificate({
+    version: Version.v3,
+    serialNumber: positiveInteger(serial).buffer,
+    signature,
+    issuer,
+    validity: new Validity({ notBefore: input.notBefore, notAfter: input.notAfter }),
+    subject: subjectName(input.parsed),
+    subjectPublicKeyInfo: AsnConvert.parse(input.parsed.csr.publicKey.rawData, SubjectPublicKeyInfo),
+    extensions: new Extensions(certificateExtensions(input, ca)),
   });
-  const der = Buffer.from(certificate.toBER());
+  const tbsDer = new Uint8Array(AsnConvert.serialize(tbs));
+  const signed = await webcrypto.subtle.sign(ca.signingAlgorithm, ca.privateKey, tbsDer);
+  const signatureValue = ca.signingAlgorithm.name === 'ECDSA' ? ecdsaSigValue(signed) : signed;
+  // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }, around the
+  // signed bytes as they are: serialising the TBSCertificate structure again would cost as much as the first time.
+  const bitString = derElement(0x03, [Buffer.from([0]), new Uint8Array(signatureValue)]);
+  const der = derElement(0x30, [tbsDer, signatureDer, bitString]);
   return { der, pem: derToPem(der, 'CERTIFICATE') };
 }
