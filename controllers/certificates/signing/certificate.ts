@@ -4,9 +4,11 @@
  * (critical) and extKeyUsage from the usages, basicConstraints CA=false (critical), authorityKeyIdentifier;
  * every other requested extension is dropped.
  *
- * The TBSCertificate is built as `@peculiar/asn1-x509` structures and serialised once; WebCrypto signs those
- * bytes, and the Certificate wraps them as they are: nothing is parsed back or serialised twice. What depends
- * only on the CA (issuer, signature algorithm, authority key identifier) is prepared once per CA.
+ * Every field is encoded once with `@peculiar/asn1-x509` structures; what depends only on the CA (issuer,
+ * signature algorithm, authority key identifier) or on the CA and the usage list (the extensions but the SANs)
+ * is encoded once per CA and kept. The TBSCertificate and the Certificate are the SEQUENCEs around those bytes:
+ * nothing is parsed back or serialised twice, and WebCrypto signs once. (Serialising one whole TBSCertificate
+ * structure per certificate costs about two ECDSA P-256 signatures: see bench/certificates.bench.ts.)
  */
 import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
@@ -18,7 +20,6 @@ import {
   BasicConstraints,
   ExtendedKeyUsage,
   Extension,
-  Extensions,
   GeneralName,
   GeneralNames,
   id_ce_basicConstraints,
@@ -28,13 +29,9 @@ import {
   KeyUsage,
   Name,
   RelativeDistinguishedName,
-  SubjectPublicKeyInfo,
-  TBSCertificate,
   Validity,
-  Version,
 } from '@peculiar/asn1-x509';
 import type * as x509 from '@peculiar/x509';
-import * as asn1js from 'asn1js';
 import { derToPem } from '../../../src/pki/pem.ts';
 import { type ParsedRequest, SUBJECT_ATTRIBUTES } from '../csr.ts';
 import { mapUsages } from './policy.ts';
@@ -48,16 +45,23 @@ export interface SigningCa {
   authorityKeyId: x509.AuthorityKeyIdentifierExtension;
 }
 
-/** What every certificate a CA issues shares, ready to go into a TBSCertificate. */
+/** What every certificate a CA issues shares, DER-encoded once. */
 interface PreparedCa {
-  issuer: Name;
-  signature: AlgorithmIdentifier;
-  /** The signature AlgorithmIdentifier, DER-encoded, for the outer Certificate. */
-  signatureDer: Buffer;
-  authorityKeyId: Extension;
+  issuer: Buffer;
+  /** The signature AlgorithmIdentifier, inside the TBSCertificate and after it. */
+  signature: Buffer;
+  authorityKeyId: Buffer;
+  /** By usage list: the extensions that depend only on the usages and the CA (all but the SANs). */
+  usageExtensions: Map<string, Buffer[]>;
 }
 
+/** Usage lists are few in practice; the cache is dropped whole past this many rather than grow. */
+const MAX_USAGE_LISTS = 64;
+
 const prepared = new WeakMap<SigningCa, PreparedCa>();
+
+/** `[0] EXPLICIT Version`: v3. */
+const VERSION_3 = Buffer.from([0xa0, 0x03, 0x02, 0x01, 0x02]);
 
 // Signature algorithm OIDs (RFC 4055, RFC 5758, RFC 8410) by WebCrypto name and hash; RSA's carry NULL parameters.
 const SIGNATURE_OIDS: Record<string, string> = {
@@ -70,25 +74,28 @@ const SIGNATURE_OIDS: Record<string, string> = {
   Ed25519: '1.3.101.112',
 };
 
-function signatureAlgorithm({ name, hash }: SigningCa['signingAlgorithm']): AlgorithmIdentifier {
+function signatureAlgorithm({ name, hash }: SigningCa['signingAlgorithm']): Buffer {
   const key = hash ? `${name}/${hash}` : name;
   if (!Object.hasOwn(SIGNATURE_OIDS, key)) throw new Error(`unsupported signature algorithm ${key}`);
-  return new AlgorithmIdentifier({
-    algorithm: SIGNATURE_OIDS[key],
-    ...(name === 'RSASSA-PKCS1-v1_5' ? { parameters: null } : {}),
-  });
+  return der(
+    new AlgorithmIdentifier({
+      algorithm: SIGNATURE_OIDS[key],
+      ...(name === 'RSASSA-PKCS1-v1_5' ? { parameters: null } : {}),
+    }),
+  );
 }
+
+const der = (structure: object): Buffer => Buffer.from(AsnConvert.serialize(structure));
 
 /** The per-CA part of every certificate, computed on the first certificate a CA issues. */
 function prepareCa(ca: SigningCa): PreparedCa {
   let p = prepared.get(ca);
   if (!p) {
-    const signature = signatureAlgorithm(ca.signingAlgorithm);
     p = {
-      issuer: AsnConvert.parse(ca.cert.subjectName.toArrayBuffer(), Name),
-      signature,
-      signatureDer: Buffer.from(AsnConvert.serialize(signature)),
-      authorityKeyId: AsnConvert.parse(ca.authorityKeyId.rawData, Extension),
+      issuer: Buffer.from(ca.cert.subjectName.toArrayBuffer()),
+      signature: signatureAlgorithm(ca.signingAlgorithm),
+      authorityKeyId: Buffer.from(ca.authorityKeyId.rawData),
+      usageExtensions: new Map(),
     };
     prepared.set(ca, p);
   }
@@ -153,60 +160,72 @@ export interface CertificateRequestInput {
   serialHex?: string;
 }
 
-function extension(extnID: string, critical: boolean, value: object): Extension {
-  return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+function extension(extnID: string, critical: boolean, value: object): Buffer {
+  return der(new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) }));
+}
+
+/** keyUsage (critical), extKeyUsage, basicConstraints (critical) and authorityKeyIdentifier, for one usage list. */
+function usageExtensions(usages: readonly string[], ca: PreparedCa): Buffer[] {
+  const key = usages.join('\n');
+  let extensions = ca.usageExtensions.get(key);
+  if (!extensions) {
+    const mapped = mapUsages(usages);
+    if ('error' in mapped) throw new Error(mapped.error);
+    extensions = [];
+    if (mapped.keyUsage) extensions.push(extension(id_ce_keyUsage, true, new KeyUsage(mapped.keyUsage)));
+    if (mapped.extKeyUsages.length)
+      extensions.push(extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage(mapped.extKeyUsages)));
+    extensions.push(extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })));
+    extensions.push(ca.authorityKeyId);
+    if (ca.usageExtensions.size >= MAX_USAGE_LISTS) ca.usageExtensions.clear();
+    ca.usageExtensions.set(key, extensions);
+  }
+  return extensions;
 }
 
 /** The extensions of the issued certificate, in the reference's order of concern. */
-function certificateExtensions(input: CertificateRequestInput, ca: SigningCa): Extension[] {
-  const mapped = mapUsages(input.usages);
-  if ('error' in mapped) throw new Error(mapped.error);
+function certificateExtensions(input: CertificateRequestInput, ca: PreparedCa): Buffer[] {
   const p = input.parsed;
-  const extensions: Extension[] = [];
-  if (mapped.keyUsage) extensions.push(extension(id_ce_keyUsage, true, new KeyUsage(mapped.keyUsage)));
-  if (mapped.extKeyUsages.length)
-    extensions.push(extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage(mapped.extKeyUsages)));
-  extensions.push(extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })));
-  extensions.push(prepareCa(ca).authorityKeyId);
   const names = [
     ...p.dnsNames.map((dNSName) => new GeneralName({ dNSName })),
     ...p.emailAddresses.map((rfc822Name) => new GeneralName({ rfc822Name })),
     ...p.ipAddresses.map((iPAddress) => new GeneralName({ iPAddress })),
     ...p.uris.map((uniformResourceIdentifier) => new GeneralName({ uniformResourceIdentifier })),
   ];
-  if (names.length) extensions.push(extension(id_ce_subjectAltName, p.subjectEmpty, new GeneralNames(names)));
-  return extensions;
+  const fixed = usageExtensions(input.usages, ca);
+  if (!names.length) return fixed;
+  return [...fixed, extension(id_ce_subjectAltName, p.subjectEmpty, new GeneralNames(names))];
 }
 
 /** WebCrypto's ECDSA signature (r‖s, fixed width) as the DER ECDSA-Sig-Value a certificate carries. */
-function ecdsaSigValue(signature: ArrayBuffer): ArrayBuffer {
+function ecdsaSigValue(signature: ArrayBuffer): Buffer {
   const half = signature.byteLength / 2;
-  const integer = (from: number) =>
-    new asn1js.Integer({ valueHex: positiveInteger(new Uint8Array(signature, from, half)) });
-  return new asn1js.Sequence({ value: [integer(0), integer(half)] }).toBER();
+  const integer = (from: number) => derElement(0x02, [positiveInteger(new Uint8Array(signature, from, half))]);
+  return derElement(0x30, [integer(0), integer(half)]);
 }
 
 /** Signs the certificate; returns its DER and its PEM (one block, 64-column base64, trailing newline). */
 export async function issue(input: CertificateRequestInput, ca: SigningCa): Promise<{ der: Buffer; pem: string }> {
-  const { issuer, signature, signatureDer } = prepareCa(ca);
+  const ready = prepareCa(ca);
   // 16 random bytes: uniform in [0, 2^128).
   const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomBytes(16);
-  const tbs = new TBSCertificate({
-    version: Version.v3,
-    serialNumber: positiveInteger(serial).buffer,
-    signature,
-    issuer,
-    validity: new Validity({ notBefore: input.notBefore, notAfter: input.notAfter }),
-    subject: subjectName(input.parsed),
-    subjectPublicKeyInfo: AsnConvert.parse(input.parsed.csr.publicKey.rawData, SubjectPublicKeyInfo),
-    extensions: new Extensions(certificateExtensions(input, ca)),
-  });
-  const tbsDer = new Uint8Array(AsnConvert.serialize(tbs));
+  // TBSCertificate ::= SEQUENCE { [0] version, serialNumber, signature, issuer, validity, subject,
+  // subjectPublicKeyInfo (the request's, as it is), [3] extensions }
+  const tbsDer = derElement(0x30, [
+    VERSION_3,
+    derElement(0x02, [positiveInteger(serial)]),
+    ready.signature,
+    ready.issuer,
+    der(new Validity({ notBefore: input.notBefore, notAfter: input.notAfter })),
+    der(subjectName(input.parsed)),
+    new Uint8Array(input.parsed.csr.publicKey.rawData),
+    derElement(0xa3, [derElement(0x30, certificateExtensions(input, ready))]),
+  ]);
   const signed = await webcrypto.subtle.sign(ca.signingAlgorithm, ca.privateKey, tbsDer);
   const signatureValue = ca.signingAlgorithm.name === 'ECDSA' ? ecdsaSigValue(signed) : signed;
   // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }, around the
   // signed bytes as they are: serialising the TBSCertificate structure again would cost as much as the first time.
   const bitString = derElement(0x03, [Buffer.from([0]), new Uint8Array(signatureValue)]);
-  const der = derElement(0x30, [tbsDer, signatureDer, bitString]);
-  return { der, pem: derToPem(der, 'CERTIFICATE') };
+  const certificate = derElement(0x30, [tbsDer, ready.signature, bitString]);
+  return { der: certificate, pem: derToPem(certificate, 'CERTIFICATE') };
 }
