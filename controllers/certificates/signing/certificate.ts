@@ -12,11 +12,9 @@
  */
 import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
 import {
   AlgorithmIdentifier,
-  AttributeTypeAndValue,
-  AttributeValue,
   BasicConstraints,
   ExtendedKeyUsage,
   Extension,
@@ -27,9 +25,6 @@ import {
   id_ce_keyUsage,
   id_ce_subjectAltName,
   KeyUsage,
-  Name,
-  RelativeDistinguishedName,
-  Validity,
 } from '@peculiar/asn1-x509';
 import type * as x509 from '@peculiar/x509';
 import { derToPem } from '../../../src/pki/pem.ts';
@@ -115,32 +110,45 @@ function positiveInteger(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 // Go's asn1 marshals a string as PrintableString when every character allows it ('*' tolerated), else UTF8String.
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*]*$/;
 
-/** The subject re-encoded as the reference does: standard attributes in a fixed order, one RDN per attribute. */
-export function subjectName(p: ParsedRequest): Name {
-  const rdns: RelativeDistinguishedName[] = [];
+/** Each subject attribute's OID, DER-encoded once. */
+const ATTRIBUTE_OIDS = new Map(
+  SUBJECT_ATTRIBUTES.map(({ oid }) => [oid, Buffer.from(AsnObjectIdentifierConverter.toASN(oid).toBER())]),
+);
+
+/**
+ * The subject's DER, re-encoded as the reference does: standard attributes in a fixed order, one RDN (a SET
+ * of AttributeTypeAndValue SEQUENCEs) per attribute.
+ */
+export function subjectName(p: ParsedRequest): Buffer {
+  const rdns: Buffer[] = [];
   for (const { key, oid } of SUBJECT_ATTRIBUTES) {
     const raw = p.subject[key];
     const values = typeof raw === 'string' ? (raw ? [raw] : []) : raw;
     if (!values.length) continue;
     // A multi-valued RDN is a DER SET OF: its values sorted by their encodings, as Go's encoder does.
-    const encoded = values
-      .map((v) => ({ v, printable: PRINTABLE.test(v) }))
-      .sort((a, b) => Buffer.compare(tlv(a), tlv(b)));
-    const attributes = encoded.map(
-      ({ v, printable }) =>
-        new AttributeTypeAndValue({
-          type: oid,
-          value: new AttributeValue(printable ? { printableString: v } : { utf8String: v }),
-        }),
+    const encoded = values.map(directoryString).sort(Buffer.compare);
+    const oidDer = ATTRIBUTE_OIDS.get(oid) as Buffer;
+    rdns.push(
+      derElement(
+        0x31,
+        encoded.map((value) => derElement(0x30, [oidDer, value])),
+      ),
     );
-    rdns.push(new RelativeDistinguishedName(attributes));
   }
-  return new Name(rdns);
+  return derElement(0x30, rdns);
 }
 
-/** The DER encoding of a directory string value, for sorting a SET OF. */
-function tlv({ v, printable }: { v: string; printable: boolean }): Buffer {
-  return derElement(printable ? 0x13 : 0x0c, [Buffer.from(v, 'utf8')]);
+/** A directory string value: PrintableString where every character allows it, else UTF8String. */
+function directoryString(v: string): Buffer {
+  return derElement(PRINTABLE.test(v) ? 0x13 : 0x0c, [Buffer.from(v, 'utf8')]);
+}
+
+/** An X.509 Time (RFC 5280 §4.1.2.5): UTCTime through 2049, GeneralizedTime after; whole seconds. */
+function derTime(t: Date): Buffer {
+  const digits = t.toISOString().slice(0, 19).replace(/[-T:]/g, '');
+  return t.getUTCFullYear() > 2049
+    ? derElement(0x18, [Buffer.from(`${digits}Z`)])
+    : derElement(0x17, [Buffer.from(`${digits.slice(2)}Z`)]);
 }
 
 /** A DER element (tag, definite length up to 64 KiB) around already-encoded content. */
@@ -216,8 +224,8 @@ export async function issue(input: CertificateRequestInput, ca: SigningCa): Prom
     derElement(0x02, [positiveInteger(serial)]),
     ready.signature,
     ready.issuer,
-    der(new Validity({ notBefore: input.notBefore, notAfter: input.notAfter })),
-    der(subjectName(input.parsed)),
+    derElement(0x30, [derTime(input.notBefore), derTime(input.notAfter)]),
+    subjectName(input.parsed),
     new Uint8Array(input.parsed.csr.publicKey.rawData),
     derElement(0xa3, [derElement(0x30, certificateExtensions(input, ready))]),
   ]);
