@@ -4,11 +4,12 @@
  * (critical) and extKeyUsage from the usages, basicConstraints CA=false (critical), authorityKeyIdentifier;
  * every other requested extension is dropped.
  *
- * Every field is encoded once with `@peculiar/asn1-x509` structures; what depends only on the CA (issuer,
- * signature algorithm, authority key identifier) or on the CA and the usage list (the extensions but the SANs)
- * is encoded once per CA and kept. The TBSCertificate and the Certificate are the SEQUENCEs around those bytes:
- * nothing is parsed back or serialised twice, and WebCrypto signs once. (Serialising one whole TBSCertificate
- * structure per certificate costs about two ECDSA P-256 signatures: see bench/certificates.bench.ts.)
+ * Each part is encoded once: what depends only on the CA (issuer, signature algorithm, authority key identifier)
+ * or on the CA and the usage list (the extensions but the SANs) once per CA, with `@peculiar/asn1-x509`
+ * structures, and kept; the SANs per certificate with the same structures. The small per-certificate parts
+ * (serial, validity, subject) and the SEQUENCEs around it all are written as DER directly: serialising a whole
+ * TBSCertificate structure costs about two ECDSA P-256 signatures (`npm run bench -- certificates`). Nothing
+ * is parsed back or serialised twice, and WebCrypto signs once.
  */
 import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
