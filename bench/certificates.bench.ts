@@ -1,9 +1,12 @@
 /**
- * `npm run bench -- certificates`: node client CSRs approved and issued per second end to end on the embedded
- * control plane (approver with its SubjectAccessReview, signer, both through HTTPS), with an RSA-2048 and an
- * ECDSA P-256 cluster CA, against the limit of the same API writes done bare by one client in the same run
- * (per CSR: create, PUT /approval, PUT /status); and the time to build and sign one certificate against
- * bare WebCrypto signing of the same bytes with the same key.
+ * `npm run bench -- certificates`, two figures, each against its floor measured in the same run, rounds
+ * alternating between the figure and its floor; printed as the median and range of the per-round ratios.
+ *
+ * - Build and sign one certificate (`issue()`) against a bare WebCrypto signature of the same TBS bytes
+ *   with the same CA key, RSA-2048 and ECDSA P-256.
+ * - Node client CSRs approved and issued end to end on the embedded control plane (approver with its
+ *   SubjectAccessReview, signer, both through HTTPS; completion seen by a watch) against the floor of the
+ *   two bare writes of the same kind of CSR objects (create, PUT /approval) by one client on the same server.
  */
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
@@ -20,14 +23,49 @@ import { runControllers, webcryptoRequestWithKeys } from '../controllers/certifi
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
-import { createSelfSignedCa, issueKeyAndCertificate } from '../src/pki/certs.ts';
+import { createSelfSignedCa } from '../src/pki/certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
-import { type Figure, inParallel, print } from './run.ts';
+import { inParallel } from './run.ts';
 
+const CA_ALGS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256'];
+const ROUNDS = 5;
 /** In-flight requests, as `inParallel` runs them by default. */
-const CONCURRENCY = 64;
-const CSRS = 400;
-const SIGNATURES = 300;
+const CONCURRENCY = 16;
+/** The client's rate limit: 0 is none, so that the server and the controllers are what is measured. */
+const CLIENT_QPS = 0;
+const CSRS_PER_ROUND = 200;
+const SIGNATURES_PER_ROUND = 200;
+
+interface Paired {
+  name: string;
+  unit: string;
+  floorName: string;
+  /** Per round: our value and the floor's, both in `unit`. */
+  rounds: { ours: number; floor: number }[];
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n >= 1 ? n.toFixed(2) : n.toPrecision(3);
+}
+
+function report(title: string, figures: Paired[]): void {
+  console.log(`\n## ${title}`);
+  for (const f of figures) {
+    const ratios = f.rounds.map((r) => r.ours / r.floor);
+    const ours = median(f.rounds.map((r) => r.ours));
+    const floor = median(f.rounds.map((r) => r.floor));
+    console.log(
+      `${f.name.padEnd(44)} ${`${fmt(ours)} ${f.unit}`.padStart(14)}  ${f.floorName} ${fmt(floor)} ${f.unit};` +
+        `  ratio median ${fmt(median(ratios))}× (range ${fmt(Math.min(...ratios))}–${fmt(Math.max(...ratios))}, ${ratios.length} rounds)`,
+    );
+  }
+}
 
 /** Node client requests, made beforehand so that request generation is not measured. */
 async function requests(n: number, tag: string): Promise<string[]> {
@@ -40,7 +78,63 @@ async function requests(n: number, tag: string): Promise<string[]> {
   return out;
 }
 
-async function endToEnd(caAlg: KeyAlgorithm): Promise<Figure[]> {
+/** The DER of the first element inside a SEQUENCE: a certificate's to-be-signed part. */
+function tbsOf(der: Uint8Array): Uint8Array<ArrayBuffer> {
+  const header = (at: number): { start: number; length: number } => {
+    const first = der[at + 1];
+    if (first < 0x80) return { start: at + 2, length: first };
+    const bytes = first & 0x7f;
+    let length = 0;
+    for (let i = 0; i < bytes; i++) length = length * 256 + der[at + 2 + i];
+    return { start: at + 2 + bytes, length };
+  };
+  const inner = header(0).start;
+  const tbs = header(inner);
+  return der.slice(inner, tbs.start + tbs.length) as Uint8Array<ArrayBuffer>;
+}
+
+const pemToDer = (pem: string): Uint8Array => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+
+async function msPerCall(n: number, fn: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await fn();
+  return (performance.now() - started) / n;
+}
+
+async function signing(caAlg: KeyAlgorithm): Promise<Paired> {
+  const made = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
+  const ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
+  const parsed = parseRequestPem((await requests(1, 'sign'))[0]);
+  const input = {
+    parsed,
+    usages: ['digital signature', 'client auth'],
+    notBefore: new Date(Date.now() - 300_000),
+    notAfter: new Date(Date.now() + 86400_000),
+  };
+  const tbs = tbsOf(pemToDer((await issue(input, ca)).pem));
+  const { name, hash } = ca.signingAlgorithm;
+  const algorithm = name === 'ECDSA' ? { name, hash } : { name };
+  const ours = () => issue(input, ca);
+  const bare = () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs);
+  await msPerCall(20, ours); // warm-up of both sides
+  await msPerCall(20, bare);
+  const rounds: Paired['rounds'] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate which side goes first, so that neither always runs on a warmer (or more loaded) machine.
+    const first = r % 2 === 0;
+    const a = await msPerCall(SIGNATURES_PER_ROUND, first ? ours : bare);
+    const b = await msPerCall(SIGNATURES_PER_ROUND, first ? bare : ours);
+    rounds.push(first ? { ours: a, floor: b } : { ours: b, floor: a });
+  }
+  return {
+    name: `build+sign one certificate, ${caAlg} CA`,
+    unit: 'ms',
+    floorName: 'bare WebCrypto sign of its TBS',
+    rounds,
+  };
+}
+
+async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-certs-'));
   const ca = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   await writeFile(join(dir, 'ca.crt'), ca.certPem);
@@ -56,117 +150,109 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Figure[]> {
   await cp.start();
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
-  const client = new KubeClient(kc, cp.registry, { qps: 0 });
+  const client = new KubeClient(kc, cp.registry, { qps: CLIENT_QPS });
   const csrs = client.kind<CertificateSigningRequest>('CertificateSigningRequest');
-  const n = cp.registry.naming;
+  const signers = cp.registry.naming.signers;
   const spec = (pem: string, signerName: string) => ({
     request: Buffer.from(pem).toString('base64'),
     signerName,
     usages: ['digital signature' as const, 'client auth' as const],
   });
-  try {
-    // The limit: the same writes, bare, for a signer nobody handles.
-    const bare = await requests(CSRS, 'bare');
-    const leaf = await issueKeyAndCertificate({
-      ca,
-      subject: { commonName: 'x', organizations: ['system:nodes'] },
-      usages: ['client auth'],
-      notBefore: new Date(Date.now() - 60_000),
-      notAfter: new Date(Date.now() + 3600_000),
-    });
-    const certificate = Buffer.from(leaf.certPem).toString('base64');
-    const bareSeconds = await inParallel(CSRS, async (i) => {
-      const created = await csrs.create({ metadata: { name: `bare-${i}` }, spec: spec(bare[i], 'example.com/bench') });
-      const conditions = [{ type: 'Approved', status: 'True' as const, reason: 'Bench', message: 'bare write' }];
-      const approved = await csrs.replaceApproval({ ...created, status: { conditions } });
-      await csrs.replaceStatus({ ...approved, status: { ...approved.status, certificate } });
-    });
-
-    const pems = await requests(CSRS, 'e2e');
-    const running = await runControllers(client, cp.registry, [approvingController, signingController], {
-      signing: { certFile: join(dir, 'ca.crt'), keyFile: join(dir, 'ca.key'), perSigner: {}, durationMs: 86400_000 },
-    });
-    const rt = csrs.rt;
-    const started = performance.now();
-    await inParallel(CSRS, (i) =>
-      csrs.create({ metadata: { name: `e2e-${i}` }, spec: spec(pems[i], n.signers.apiServerClientNodeAgent) }),
-    );
-    const issued = () =>
-      cp.storage
-        .list(rt)
-        .filter((o) => o.metadata.name?.startsWith('e2e-') && (o.status as { certificate?: string })?.certificate)
-        .length;
-    while (issued() < CSRS) {
-      if (performance.now() - started > 120_000) throw new Error(`only ${issued()} of ${CSRS} issued in 2 minutes`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    const e2eSeconds = (performance.now() - started) / 1000;
-    await running.stop();
-    return [
-      {
-        name: `CSRs approved and issued/s, ${caAlg} CA`,
-        value: CSRS / e2eSeconds,
-        unit: 'CSR/s',
-        against: { name: 'bare writes (create+approval+status)', value: CSRS / bareSeconds },
+  const issued = new Set<string>();
+  let onIssued = () => {};
+  const watching = new AbortController();
+  const watch = csrs
+    .watch(
+      undefined,
+      {},
+      (e) => {
+        if (e.object.status?.certificate && e.object.metadata.name) issued.add(e.object.metadata.name);
+        onIssued();
       },
-    ];
+      watching.signal,
+    )
+    .catch((err) => console.error('bench watch ended:', err));
+  const running = await runControllers(client, cp.registry, [approvingController, signingController], {
+    signing: { certFile: join(dir, 'ca.crt'), keyFile: join(dir, 'ca.key'), perSigner: {}, durationMs: 86400_000 },
+  });
+
+  // The floor: the same two writes (create, approval) per CSR, bare, for a signer nobody handles.
+  const bareRound = async (tag: string): Promise<number> => {
+    const pems = await requests(CSRS_PER_ROUND, tag);
+    const seconds = await inParallel(
+      CSRS_PER_ROUND,
+      async (i) => {
+        const created = await csrs.create({
+          metadata: { name: `${tag}-${i}` },
+          spec: spec(pems[i], 'example.com/bench'),
+        });
+        const conditions = [{ type: 'Approved', status: 'True' as const, reason: 'Bench', message: 'bare write' }];
+        await csrs.replaceApproval({ ...created, status: { conditions } });
+      },
+      CONCURRENCY,
+    );
+    return CSRS_PER_ROUND / seconds;
+  };
+  const endToEndRound = async (tag: string): Promise<number> => {
+    const pems = await requests(CSRS_PER_ROUND, tag);
+    const names = pems.map((_, i) => `${tag}-${i}`);
+    const allIssued = new Promise<void>((resolve, reject) => {
+      const timeout = setTimeout(() => reject(new Error(`${tag}: not all issued in 2 minutes`)), 120_000);
+      onIssued = () => {
+        if (names.every((n) => issued.has(n))) {
+          clearTimeout(timeout);
+          resolve();
+        }
+      };
+    });
+    const started = performance.now();
+    await inParallel(
+      CSRS_PER_ROUND,
+      (i) => csrs.create({ metadata: { name: names[i] }, spec: spec(pems[i], signers.apiServerClientNodeAgent) }),
+      CONCURRENCY,
+    );
+    await allIssued;
+    return CSRS_PER_ROUND / ((performance.now() - started) / 1000);
+  };
+
+  try {
+    await bareRound(`warm-bare-${caAlg}`.toLowerCase());
+    await endToEndRound(`warm-e2e-${caAlg}`.toLowerCase());
+    const rounds: Paired['rounds'] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const tag = `${caAlg.toLowerCase()}-${r}`;
+      // Per second, so that "ours / floor" is the fraction of the floor's rate reached.
+      if (r % 2 === 0) {
+        const floor = await bareRound(`bare-${tag}`);
+        rounds.push({ ours: await endToEndRound(`e2e-${tag}`), floor });
+      } else {
+        const ours = await endToEndRound(`e2e-${tag}`);
+        rounds.push({ ours, floor: await bareRound(`bare-${tag}`) });
+      }
+    }
+    return {
+      name: `CSRs approved+issued, ${caAlg} CA`,
+      unit: 'CSR/s',
+      floorName: 'bare create+approval',
+      rounds,
+    };
   } finally {
+    await running.stop();
+    watching.abort();
+    await watch;
     await cp.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** The DER of the first element inside a SEQUENCE: a certificate's to-be-signed part. */
-function tbsOf(der: Uint8Array): Uint8Array {
-  const header = (at: number): { start: number; length: number } => {
-    const first = der[at + 1];
-    if (first < 0x80) return { start: at + 2, length: first };
-    const bytes = first & 0x7f;
-    let length = 0;
-    for (let i = 0; i < bytes; i++) length = length * 256 + der[at + 2 + i];
-    return { start: at + 2 + bytes, length };
-  };
-  const inner = header(0).start;
-  const tbs = header(inner);
-  return der.slice(inner, tbs.start + tbs.length);
-}
-
-async function signing(caAlg: KeyAlgorithm): Promise<Figure[]> {
-  const made = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
-  const ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
-  const parsed = parseRequestPem((await requests(1, 'sign'))[0]);
-  const input = {
-    parsed,
-    usages: ['digital signature', 'client auth'],
-    notBefore: new Date(Date.now() - 300_000),
-    notAfter: new Date(Date.now() + 86400_000),
-  };
-  let tbs = new Uint8Array() as Uint8Array<ArrayBuffer>;
-  for (let i = 0; i < 20; i++)
-    tbs = tbsOf(new Uint8Array((await issue(input, ca)).cert.rawData)) as Uint8Array<ArrayBuffer>;
-  let t = performance.now();
-  for (let i = 0; i < SIGNATURES; i++) await issue(input, ca);
-  const issueMs = (performance.now() - t) / SIGNATURES;
-  const algorithm =
-    ca.signingAlgorithm.name === 'ECDSA' ? { name: 'ECDSA', hash: ca.signingAlgorithm.hash } : ca.signingAlgorithm;
-  for (let i = 0; i < 20; i++) await webcrypto.subtle.sign(algorithm, ca.privateKey, tbs);
-  t = performance.now();
-  for (let i = 0; i < SIGNATURES; i++) await webcrypto.subtle.sign(algorithm, ca.privateKey, tbs);
-  const bareMs = (performance.now() - t) / SIGNATURES;
-  return [
-    {
-      name: `build and sign one certificate, ${caAlg} CA`,
-      value: issueMs,
-      unit: 'ms',
-      against: { name: 'bare WebCrypto sign of its TBS bytes', value: bareMs },
-    },
-  ];
-}
-
 export async function run(): Promise<void> {
-  await signing('ECDSA-P256'); // warm-up: JIT
-  const figures: Figure[] = [];
-  for (const alg of ['RSA-2048', 'ECDSA-P256'] as KeyAlgorithm[]) figures.push(...(await endToEnd(alg)));
-  for (const alg of ['RSA-2048', 'ECDSA-P256'] as KeyAlgorithm[]) figures.push(...(await signing(alg)));
-  print(`certificates (${CSRS} CSRs, ${CONCURRENCY} concurrent clients; ${SIGNATURES} sequential signatures)`, figures);
+  const signatures: Paired[] = [];
+  for (const alg of CA_ALGS) signatures.push(await signing(alg));
+  report(`certificate build+sign (${ROUNDS} paired rounds of ${SIGNATURES_PER_ROUND} sequential calls)`, signatures);
+  const e2e: Paired[] = [];
+  for (const alg of CA_ALGS) e2e.push(await endToEnd(alg));
+  report(
+    `CSRs end to end (${ROUNDS} paired rounds of ${CSRS_PER_ROUND} CSRs, ${CONCURRENCY} in flight, client QPS ${CLIENT_QPS || 'unlimited'})`,
+    e2e,
+  );
 }

@@ -176,7 +176,7 @@ describe('subject re-encoding', () => {
     const parsed = parseRequestPem(
       (await webcryptoRequest('ECDSA-P256', { organizations: ['system:nodes'], commonName: 'Zoë_1' })).pem,
     );
-    const der = new Uint8Array(subjectName(parsed).toArrayBuffer());
+    const der = new Uint8Array(subjectName(parsed));
     const printable = [0x13, 12, ...Buffer.from('system:nodes')];
     const utf8 = [0x0c, Buffer.byteLength('Zoë_1'), ...Buffer.from('Zoë_1')];
     const hex = Buffer.from(der).toString('hex');

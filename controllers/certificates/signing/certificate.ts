@@ -1,17 +1,36 @@
 /**
- * Building and signing the certificate for an approved request (reference §3.5) with @peculiar/x509 on
- * WebCrypto: v3, random 128-bit serial, the CA's subject as issuer, the request's subject re-encoded and its
- * public key, SANs copied, keyUsage (critical) and extKeyUsage from the usages, basicConstraints CA=false
- * (critical), authorityKeyIdentifier; every other requested extension is dropped.
+ * Building and signing the certificate for an approved request (reference §3.5): v3, random 128-bit serial,
+ * the CA's subject as issuer, the request's subject re-encoded and its public key, SANs copied, keyUsage
+ * (critical) and extKeyUsage from the usages, basicConstraints CA=false (critical), authorityKeyIdentifier;
+ * every other requested extension is dropped.
+ *
+ * Each part is encoded once: what depends only on the CA (issuer, signature algorithm, authority key identifier)
+ * or on the CA and the usage list (the extensions but the SANs) once per CA, with `@peculiar/asn1-x509`
+ * structures, and kept; the SANs per certificate with the same structures. The small per-certificate parts
+ * (serial, validity, subject) and the SEQUENCEs around it all are written as DER directly: serialising a whole
+ * TBSCertificate structure costs about two ECDSA P-256 signatures (`npm run bench -- certificates`). Nothing
+ * is parsed back or serialised twice, and WebCrypto signs once.
  */
 import 'reflect-metadata';
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
+import {
+  AlgorithmIdentifier,
+  BasicConstraints,
+  ExtendedKeyUsage,
+  Extension,
+  GeneralName,
+  GeneralNames,
+  id_ce_basicConstraints,
+  id_ce_extKeyUsage,
+  id_ce_keyUsage,
+  id_ce_subjectAltName,
+  KeyUsage,
+} from '@peculiar/asn1-x509';
+import type * as x509 from '@peculiar/x509';
 import { derToPem } from '../../../src/pki/pem.ts';
 import { type ParsedRequest, SUBJECT_ATTRIBUTES } from '../csr.ts';
 import { mapUsages } from './policy.ts';
-
-x509.cryptoProvider.set(webcrypto);
 
 /** A CA ready to sign: its certificate, its private key and the signature algorithm that key implies. */
 export interface SigningCa {
@@ -22,36 +41,123 @@ export interface SigningCa {
   authorityKeyId: x509.AuthorityKeyIdentifierExtension;
 }
 
-/** A DER INTEGER-ready serial: 16 random bytes, i.e. uniform in [0, 2^128). */
-export function randomSerialHex(): string {
-  return randomBytes(16).toString('hex');
+/** What every certificate a CA issues shares, DER-encoded once. */
+interface PreparedCa {
+  issuer: Buffer;
+  /** The signature AlgorithmIdentifier, inside the TBSCertificate and after it. */
+  signature: Buffer;
+  authorityKeyId: Buffer;
+  /** By usage list: the extensions that depend only on the usages and the CA (all but the SANs). */
+  usageExtensions: Map<string, Buffer[]>;
+}
+
+/** Usage lists are few in practice; the cache is dropped whole past this many rather than grow. */
+const MAX_USAGE_LISTS = 64;
+
+const prepared = new WeakMap<SigningCa, PreparedCa>();
+
+/** `[0] EXPLICIT Version`: v3. */
+const VERSION_3 = Buffer.from([0xa0, 0x03, 0x02, 0x01, 0x02]);
+
+// Signature algorithm OIDs (RFC 4055, RFC 5758, RFC 8410) by WebCrypto name and hash; RSA's carry NULL parameters.
+const SIGNATURE_OIDS: Record<string, string> = {
+  'RSASSA-PKCS1-v1_5/SHA-256': '1.2.840.113549.1.1.11',
+  'RSASSA-PKCS1-v1_5/SHA-384': '1.2.840.113549.1.1.12',
+  'RSASSA-PKCS1-v1_5/SHA-512': '1.2.840.113549.1.1.13',
+  'ECDSA/SHA-256': '1.2.840.10045.4.3.2',
+  'ECDSA/SHA-384': '1.2.840.10045.4.3.3',
+  'ECDSA/SHA-512': '1.2.840.10045.4.3.4',
+  Ed25519: '1.3.101.112',
+};
+
+function signatureAlgorithm({ name, hash }: SigningCa['signingAlgorithm']): Buffer {
+  const key = hash ? `${name}/${hash}` : name;
+  if (!Object.hasOwn(SIGNATURE_OIDS, key)) throw new Error(`unsupported signature algorithm ${key}`);
+  return der(
+    new AlgorithmIdentifier({
+      algorithm: SIGNATURE_OIDS[key],
+      ...(name === 'RSASSA-PKCS1-v1_5' ? { parameters: null } : {}),
+    }),
+  );
+}
+
+const der = (structure: object): Buffer => Buffer.from(AsnConvert.serialize(structure));
+
+/** The per-CA part of every certificate, computed on the first certificate a CA issues. */
+function prepareCa(ca: SigningCa): PreparedCa {
+  let p = prepared.get(ca);
+  if (!p) {
+    p = {
+      issuer: Buffer.from(ca.cert.subjectName.toArrayBuffer()),
+      signature: signatureAlgorithm(ca.signingAlgorithm),
+      authorityKeyId: Buffer.from(ca.authorityKeyId.rawData),
+      usageExtensions: new Map(),
+    };
+    prepared.set(ca, p);
+  }
+  return p;
+}
+
+/** The content octets of a non-negative DER INTEGER: no leading zero octets, and one added if the sign bit is set. */
+function positiveInteger(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const digits = bytes.subarray(start);
+  const out = new Uint8Array(digits.length + (digits[0] > 0x7f ? 1 : 0));
+  out.set(digits, out.length - digits.length);
+  return out;
 }
 
 // Go's asn1 marshals a string as PrintableString when every character allows it ('*' tolerated), else UTF8String.
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*]*$/;
 
-/** The subject re-encoded as the reference does: standard attributes in a fixed order, one RDN per attribute. */
-export function subjectName(p: ParsedRequest): x509.Name {
-  const rdns: x509.JsonAttributeAndObjectValue[] = [];
+/** Each subject attribute's OID, DER-encoded once. */
+const ATTRIBUTE_OIDS = new Map(
+  SUBJECT_ATTRIBUTES.map(({ oid }) => [oid, Buffer.from(AsnObjectIdentifierConverter.toASN(oid).toBER())]),
+);
+
+/**
+ * The subject's DER, re-encoded as the reference does: standard attributes in a fixed order, one RDN (a SET
+ * of AttributeTypeAndValue SEQUENCEs) per attribute.
+ */
+export function subjectName(p: ParsedRequest): Buffer {
+  const rdns: Buffer[] = [];
   for (const { key, oid } of SUBJECT_ATTRIBUTES) {
     const raw = p.subject[key];
     const values = typeof raw === 'string' ? (raw ? [raw] : []) : raw;
     if (!values.length) continue;
     // A multi-valued RDN is a DER SET OF: its values sorted by their encodings, as Go's encoder does.
-    const encoded = values
-      .map((v) => ({ v, printable: PRINTABLE.test(v) }))
-      .sort((a, b) => Buffer.compare(tlv(a), tlv(b)));
-    rdns.push({ [oid]: encoded.map(({ v, printable }) => (printable ? { printableString: v } : { utf8String: v })) });
+    const encoded = values.map(directoryString).sort(Buffer.compare);
+    const oidDer = ATTRIBUTE_OIDS.get(oid) as Buffer;
+    rdns.push(
+      derElement(
+        0x31,
+        encoded.map((value) => derElement(0x30, [oidDer, value])),
+      ),
+    );
   }
-  return new x509.Name(rdns);
+  return derElement(0x30, rdns);
 }
 
-/** The DER encoding of a directory string value, for sorting a SET OF. */
-function tlv({ v, printable }: { v: string; printable: boolean }): Buffer {
-  const content = Buffer.from(v, 'utf8');
-  const n = content.length;
+/** A directory string value: PrintableString where every character allows it, else UTF8String. */
+function directoryString(v: string): Buffer {
+  return derElement(PRINTABLE.test(v) ? 0x13 : 0x0c, [Buffer.from(v, 'utf8')]);
+}
+
+/** An X.509 Time (RFC 5280 §4.1.2.5): UTCTime through 2049, GeneralizedTime after; whole seconds. */
+function derTime(t: Date): Buffer {
+  const digits = t.toISOString().slice(0, 19).replace(/[-T:]/g, '');
+  return t.getUTCFullYear() > 2049
+    ? derElement(0x18, [Buffer.from(`${digits}Z`)])
+    : derElement(0x17, [Buffer.from(`${digits.slice(2)}Z`)]);
+}
+
+/** A DER element (tag, definite length up to 64 KiB) around already-encoded content. */
+function derElement(tag: number, content: Uint8Array[]): Buffer {
+  const n = content.reduce((sum, c) => sum + c.length, 0);
+  if (n > 0xffff) throw new Error(`DER element of ${n} bytes: too long`);
   const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
-  return Buffer.concat([Buffer.from([printable ? 0x13 : 0x0c, ...length]), content]);
+  return Buffer.concat([Buffer.from([tag, ...length]), ...content]);
 }
 
 export interface CertificateRequestInput {
@@ -63,41 +169,72 @@ export interface CertificateRequestInput {
   serialHex?: string;
 }
 
-/** The extensions of the issued certificate, in the reference's order of concern. */
-export function certificateExtensions(input: CertificateRequestInput, ca: SigningCa): x509.Extension[] {
-  const mapped = mapUsages(input.usages);
-  if ('error' in mapped) throw new Error(mapped.error);
-  const p = input.parsed;
-  const extensions: x509.Extension[] = [];
-  if (mapped.keyUsage) extensions.push(new x509.KeyUsagesExtension(mapped.keyUsage, true));
-  if (mapped.extKeyUsages.length) extensions.push(new x509.ExtendedKeyUsageExtension(mapped.extKeyUsages, false));
-  extensions.push(new x509.BasicConstraintsExtension(false, undefined, true));
-  extensions.push(ca.authorityKeyId);
-  const names: x509.JsonGeneralName[] = [
-    ...p.dnsNames.map((value) => ({ type: 'dns' as const, value })),
-    ...p.emailAddresses.map((value) => ({ type: 'email' as const, value })),
-    ...p.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-    ...p.uris.map((value) => ({ type: 'url' as const, value })),
-  ];
-  if (names.length) extensions.push(new x509.SubjectAlternativeNameExtension(names, p.subjectEmpty));
+function extension(extnID: string, critical: boolean, value: object): Buffer {
+  return der(new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) }));
+}
+
+/** keyUsage (critical), extKeyUsage, basicConstraints (critical) and authorityKeyIdentifier, for one usage list. */
+function usageExtensions(usages: readonly string[], ca: PreparedCa): Buffer[] {
+  const key = usages.join('\n');
+  let extensions = ca.usageExtensions.get(key);
+  if (!extensions) {
+    const mapped = mapUsages(usages);
+    if ('error' in mapped) throw new Error(mapped.error);
+    extensions = [];
+    if (mapped.keyUsage) extensions.push(extension(id_ce_keyUsage, true, new KeyUsage(mapped.keyUsage)));
+    if (mapped.extKeyUsages.length)
+      extensions.push(extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage(mapped.extKeyUsages)));
+    extensions.push(extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })));
+    extensions.push(ca.authorityKeyId);
+    if (ca.usageExtensions.size >= MAX_USAGE_LISTS) ca.usageExtensions.clear();
+    ca.usageExtensions.set(key, extensions);
+  }
   return extensions;
 }
 
-/** Signs the certificate; returns it with its PEM (one block, 64-column base64, trailing newline). */
-export async function issue(
-  input: CertificateRequestInput,
-  ca: SigningCa,
-): Promise<{ cert: x509.X509Certificate; pem: string }> {
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: input.serialHex ?? randomSerialHex(),
-    subject: subjectName(input.parsed),
-    issuer: ca.cert.subjectName,
-    publicKey: input.parsed.csr.publicKey,
-    signingKey: ca.privateKey,
-    signingAlgorithm: ca.signingAlgorithm,
-    notBefore: input.notBefore,
-    notAfter: input.notAfter,
-    extensions: certificateExtensions(input, ca),
-  });
-  return { cert, pem: derToPem(cert.rawData, 'CERTIFICATE') };
+/** The extensions of the issued certificate, in the reference's order of concern. */
+function certificateExtensions(input: CertificateRequestInput, ca: PreparedCa): Buffer[] {
+  const p = input.parsed;
+  const names = [
+    ...p.dnsNames.map((dNSName) => new GeneralName({ dNSName })),
+    ...p.emailAddresses.map((rfc822Name) => new GeneralName({ rfc822Name })),
+    ...p.ipAddresses.map((iPAddress) => new GeneralName({ iPAddress })),
+    ...p.uris.map((uniformResourceIdentifier) => new GeneralName({ uniformResourceIdentifier })),
+  ];
+  const fixed = usageExtensions(input.usages, ca);
+  if (!names.length) return fixed;
+  return [...fixed, extension(id_ce_subjectAltName, p.subjectEmpty, new GeneralNames(names))];
+}
+
+/** WebCrypto's ECDSA signature (r‖s, fixed width) as the DER ECDSA-Sig-Value a certificate carries. */
+function ecdsaSigValue(signature: ArrayBuffer): Buffer {
+  const half = signature.byteLength / 2;
+  const integer = (from: number) => derElement(0x02, [positiveInteger(new Uint8Array(signature, from, half))]);
+  return derElement(0x30, [integer(0), integer(half)]);
+}
+
+/** Signs the certificate; returns its DER and its PEM (one block, 64-column base64, trailing newline). */
+export async function issue(input: CertificateRequestInput, ca: SigningCa): Promise<{ der: Buffer; pem: string }> {
+  const ready = prepareCa(ca);
+  // 16 random bytes: uniform in [0, 2^128).
+  const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomBytes(16);
+  // TBSCertificate ::= SEQUENCE { [0] version, serialNumber, signature, issuer, validity, subject,
+  // subjectPublicKeyInfo (the request's, as it is), [3] extensions }
+  const tbsDer = derElement(0x30, [
+    VERSION_3,
+    derElement(0x02, [positiveInteger(serial)]),
+    ready.signature,
+    ready.issuer,
+    derElement(0x30, [derTime(input.notBefore), derTime(input.notAfter)]),
+    subjectName(input.parsed),
+    new Uint8Array(input.parsed.csr.publicKey.rawData),
+    derElement(0xa3, [derElement(0x30, certificateExtensions(input, ready))]),
+  ]);
+  const signed = await webcrypto.subtle.sign(ca.signingAlgorithm, ca.privateKey, tbsDer);
+  const signatureValue = ca.signingAlgorithm.name === 'ECDSA' ? ecdsaSigValue(signed) : signed;
+  // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }, around the
+  // signed bytes as they are: serialising the TBSCertificate structure again would cost as much as the first time.
+  const bitString = derElement(0x03, [Buffer.from([0]), new Uint8Array(signatureValue)]);
+  const certificate = derElement(0x30, [tbsDer, ready.signature, bitString]);
+  return { der: certificate, pem: derToPem(certificate, 'CERTIFICATE') };
 }

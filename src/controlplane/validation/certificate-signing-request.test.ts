@@ -386,6 +386,21 @@ describe('updates', () => {
     });
     expect(await validateCertificateSigningRequestUpdate(next, stored, ctx)).toEqual([]);
   });
+
+  it('an unchanged request is not verified again; a changed one is, and is refused as immutable', async () => {
+    // A stored request whose signature does not verify shows that the unchanged bytes are not re-checked.
+    const stored = withChange((o) => (o.spec.request = tampered));
+    const next = withChange((o) => {
+      o.spec.request = tampered;
+      o.status = { conditions: [condition('Approved')] };
+    });
+    expect(await validateCertificateSigningRequestApprovalUpdate(next, stored, ctx)).toEqual([]);
+    const changed = withChange((o) => (o.spec.request = tampered));
+    expect(await validateCertificateSigningRequestUpdate(changed, valid(), ctx)).toEqual([
+      err('FieldValueInvalid', 'spec.request', `Invalid value: "${tampered}": x509: ECDSA verification failure`),
+      err('FieldValueInvalid', 'spec.request', `Invalid value: "${tampered}": field is immutable`),
+    ]);
+  });
 });
 
 describe('defaultCsrConditions', () => {
