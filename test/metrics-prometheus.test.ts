@@ -17,6 +17,7 @@ import { renderMetrics } from '../src/diagnostics/metrics/exposition.ts';
 import { nativeHistogram } from '../src/diagnostics/metrics/native-histogram.ts';
 import { standardMetrics } from '../src/diagnostics/metrics/standard.ts';
 import { eventually } from './support/eventually.ts';
+import { freePort } from './support/free-port.ts';
 
 function which(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -47,14 +48,6 @@ function version(bin: string): [number, number] {
   const m = out.match(/version (\d+)\.(\d+)/);
   if (!m) throw new Error(`cannot read the Prometheus version from: ${out}`);
   return [Number(m[1]), Number(m[2])];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe.skipIf(!PROMETHEUS)(

@@ -4,7 +4,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Registry } from 'prom-client';
@@ -17,6 +16,7 @@ import { sliMetrics } from '../src/diagnostics/metrics/slis.ts';
 import { standardMetrics } from '../src/diagnostics/metrics/standard.ts';
 import { startTestCluster } from './support/cluster.ts';
 import { eventually } from './support/eventually.ts';
+import { freePort } from './support/free-port.ts';
 
 function which(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -59,15 +59,6 @@ async function exposition(runtime: boolean): Promise<string> {
   });
   for (const v of [0.001, 0.2, 3, -1]) h.observe({ op: 'a "quoted" op' }, v);
   return (await renderMetrics(registry, 'text/plain', { nativeHistograms: true })).body as string;
-}
-
-/** A free TCP port on loopback (closed again at once; the daemon binds it a moment later). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts the real daemon against an embedded control plane and reads its `/metrics` as the admin. */
