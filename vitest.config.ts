@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most integration suites wait on servers, daemons and timers more than they compute: two files at a time
+    // keep both cores of the CI machine busy.
+    maxWorkers: 2,
   },
 });
