@@ -18,9 +18,8 @@ import { type RunningController, runDisruptionController } from '../controllers/
 import type { KubeObject } from '../src/api/meta.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
-import type { ControllerDefinition, Enqueuer } from '../src/controller/controller.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
-import { print } from './run.ts';
+import { counted, print } from './run.ts';
 
 const NS = 'bench';
 const GROUPS = 2000;
@@ -137,24 +136,7 @@ export async function run(): Promise<void> {
     });
 
     // Count reconciles, and keep the queue handle for the warm resync.
-    let reconciled = 0;
-    let enqueue: Enqueuer | undefined;
-    const definition: ControllerDefinition = {
-      ...disruptionControllerDefinition,
-      setup(ctx, enq) {
-        enqueue = enq;
-        const inner = disruptionControllerDefinition.setup(ctx, enq);
-        return {
-          async reconcile(key, signal) {
-            try {
-              return await inner.reconcile(key, signal);
-            } finally {
-              reconciled++;
-            }
-          },
-        };
-      },
-    };
+    const { definition, reconciled, enqueue } = counted(disruptionControllerDefinition);
 
     // Cold: LIST and index everything, then compute and write all 2k statuses.
     const coldCpu0 = cpuMs();
@@ -167,8 +149,8 @@ export async function run(): Promise<void> {
     const coldWall = performance.now() - coldWall0;
     // Let the echo syncs of our own writes settle.
     let last = -1;
-    while (last !== reconciled) {
-      last = reconciled;
+    while (last !== reconciled()) {
+      last = reconciled();
       await new Promise((r) => setTimeout(r, 200));
     }
     for (let g = 0; g < GROUPS; g++) {
@@ -177,12 +159,12 @@ export async function run(): Promise<void> {
     }
 
     // Warm: every budget again, nothing to write.
-    const before = reconciled;
+    const before = reconciled();
     const writesBefore = written;
     const warmCpu0 = cpuMs();
     const warmWall0 = performance.now();
-    for (let g = 0; g < GROUPS; g++) enqueue!.add(`${NS}/pdb-${g}`);
-    while (reconciled < before + GROUPS) await new Promise((r) => setImmediate(r));
+    for (let g = 0; g < GROUPS; g++) enqueue().add(`${NS}/pdb-${g}`);
+    while (reconciled() < before + GROUPS) await new Promise((r) => setImmediate(r));
     const warmCpu = cpuMs() - warmCpu0;
     const warmWall = performance.now() - warmWall0;
     if (written !== writesBefore) throw new Error(`the warm resync wrote ${written - writesBefore} statuses`);

@@ -5,6 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ControllerDefinition, Enqueuer } from '../src/controller/controller.ts';
 
 export interface Figure {
   name: string;
@@ -35,6 +36,44 @@ export async function inParallel(n: number, fn: (i: number) => Promise<unknown>,
     }),
   );
   return (performance.now() - started) / 1000;
+}
+
+/** A controller that counts its reconciles and hands out its queue (to enqueue everything for a resync). */
+export interface Counted {
+  definition: ControllerDefinition;
+  reconciled(): number;
+  enqueue(): Enqueuer;
+}
+
+export function counted(inner: ControllerDefinition): Counted {
+  let reconciled = 0;
+  let enqueue: Enqueuer | undefined;
+  const definition: ControllerDefinition = {
+    ...inner,
+    setup(ctx, enq) {
+      enqueue = enq;
+      const reconciler = inner.setup(ctx, enq);
+      return {
+        healthy: reconciler.healthy?.bind(reconciler),
+        stop: reconciler.stop?.bind(reconciler),
+        async reconcile(key, signal) {
+          try {
+            return await reconciler.reconcile(key, signal);
+          } finally {
+            reconciled++;
+          }
+        },
+      };
+    },
+  };
+  return {
+    definition,
+    reconciled: () => reconciled,
+    enqueue: () => {
+      if (!enqueue) throw new Error(`${inner.name} has not been set up`);
+      return enqueue;
+    },
+  };
 }
 
 function format(n: number): string {

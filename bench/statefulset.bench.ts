@@ -20,12 +20,12 @@ import { statefulSetControllerDefinition } from '../controllers/statefulset/inde
 import type { StatefulSet } from '../src/api/types/apps.ts';
 import type { Pod } from '../src/api/types/core.ts';
 import { KubeClient } from '../src/client/client.ts';
-import type { ControllerDefinition, Enqueuer } from '../src/controller/controller.ts';
+import type { Enqueuer } from '../src/controller/controller.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
-import { type Figure, inParallel, print } from './run.ts';
+import { counted, type Figure, inParallel, print } from './run.ts';
 
 const ROUNDS = 3;
 const BIG = 1000;
@@ -183,28 +183,11 @@ export async function run(): Promise<void> {
     const kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfigPath);
     const client = new KubeClient(kc, cp.registry, { qps: 0 });
-    let reconciled = 0;
-    let enqueue: Enqueuer | undefined;
-    const definition: ControllerDefinition = {
-      ...statefulSetControllerDefinition,
-      setup(ctx, enq) {
-        enqueue = enq;
-        const inner = statefulSetControllerDefinition.setup(ctx, enq);
-        return {
-          async reconcile(key, signal) {
-            try {
-              return await inner.reconcile(key, signal);
-            } finally {
-              reconciled++;
-            }
-          },
-        };
-      },
-    };
+    const { definition, reconciled, enqueue } = counted(statefulSetControllerDefinition);
     controller = await runControllers(client, cp.registry, [definition], {
       features: DEFAULT_FEATURE_GATES,
     });
-    const b: Bench = { cp, client, enqueue: () => enqueue!, reconciled: () => reconciled };
+    const b: Bench = { cp, client, enqueue, reconciled };
     const rounds: Record<string, [number, number]>[] = [];
     for (let r = 0; r < ROUNDS; r++) rounds.push(await round(b, r));
 
