@@ -80,8 +80,8 @@ export async function run(argv: string[], out: (t: string) => void, err: (t: str
         asUid: v['as-uid'],
       });
     const [command, sub, ...rest] = p;
-    const command2 = `${command} ${sub ?? ''}`.trim();
-    switch (command2) {
+    const phrase = `${command} ${sub ?? ''}`.trim();
+    switch (phrase) {
       case 'certificate approve':
       case 'certificate deny':
         return await decide(
