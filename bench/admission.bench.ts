@@ -1,17 +1,5 @@
-/**
- * ValidatingAdmissionPolicy cost on the write path: ConfigMap creates/s through HTTPS with 10 bound
- * policies of 3 expressions each, as a ratio to the same creates with no policy bound, on the same
- * server. Rounds alternate the order of the two phases (the bindings are created and deleted between
- * phases); the figure is the median ratio of 5 paired rounds, with its range. Client QPS unlimited
- * (`qps: 0`), 64 requests in flight; in-memory store, so the figure is admission, not the disk.
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../src/api/meta.ts';
-import { KubeClient } from '../src/client/client.ts';
-import { ControlPlane } from '../src/controlplane/control-plane.ts';
+import { startTestCluster } from '../test/support/cluster.ts';
 import { inParallel, print } from './run.ts';
 
 const POLICIES = 10;
@@ -50,12 +38,8 @@ const binding = (i: number): KubeObject =>
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function run(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
-  const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory', historySize: 20_000 });
-  await cp.start();
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  const client = new KubeClient(kc, cp.registry, { qps: 0 });
+  const cluster = await startTestCluster({ storage: 'memory', historySize: 20_000 });
+  const { client } = cluster;
   const cms = client.kind('ConfigMap');
   const policies = client.kind('ValidatingAdmissionPolicy');
   const bindings = client.kind('ValidatingAdmissionPolicyBinding');
@@ -95,7 +79,6 @@ export async function run(): Promise<void> {
       `ratio per round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
     );
   } finally {
-    await cp.stop();
-    await rm(dir, { recursive: true, force: true });
+    await cluster.stop();
   }
 }

@@ -16,7 +16,7 @@ import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src/controlplane/control-plane.ts';
 import { Storage } from '../src/controlplane/storage.ts';
 import { issueKeyAndCertificate } from '../src/pki/certs.ts';
-import { testStorage } from '../test/support/cluster.ts';
+import { startTestCluster, testStorage } from '../test/support/cluster.ts';
 import { etcdAvailable } from '../test/support/etcd.ts';
 import { type Figure, inParallel, print } from './run.ts';
 
@@ -95,12 +95,8 @@ function heapPer10k(): number {
 
 export async function run(): Promise<void> {
   await stores();
-  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
-  const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory', historySize: 20_000 });
-  await cp.start();
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  const client = new KubeClient(kc, cp.registry, { qps: 0 });
+  const cluster = await startTestCluster({ storage: 'memory', historySize: 20_000 });
+  const { cp, kc, client } = cluster;
   const cms = client.kind('ConfigMap');
   try {
     const n = 5000;
@@ -185,8 +181,7 @@ export async function run(): Promise<void> {
       { name: 'heap per 10k stored pods (needs --expose-gc)', value: heapPer10k(), unit: 'MiB' },
     ]);
   } finally {
-    await cp.stop();
-    await rm(dir, { recursive: true, force: true });
+    await cluster.stop();
   }
 }
 
