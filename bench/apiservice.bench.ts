@@ -79,17 +79,17 @@ export async function run(): Promise<void> {
   try {
     const ca = await testCa();
     const caBundle = Buffer.from(ca.certPem).toString('base64');
-    cp.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS }, status: { phase: 'Active' } });
+    await cp.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS }, status: { phase: 'Active' } });
     for (let b = 0; b < BACKENDS; b++) {
       const backend = await startBackend(await servingCertificate(ca, `svc-${b}.${NS}.svc`), discoveryHandler('', ''));
       backends.push(backend);
-      cp.seed({
+      await cp.seed({
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { namespace: NS, name: `svc-${b}` },
         spec: { ports: [{ name: 'https', port: 443 }] },
       });
-      cp.seed({
+      await cp.seed({
         apiVersion: `${group(n, 'discovery')}/v1`,
         kind: 'EndpointSlice',
         metadata: { namespace: NS, name: `svc-${b}-1`, labels: { [n.labels.serviceName]: `svc-${b}` } },
@@ -107,10 +107,11 @@ export async function run(): Promise<void> {
     });
     const allAvailable = () =>
       objects.every((o) => isAvailable(cp.storage.get(apiServiceRt, o.metadata.name!) as APIService));
-    const reset = () => {
+    const reset = async () => {
       for (const o of objects)
-        if (cp.storage.get(apiServiceRt, o.metadata.name!)) cp.storage.remove(apiServiceRt, o.metadata.name!);
-      for (const o of objects) cp.seed(o);
+        if (cp.storage.get(apiServiceRt, o.metadata.name!))
+          await cp.storage.backend.remove(apiServiceRt, o.metadata.name!);
+      for (const o of objects) await cp.seed(o);
     };
 
     const controllerSeconds: number[] = [];
@@ -118,7 +119,7 @@ export async function run(): Promise<void> {
     const steadyWrites: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       // The controller.
-      reset();
+      await reset();
       let reconciles = 0;
       const counted: ControllerDefinition = {
         ...apiServiceAvailabilityController,
@@ -145,7 +146,7 @@ export async function run(): Promise<void> {
       await controllers.stop();
 
       // The floor: one discovery GET and one status write per APIService, five at a time.
-      reset();
+      await reset();
       const floorStarted = performance.now();
       await inParallel(
         APISERVICES,

@@ -252,7 +252,7 @@ async function restartTime(kind: StorageKind, dataDir: string): Promise<Figure> 
     return { cp, ms: performance.now() - started };
   };
   const empty = await timedStart();
-  for (let i = 0; i < RESTART_OBJECTS; i++) empty.cp.seed(configMap(i));
+  for (let i = 0; i < RESTART_OBJECTS; i++) await empty.cp.seed(configMap(i));
   await empty.cp.storage.durable();
   await empty.cp.stop();
   const full = await timedStart();

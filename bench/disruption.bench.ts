@@ -43,11 +43,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function seed(cp: ControlPlane): void {
-  cp.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS }, status: { phase: 'Active' } });
+async function seed(cp: ControlPlane): Promise<void> {
+  await cp.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS }, status: { phase: 'Active' } });
   for (let g = 0; g < GROUPS; g++) {
     const labels = { app: `g-${g}` };
-    const rs = cp.seed({
+    const rs = await cp.seed({
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
       metadata: { namespace: NS, name: `rs-${g}` },
@@ -61,7 +61,7 @@ function seed(cp: ControlPlane): void {
       controller: true,
     };
     for (let i = 0; i < PER_GROUP; i++) {
-      cp.seed({
+      await cp.seed({
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: {
@@ -74,7 +74,7 @@ function seed(cp: ControlPlane): void {
         status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
       });
     }
-    cp.seed({
+    await cp.seed({
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: { namespace: NS, name: `pdb-${g}` },
@@ -118,7 +118,7 @@ export async function run(): Promise<void> {
   const podRt = cp.registry.resource('', 'v1', 'pods')!;
   let controller: RunningController | undefined;
   try {
-    seed(cp);
+    await seed(cp);
     await cp.settled();
     const floor = await statusWriteFloor(client);
 

@@ -76,7 +76,7 @@ export async function run(): Promise<void> {
   await cp.start();
   try {
     const rt = cp.registry.byKind('ConfigMap')!;
-    for (let i = 0; i < OBJECTS; i++) cp.seed(configMap(i));
+    for (let i = 0; i < OBJECTS; i++) await cp.seed(configMap(i));
     if (cp.storage.size(rt) < OBJECTS) throw new Error('seeding lost objects');
 
     // Other work on the machine skews both peers; the load average says how much to trust the run.

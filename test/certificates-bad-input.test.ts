@@ -58,8 +58,8 @@ const stamps = () => {
 };
 
 /** Stores a CSR past validation and admission, as if an older server had accepted it. */
-function seed(name: string, requestPem: string, signerName: string, usages: string[], approved = true) {
-  c.cp.seed({
+async function seed(name: string, requestPem: string, signerName: string, usages: string[], approved = true) {
+  await c.cp.seed({
     apiVersion: `${group(c.cp.registry.naming, 'certificates')}/v1`,
     kind: 'CertificateSigningRequest',
     metadata: { name },
@@ -155,7 +155,7 @@ describe('what reaches the controllers anyway', () => {
     ],
   ])('%s: a Warning Event on the CSR, no certificate', async (_n, name, pem, usages, reason, note) => {
     const signer = name === 'seeded-usage' ? n().signers.legacyUnknown : n().signers.apiServerClient;
-    seed(name, pem(), signer, usages);
+    await seed(name, pem(), signer, usages);
     const event = await eventually(() => eventsAbout(name).find((e) => e.reason === reason));
     expect(event.type).toBe('Warning');
     expect(event.note).toContain(note);
@@ -165,7 +165,7 @@ describe('what reaches the controllers anyway', () => {
   });
 
   it('a pending node client CSR that does not parse: the approver says so', async () => {
-    seed('seeded-pending-garbage', 'garbage', n().signers.apiServerClientNodeAgent, ['client auth'], false);
+    await seed('seeded-pending-garbage', 'garbage', n().signers.apiServerClientNodeAgent, ['client auth'], false);
     const event = await eventually(() =>
       eventsAbout('seeded-pending-garbage').find((e) => e.reason === 'InvalidRequest'),
     );
@@ -173,13 +173,13 @@ describe('what reaches the controllers anyway', () => {
   });
 
   it('an approved CSR for an unknown signer of our domain: an Event, no certificate', async () => {
-    seed('seeded-unknown-signer', goodPem, `${n().domain}/no-such-signer`, ['client auth']);
+    await seed('seeded-unknown-signer', goodPem, `${n().domain}/no-such-signer`, ['client auth']);
     const event = await eventually(() => eventsAbout('seeded-unknown-signer')[0]);
     expect(event).toMatchObject({ type: 'Warning', reason: 'SignerNotRunning' });
   });
 
   it('a policy failure: Failed/True/SignerValidationFailure with the reason, written once', async () => {
-    seed('seeded-policy', goodPem, n().signers.apiServerClientNodeAgent, ['digital signature', 'client auth']);
+    await seed('seeded-policy', goodPem, n().signers.apiServerClientNodeAgent, ['digital signature', 'client auth']);
     const csr = await eventually(async () => {
       const x = await csrs().get(undefined, 'seeded-policy');
       return x.status?.conditions?.length === 2 ? x : undefined;

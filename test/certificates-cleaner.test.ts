@@ -48,14 +48,14 @@ describe('CSR cleaner', () => {
         spec: { request: Buffer.from(pem).toString('base64'), signerName: 'example.com/x', usages: ['client auth'] },
         status: { conditions, ...(certPem ? { certificate: Buffer.from(certPem).toString('base64') } : {}) },
       });
-    seed('issued-old', ago(3 * H), [cond('Approved', ago(2 * H))], valid);
-    seed('issued-new', ago(30 * 60_000), [cond('Approved', ago(20 * 60_000))], valid);
-    seed('issued-expired', ago(10 * 60_000), [cond('Approved', ago(5 * 60_000))], expired);
-    seed('denied-old', ago(3 * H), [cond('Denied', ago(2 * H))]);
-    seed('failed-old', ago(3 * H), [cond('Approved', ago(3 * H)), cond('Failed', ago(2 * H))]);
-    seed('pending-old', ago(25 * H), []);
-    seed('pending-new', ago(23 * H), []);
-    seed('approved-never-issued', ago(25 * H), [cond('Approved', ago(30 * 60_000))]);
+    await seed('issued-old', ago(3 * H), [cond('Approved', ago(2 * H))], valid);
+    await seed('issued-new', ago(30 * 60_000), [cond('Approved', ago(20 * 60_000))], valid);
+    await seed('issued-expired', ago(10 * 60_000), [cond('Approved', ago(5 * 60_000))], expired);
+    await seed('denied-old', ago(3 * H), [cond('Denied', ago(2 * H))]);
+    await seed('failed-old', ago(3 * H), [cond('Approved', ago(3 * H)), cond('Failed', ago(2 * H))]);
+    await seed('pending-old', ago(25 * H), []);
+    await seed('pending-new', ago(23 * H), []);
+    await seed('approved-never-issued', ago(25 * H), [cond('Approved', ago(30 * 60_000))]);
     running = await runControllers(c.client, c.cp.registry, [cleanerController]);
   });
   afterAll(async () => {

@@ -1118,7 +1118,7 @@ describe('list', () => {
       ['FieldValueForbidden', 'resourceVersionMatch'],
     ]);
 
-    cluster.cp.faults.compact();
+    await cluster.cp.faults.compact();
     const old = await failure(
       core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv1, resourceVersionMatch: 'Exact' }),
     );
@@ -1276,7 +1276,7 @@ describe('watch', () => {
     const ns = await newNamespace();
     const cm = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'old' } } });
     await core.patchNamespacedConfigMap({ name: 'old', namespace: ns, body: { data: { a: 'b' } } }, merge);
-    cluster.cp.faults.compact();
+    await cluster.cp.faults.compact();
     const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, {
       resourceVersion: cm.metadata!.resourceVersion,
     });
@@ -1447,7 +1447,7 @@ describe('watch', () => {
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'i2' } } });
       await until(() => cached().join() === 'i1,i2', 'the object written while disconnected');
 
-      cluster.cp.faults.compact();
+      await cluster.cp.faults.compact();
       cluster.cp.faults.dropWatches();
       await core.deleteNamespacedConfigMap({ name: 'i1', namespace: ns });
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'i3' } } });

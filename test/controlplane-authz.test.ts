@@ -120,7 +120,7 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
     // The wiring under test.
     // (skipping what the control plane may already have seeded itself)
     for (const obj of defaultPolicy(n)) {
-      if (!cp.storage.get(cp.registry.kind(obj.apiVersion!, obj.kind!)!, obj.metadata.name!)) cp.seed(obj);
+      if (!cp.storage.get(cp.registry.kind(obj.apiVersion!, obj.kind!)!, obj.metadata.name!)) await cp.seed(obj);
     }
     const authz = new RbacAuthorizer(cp.storage, cp.registry);
     authorize = requestAuthorizer(authz);

@@ -42,14 +42,14 @@ const informerErrors: string[] = [];
 
 beforeAll(async () => {
   cluster = await startTestCluster();
-  cluster.cp.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  cluster.cp.seed({
+  await cluster.cp.seed({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await cluster.cp.seed({
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { namespace: NS, name: 'web' },
     spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } },
   });
-  for (let i = 0; i < 3; i++) addPod(`seed-${i}`, true);
+  for (let i = 0; i < 3; i++) await addPod(`seed-${i}`, true);
   controllers = await runControllers(
     cluster.client,
     cluster.cp.registry,
@@ -79,8 +79,8 @@ afterAll(async () => {
 let podCount = 0;
 let csrCount = 0;
 
-function addPod(name: string, ready: boolean): void {
-  cluster.cp.seed({
+async function addPod(name: string, ready: boolean): Promise<void> {
+  await cluster.cp.seed({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { namespace: NS, name, labels: { app: 'web' } },
@@ -106,10 +106,10 @@ async function nodeCsr(): Promise<CertificateSigningRequest> {
 }
 
 /** Changes made behind the fault: two pods (one Ready) and a CSR, straight into storage. */
-function changeBehindTheFault(csr: CertificateSigningRequest): void {
-  addPod(`p-${++podCount}`, true);
-  addPod(`p-${++podCount}`, false);
-  cluster.cp.seed(csr);
+async function changeBehindTheFault(csr: CertificateSigningRequest): Promise<void> {
+  await addPod(`p-${++podCount}`, true);
+  await addPod(`p-${++podCount}`, false);
+  await cluster.cp.seed(csr);
 }
 
 const byKey = (objs: KubeObject[]) =>
@@ -165,7 +165,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface FaultCase {
   name: string;
   /** Starts the fault with `change` made behind it; resolves when the fault has ended. */
-  run(change: () => void): Promise<void>;
+  run(change: () => Promise<void>): Promise<void>;
   limitMs: number;
 }
 
@@ -177,7 +177,7 @@ function storm(name: string, limitMs: number, begin: () => void): FaultCase {
     async run(change) {
       begin();
       cluster.cp.faults.dropWatches();
-      change();
+      await change();
       await sleep(STORM_MS);
       cluster.cp.faults.clear();
     },
@@ -190,7 +190,7 @@ const faults: FaultCase[] = [
     limitMs: CONVERGE_MS,
     async run(change) {
       cluster.cp.faults.dropWatches();
-      change();
+      await change();
     },
   },
   {
@@ -199,8 +199,8 @@ const faults: FaultCase[] = [
     async run(change) {
       // The streams go, the changes land and history is compacted before anyone can watch again: 410.
       cluster.cp.faults.dropWatches();
-      change();
-      cluster.cp.faults.compact();
+      await change();
+      await cluster.cp.faults.compact();
     },
   },
   {
@@ -208,7 +208,7 @@ const faults: FaultCase[] = [
     limitMs: CONVERGE_MS,
     async run(change) {
       const restarted = cluster.cp.faults.restart(1_000);
-      change();
+      await change();
       await restarted;
     },
   },

@@ -41,7 +41,7 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
 
   beforeAll(async () => {
     c = await startTestCluster();
-    for (const obj of controllerManagerRbac(n(), controllerDefinitions)) c.cp.seed(obj);
+    for (const obj of controllerManagerRbac(n(), controllerDefinitions)) await c.cp.seed(obj);
     const kubeconfig = join(c.dir, 'controller-manager.kubeconfig');
     await c.cp.writeIdentityKubeconfig(kubeconfig, { username: controllerManagerUser(n()), groups: [] });
     const kc = new (await import('@kubernetes/client-node')).KubeConfig();

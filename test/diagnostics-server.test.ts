@@ -112,7 +112,7 @@ describe('diagnostics server with delegated auth against the embedded control pl
     configGroup = n.configGroup;
     componentName = n.controllerManager;
     prefix = n.metricPrefix;
-    for (const obj of defaultPolicy(n)) cp.seed(obj);
+    for (const obj of defaultPolicy(n)) await cp.seed(obj);
     const rbac = new RbacAuthorizer(cp.storage, cp.registry);
     authorize = requestAuthorizer(rbac);
     cp.api.reviewer = createReviewer({ authorizer: rbac, naming: n, lookup: (t) => cp.tokens.lookup(t) });

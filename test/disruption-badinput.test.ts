@@ -50,8 +50,8 @@ async function addPod(name: string, labels: Record<string, string>, owner?: Owne
   await cluster.client.kind<Pod>('Pod').patchStatus(NS, name, { status: runningStatus(true) }, 'merge');
 }
 
-function seedPdb(name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): void {
-  cluster.cp.seed({ ...pdbObject(NS, name, spec), ...(status ? { status } : {}) });
+async function seedPdb(name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): Promise<void> {
+  await cluster.cp.seed({ ...pdbObject(NS, name, spec), ...(status ? { status } : {}) });
 }
 
 async function syncFailed(name: string, message: string): Promise<PodDisruptionBudget> {
@@ -94,7 +94,7 @@ describe('malformed int-or-percent values (refused by validation, seeded into st
       'spec.minAvailable: invalid value for IntOrString: -5: must be greater than or equal to 0',
     ],
   ])('%s → SyncFailed', async (name, spec, message) => {
-    seedPdb(name, { ...spec, selector: { matchLabels: { app: 'web' } } }, { disruptionsAllowed: 3 });
+    await seedPdb(name, { ...spec, selector: { matchLabels: { app: 'web' } } }, { disruptionsAllowed: 3 });
     const pdb = await syncFailed(name, message);
     expect(pdb.status?.disruptionsAllowed).toBe(0);
     expect(pdb.status?.conditions?.[0]).toMatchObject({ status: 'False', observedGeneration: 0 });
@@ -122,7 +122,7 @@ describe('invalid selectors', () => {
       'key: Invalid value: "no spaces please": name part must consist of alphanumeric characters',
     ],
   ])('%s → SyncFailed, NoPods warning', async (name, selector, fragment) => {
-    seedPdb(name, { minAvailable: 1, selector });
+    await seedPdb(name, { minAvailable: 1, selector });
     const pdb = await eventually(async () => {
       const p = await cluster.client.kind<PodDisruptionBudget>('PodDisruptionBudget').get(NS, name);
       const c = p.status?.conditions?.find((x) => x.type === 'DisruptionAllowed');
@@ -178,7 +178,7 @@ describe('owners the finders cannot use', () => {
 
 describe('recovery and isolation', () => {
   it('fixing the value in storage clears SyncFailed; healthy budgets kept converging throughout', async () => {
-    seedPdb('fixable', { maxUnavailable: 'x%', selector: { matchLabels: { app: 'web' } } });
+    await seedPdb('fixable', { maxUnavailable: 'x%', selector: { matchLabels: { app: 'web' } } });
     await syncFailed(
       'fixable',
       'spec.maxUnavailable: invalid value for IntOrString: invalid value "x%": strconv.Atoi: parsing "x": invalid syntax',

@@ -105,7 +105,7 @@ class FakeStore implements EvictionStore {
     if (!found) throw new ApiError(404, 'NotFound', 'gone');
     return found;
   };
-  writePdbStatus = (p: PodDisruptionBudget) => {
+  writePdbStatus = async (p: PodDisruptionBudget) => {
     if (this.faults.pdbWrite > 0) {
       this.faults.pdbWrite--;
       // Someone else wrote the PDB meanwhile: its version moves on.
@@ -120,7 +120,7 @@ class FakeStore implements EvictionStore {
     this.pdbs = this.pdbs.map((x) => (x.metadata.name === p.metadata.name ? stored : x));
     this.pdbWrites.push(stored);
   };
-  writePod = (p: Pod) => {
+  writePod = async (p: Pod) => {
     if (this.faults.podWrite > 0) {
       this.faults.podWrite--;
       throw conflict({ group: '', plural: 'pods' }, 'web-0', 'stale');

@@ -47,7 +47,7 @@ function pod(namespace: string, name: string, labels: Record<string, string> = {
 async function namespace(name: string, seeded = 0): Promise<string> {
   await cluster.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   // Bulk fixtures go straight into storage: 1,200 API round trips would dominate the file's time budget.
-  for (let i = 0; i < seeded; i++) cluster.cp.seed(pod(name, `seed-${String(i).padStart(4, '0')}`));
+  for (let i = 0; i < seeded; i++) await cluster.cp.seed(pod(name, `seed-${String(i).padStart(4, '0')}`));
   return name;
 }
 
@@ -234,15 +234,18 @@ describe('informers against the embedded control plane', () => {
     await pods.create(pod(ns, 'seen'));
     await until(() => view.has(`${ns}/seen`), 'the live event');
     log.length = 0;
-    // One synchronous block: nothing reaches the informer between the drop and the compaction.
+    // Behind the informer's back: its requests are held (the latency fault) until the history is compacted.
     const storage = cluster.cp.storage;
+    cluster.cp.faults.latencyMs = 2000;
     cluster.cp.faults.dropWatches(podRt);
     const gone = ['seed-0001', 'seed-0002', 'seed-0003'].map((n) => `${ns}/${n}`);
-    for (const key of gone) storage.remove(podRt, key);
+    for (const key of gone) await storage.backend.remove(podRt, key);
     const changed = storage.get(podRt, `${ns}/seed-0005`)!;
-    storage.update(podRt, { ...changed, metadata: { ...changed.metadata, labels: { changed: 'yes' } } });
-    cluster.cp.seed(pod(ns, 'created-meanwhile'));
-    cluster.cp.faults.compact(podRt);
+    const labels = { changed: 'yes' };
+    await storage.backend.update(podRt, { ...changed, metadata: { ...changed.metadata, labels } });
+    await cluster.cp.seed(pod(ns, 'created-meanwhile'));
+    await cluster.cp.faults.compact(podRt);
+    cluster.cp.faults.latencyMs = 0;
 
     await expectConverged(informer, view, ns);
     expect(errors.some((e) => e instanceof StatusError && e.code === 410)).toBe(true);
@@ -291,8 +294,8 @@ describe('informers against the embedded control plane', () => {
     const restarted = cluster.cp.faults.restart(1_500);
     // While the server is down: writes land in storage as if another API server took them.
     const storage = cluster.cp.storage;
-    storage.remove(podRt, `${ns}/seed-0002`);
-    cluster.cp.seed(pod(ns, 'created-while-down'));
+    await storage.backend.remove(podRt, `${ns}/seed-0002`);
+    await cluster.cp.seed(pod(ns, 'created-while-down'));
     await restarted;
     await pods.create(pod(ns, 'created-after-restart'));
     await expectConverged(informer, view, ns);

@@ -109,7 +109,7 @@ export interface AggregatorOptions {
   /** Decides proxied requests (the attributes are parsed from the path, as for any request). */
   authorizer: Pick<Authorizer, 'authorize'>;
   /** Stores a new object with its server-set metadata (the control plane's `seed`). */
-  seed: (obj: KubeObject) => KubeObject;
+  seed: (obj: KubeObject) => Promise<unknown>;
 }
 
 export class Aggregator {
@@ -134,8 +134,8 @@ export class Aggregator {
   }
 
   /** Registers the local APIServices and keeps them as registered. */
-  start(): void {
-    this.restore();
+  async start(): Promise<void> {
+    await this.restore();
     this.stopCommits = this.opts.storage.onCommit(({ rt, event }) => {
       if (rt !== this.apiServices || !this.desired.has(event.object.metadata.name ?? '')) return;
       // Outside the commit: storage is still notifying.
@@ -143,7 +143,7 @@ export class Aggregator {
         this.restoring = true;
         setImmediate(() => {
           this.restoring = false;
-          this.restore();
+          this.restore().catch((err) => console.error(`aggregator: cannot restore the APIServices: ${err.message}`));
         });
       }
     });
@@ -153,17 +153,17 @@ export class Aggregator {
     this.stopCommits();
   }
 
-  private restore(): void {
+  /** Another control plane on the same etcd may restore them too: a conflict means it did. */
+  private async restore(): Promise<void> {
     const storage = this.opts.storage;
     for (const [name, want] of this.desired) {
       const have = storage.get(this.apiServices, name) as APIService | undefined;
-      if (!have) this.opts.seed(want);
+      if (!have) await this.opts.seed(want);
       else if (!jsonEqual(have.spec, want.spec) || !jsonEqual(have.metadata.labels, want.metadata.labels)) {
-        storage.update(
-          this.apiServices,
-          { ...have, spec: want.spec, metadata: { ...have.metadata, labels: want.metadata.labels } },
-          have.metadata.resourceVersion,
-        );
+        const update = { ...have, spec: want.spec, metadata: { ...have.metadata, labels: want.metadata.labels } };
+        await storage.backend.update(this.apiServices, update, have.metadata.resourceVersion).catch((err) => {
+          if (!(err instanceof ApiError && err.reason === 'Conflict')) throw err;
+        });
       }
     }
   }

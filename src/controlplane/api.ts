@@ -252,7 +252,7 @@ export class ApiServer {
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
     if (opts.dryRun) return { status: 201, body: object, ...effects };
-    return { status: 201, body: this.storage.create(rt, object), ...effects };
+    return { status: 201, body: await this.storage.backend.create(rt, object), ...effects };
   }
 
   async update(
@@ -381,8 +381,8 @@ export class ApiServer {
         !next.metadata.finalizers?.length &&
         !old.metadata.deletionGracePeriodSeconds;
       try {
-        if (finalize) return this.storage.remove(rt, key, old.metadata.resourceVersion);
-        return this.storage.update(rt, next, old.metadata.resourceVersion);
+        if (finalize) return await this.storage.backend.remove(rt, key, old.metadata.resourceVersion);
+        return await this.storage.backend.update(rt, next, old.metadata.resourceVersion);
       } catch (err) {
         const retriable = err instanceof ApiError && err.reason === 'Conflict' && pinnedRv === undefined;
         if (!retriable || attempt >= PATCH_RETRIES) throw err;
@@ -458,7 +458,7 @@ export class ApiServer {
     const opts = this.deleteOptions(query, body);
     if (this.storage.isCorrupt(rt, key)) {
       if (!opts.ignoreStoreReadErrorWithClusterBreakingPotential) throw this.corruptError(rt, key);
-      if (!opts.dryRun) this.storage.remove(rt, key);
+      if (!opts.dryRun) await this.storage.backend.remove(rt, key);
       return { status: 200, body: this.success(rt, req.name ?? ''), warnings: [] };
     }
     if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
@@ -489,14 +489,18 @@ export class ApiServer {
     }
     const effects = noEffects();
     await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
-    const result = this.deleteObject(rt, old, opts);
+    const result = await this.deleteObject(rt, old, opts);
     const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
     const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
     return { status, body: body2, ...effects };
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
-  deleteObject(rt: ResourceType, old: KubeObject, opts: DeleteOptions): { deleted: boolean; object: KubeObject } {
+  async deleteObject(
+    rt: ResourceType,
+    old: KubeObject,
+    opts: DeleteOptions,
+  ): Promise<{ deleted: boolean; object: KubeObject }> {
     const meta = old.metadata;
     const finalizers = [...(meta.finalizers ?? [])];
     const policy = opts.propagationPolicy ?? (opts.orphanDependents ? 'Orphan' : undefined);
@@ -510,7 +514,7 @@ export class ApiServer {
     const namespace = rt.group === '' && rt.kind === 'Namespace';
     if (finalizers.length === 0 && grace === 0 && !namespace) {
       if (opts.dryRun) return { deleted: true, object: old };
-      return { deleted: true, object: this.storage.remove(rt, objectKey(meta), meta.resourceVersion) };
+      return { deleted: true, object: await this.storage.backend.remove(rt, objectKey(meta), meta.resourceVersion) };
     }
     const now = this.options.now();
     const marked: KubeObject = {
@@ -527,7 +531,7 @@ export class ApiServer {
     if (!marked.metadata.finalizers) delete marked.metadata.finalizers;
     if (namespace) marked.status = { ...(old.status as object), phase: 'Terminating' };
     if (jsonEqual(marked, old) || opts.dryRun) return { deleted: false, object: opts.dryRun ? marked : old };
-    return { deleted: false, object: this.storage.update(rt, marked, meta.resourceVersion) };
+    return { deleted: false, object: await this.storage.backend.update(rt, marked, meta.resourceVersion) };
   }
 
   /** Pods bound to a node and still running get their grace period; everything else goes at once. */
@@ -554,7 +558,7 @@ export class ApiServer {
       const current = this.storage.get(req.rt, objectKey(obj.metadata));
       if (!current) continue;
       await this.admitAndValidate('DELETE', req.rt, undefined, undefined, current, user, opts.dryRun, noEffects());
-      deleted.push(this.deleteObject(req.rt, current, opts).object);
+      deleted.push((await this.deleteObject(req.rt, current, opts)).object);
     }
     return { status: 200, body: { ...listed, items: deleted }, warnings: [] };
   }

@@ -31,14 +31,15 @@ import {
   requestAuthorizer,
 } from './authz/rbac.ts';
 import { createReviewer } from './authz/reviews.ts';
+import { ApiError } from './errors.ts';
+import { EtcdStore } from './etcd-store.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
 import { impersonate } from './impersonation.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { openEtcdStore } from './kv-etcd.ts';
 import { openLevelStore } from './kv-level.ts';
 import { objectValidation } from './object-validation.ts';
-import { Journal, type KeyValueStore } from './persistence.ts';
+import { Journal } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
@@ -57,8 +58,10 @@ export interface ControlPlaneOptions {
   flavor: FlavorName;
   storage: StorageKind;
   etcdServers: string[];
-  /** Key prefix in etcd, so that several control planes (or tests) can share one etcd. */
+  /** Key prefix in etcd: control planes sharing one serve the same objects; others keep apart by prefix. */
   etcdPrefix: string;
+  /** How often etcd's history is compacted (the reference's `--etcd-compaction-interval`); 0 never. */
+  etcdCompactionIntervalMs: number;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -97,6 +100,7 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   storage: 'embedded',
   etcdServers: [],
   etcdPrefix: '/registry/',
+  etcdCompactionIntervalMs: 5 * 60_000,
   host: '127.0.0.1',
   port: 6443,
   dataDir: '.orch',
@@ -129,6 +133,7 @@ export class ControlPlane {
   /** Helpers that run against this plane (simulated nodes): stopped before it. */
   private readonly companions: { stop(): Promise<void> }[] = [];
   private journal?: Journal;
+  private etcd?: EtcdStore;
   port = 0;
   kubeconfigPath = '';
 
@@ -206,17 +211,17 @@ export class ControlPlane {
       notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
     });
     await this.startServiceAccountTokens();
-    this.bootstrapNamespaces();
-    this.installBootstrapPolicy();
+    await this.bootstrapNamespaces();
+    await this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
     this.aggregator = new Aggregator({
       storage: this.storage,
       registry: this.registry,
       authorizer: this.authorizer,
-      seed: (obj) => this.seed(obj),
+      seed: (obj) => this.seedIfAbsent(obj),
     });
-    this.aggregator.start();
+    await this.aggregator.start();
     if (o.auditLogPath) this.audit = new AuditLog(o.auditLogPath, this.registry.naming);
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
@@ -249,19 +254,26 @@ export class ControlPlane {
     await this.server?.close();
     await this.audit?.close();
     await this.journal?.close();
+    await this.etcd?.close();
   }
 
-  /** Loads the objects a persistent store kept, and journals every change to it from now on. */
+  /**
+   * Loads the objects a persistent store kept: LevelDB, journaled from now on, or etcd, which the storage
+   * then follows as its watch cache.
+   */
   private async openStore(): Promise<void> {
     const o = this.options;
     if (o.storage === 'memory') return;
-    if (o.storage === 'etcd' && o.etcdServers.length === 0) {
-      throw new Error('etcd storage needs at least one server in --etcd-servers');
+    if (o.storage === 'etcd') {
+      if (o.etcdServers.length === 0) throw new Error('etcd storage needs at least one server in --etcd-servers');
+      this.etcd = await EtcdStore.open(this.storage, this.registry, {
+        servers: o.etcdServers,
+        prefix: o.etcdPrefix,
+        compactionIntervalMs: o.etcdCompactionIntervalMs,
+      });
+      return;
     }
-    const kv: KeyValueStore =
-      o.storage === 'etcd'
-        ? await openEtcdStore(o.etcdServers, o.etcdPrefix)
-        : await openLevelStore(join(o.dataDir, 'store'));
+    const kv = await openLevelStore(join(o.dataDir, 'store'));
     const { journal, skipped } = await Journal.open(this.storage, kv, this.registry, o.historySize);
     this.journal = journal;
     if (skipped > 0) {
@@ -299,18 +311,18 @@ export class ControlPlane {
    * bootstrap-policy object (labelled `<domain>/bootstrapping`) that the control plane already installed
    * replaces it, as the reference's policy reconciliation does, instead of failing as a duplicate.
    */
-  seed(obj: KubeObject): KubeObject {
+  async seed(obj: KubeObject): Promise<KubeObject> {
     const rt = this.registry.kind(obj.apiVersion ?? 'v1', obj.kind ?? '');
     if (!rt) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
     const existing = this.storage.get(rt, objectKey(obj.metadata));
     if (existing && isBootstrapPolicy(existing, this.registry.naming) && isBootstrapPolicy(obj, this.registry.naming)) {
-      return this.storage.update(
+      return this.storage.backend.update(
         rt,
         { ...obj, metadata: { ...existing.metadata, ...obj.metadata } },
         existing.metadata.resourceVersion,
       );
     }
-    return this.storage.create(rt, {
+    return this.storage.backend.create(rt, {
       ...obj,
       metadata: {
         uid: crypto.randomUUID(),
@@ -322,15 +334,26 @@ export class ControlPlane {
   }
 
   /**
+   * Seeds a default unless it is stored. Control planes sharing one etcd all seed at start: the one
+   * whose create lost the race finds the object there.
+   */
+  private async seedIfAbsent(obj: KubeObject): Promise<void> {
+    const rt = this.registry.kind(obj.apiVersion ?? 'v1', obj.kind ?? '');
+    if (!rt || this.storage.get(rt, objectKey(obj.metadata))) return;
+    await this.seed(obj).catch((err) => {
+      if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
+    });
+  }
+
+  /**
    * The reference's bootstrap RBAC policy (among it the node bootstrap roles: `nodeclient` for
    * `system:bootstrappers`, `selfnodeclient` for `system:nodes`), what node agents need (see
    * {@link nodeAgentPolicy}), and the review endpoints answered by RBAC, so that the CSR approver's
    * SubjectAccessReviews work. Objects already stored are left as they are.
    */
-  private installBootstrapPolicy(): void {
+  private async installBootstrapPolicy(): Promise<void> {
     for (const obj of [...defaultPolicy(this.registry.naming), ...nodeAgentPolicy(this.registry.naming)]) {
-      const rt = this.registry.kind(obj.apiVersion!, obj.kind!);
-      if (rt && !this.storage.get(rt, obj.metadata.name!)) this.seed(obj);
+      await this.seedIfAbsent(obj);
     }
     const saTokens = this.serviceAccountTokens;
     this.api.reviewer ??= createReviewer({
@@ -380,12 +403,10 @@ export class ControlPlane {
     this.api.subresourceHandlers.set('serviceaccounts/token', tokenRequestHandler(tokens, read));
   }
 
-  private bootstrapNamespaces(): void {
+  private async bootstrapNamespaces(): Promise<void> {
     const n = this.registry.naming;
-    const namespaces = this.registry.byKind('Namespace')!;
     for (const name of n.initialNamespaces) {
-      if (this.storage.get(namespaces, name)) continue;
-      this.seed({
+      await this.seedIfAbsent({
         apiVersion: 'v1',
         kind: 'Namespace',
         metadata: { name },

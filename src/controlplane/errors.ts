@@ -124,6 +124,14 @@ export function tooOldResourceVersion(requested: number, oldest: number): ApiErr
   return new ApiError(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
 }
 
+/** 504 Timeout: the cache did not reach a resourceVersion in time (the client may retry after a second). */
+export function tooLargeResourceVersion(requested: number, current: number): ApiError {
+  return new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
+}
+
 export const CONTINUE_EXPIRED_MESSAGE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 

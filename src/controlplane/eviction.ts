@@ -258,9 +258,9 @@ export interface EvictionStore {
   listPdbs(namespace: string): PodDisruptionBudget[];
   getPdb(namespace: string, name: string): PodDisruptionBudget;
   /** Writes the PDB as given, its resourceVersion a precondition (409 Conflict when stale). */
-  writePdbStatus(pdb: PodDisruptionBudget): void;
+  writePdbStatus(pdb: PodDisruptionBudget): Promise<void>;
   /** Writes the pod as given, its resourceVersion a precondition; returns the stored pod. */
-  writePod(pod: Pod): Pod;
+  writePod(pod: Pod): Promise<Pod>;
   /** The normal pod delete (preconditions, grace period, dry run). */
   deletePod(namespace: string, name: string, options: DeleteOptions): Promise<void>;
   sleep(ms: number): Promise<void>;
@@ -309,7 +309,7 @@ export async function addConditionAndDelete(
       );
     }
     const marked = withDisruptionTarget(latest, store.now());
-    const stored = marked ? store.writePod(marked) : latest;
+    const stored = marked ? await store.writePod(marked) : latest;
     // We made the change, so the caller's pin moves to the version we wrote.
     if (pre.resourceVersion) opts = withResourceVersion(opts, stored.metadata.resourceVersion);
   }
@@ -373,7 +373,7 @@ export async function evictPod(
         if ('error' in outcome) throw outcome.error;
         if (options.dryRun) break;
         try {
-          store.writePdbStatus(outcome.pdb);
+          await store.writePdbStatus(outcome.pdb);
           spent = true;
         } catch (err) {
           if (!isConflict(err)) throw err;
@@ -453,10 +453,10 @@ export function storageEvictionStore(api: ApiServer, req: ResourceRequest, user:
     getPod: (namespace, name) => api.read(podRt, objectKey({ namespace, name })) as Pod,
     listPdbs: (namespace) => api.storage.list(pdbRt, namespace) as PodDisruptionBudget[],
     getPdb: (namespace, name) => api.read(pdbRt, objectKey({ namespace, name })) as PodDisruptionBudget,
-    writePdbStatus: (pdb) => {
-      api.storage.update(pdbRt, pdb, pdb.metadata.resourceVersion);
+    writePdbStatus: async (pdb) => {
+      await api.storage.backend.update(pdbRt, pdb, pdb.metadata.resourceVersion);
     },
-    writePod: (pod) => api.storage.update(podRt, pod, pod.metadata.resourceVersion) as Pod,
+    writePod: async (pod) => (await api.storage.backend.update(podRt, pod, pod.metadata.resourceVersion)) as Pod,
     deletePod: async (namespace, name, options) => {
       const { dryRun, ...rest } = options;
       const query = new URLSearchParams(dryRun ? { dryRun: 'All' } : {});

@@ -16,7 +16,7 @@ export interface FailureRule {
 
 export interface FaultHooks {
   dropWatches(rt?: ResourceType): number;
-  compact(rt?: ResourceType): void;
+  compact(rt?: ResourceType): Promise<void>;
   corrupt(rt: ResourceType, namespace: string | undefined, name: string): void;
   restart(downMs: number): Promise<void>;
 }
@@ -51,8 +51,8 @@ export class Faults {
     return this.hooks.dropWatches(rt);
   }
 
-  compact(rt?: ResourceType): void {
-    this.hooks.compact(rt);
+  compact(rt?: ResourceType): Promise<void> {
+    return this.hooks.compact(rt);
   }
 
   corrupt(rt: ResourceType, namespace: string | undefined, name: string): void {

@@ -25,6 +25,8 @@ export class GarbageCollector {
   private scheduled = false;
   private stopCommits: () => void = () => {};
   private stopped = false;
+  /** Writes made and not yet answered (with etcd they take a round trip). */
+  private readonly writing = new Set<Promise<void>>();
 
   constructor(private readonly api: ApiServer) {}
 
@@ -43,7 +45,10 @@ export class GarbageCollector {
 
   /** Resolves once everything queued so far was processed (tests and shutdown). */
   async settled(): Promise<void> {
-    while (this.queue.length || this.scheduled) await new Promise((r) => setImmediate(r));
+    while (this.queue.length || this.scheduled || this.writing.size) {
+      await Promise.all(this.writing);
+      await new Promise((r) => setImmediate(r));
+    }
   }
 
   private schedule(): void {
@@ -147,7 +152,7 @@ export class GarbageCollector {
     }
     if (remaining === 0) {
       const nsType = this.api.registry.resource('', 'v1', 'namespaces')!;
-      this.guard(() => this.api.storage.remove(nsType, name));
+      this.guard(() => this.api.storage.backend.remove(nsType, name));
     } else {
       // Contents are going; look again once their deletions have been committed.
       setTimeout(() => {
@@ -164,27 +169,32 @@ export class GarbageCollector {
   private rewriteOwners(rt: ResourceType, obj: KubeObject, owners: OwnerReference[]): void {
     const metadata = { ...obj.metadata, ownerReferences: owners.length ? owners : undefined };
     if (!metadata.ownerReferences) delete metadata.ownerReferences;
-    this.guard(() => this.api.storage.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
+    this.guard(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
   }
 
   private removeFinalizer(rt: ResourceType, obj: KubeObject, finalizer: string): void {
     const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== finalizer);
     const key = objectKey(obj.metadata);
     if (finalizers.length === 0) {
-      this.guard(() => this.api.storage.remove(rt, key, obj.metadata.resourceVersion));
+      this.guard(() => this.api.storage.backend.remove(rt, key, obj.metadata.resourceVersion));
     } else {
       const metadata = { ...obj.metadata, finalizers };
-      this.guard(() => this.api.storage.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
+      this.guard(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
     }
   }
 
   /** A conflict or a vanished object means a newer change is queued and will be looked at again. */
-  private guard(write: () => unknown): void {
-    try {
-      write();
-    } catch (err) {
-      if (!(err instanceof ApiError) || !['Conflict', 'NotFound'].includes(err.reason)) throw err;
-    }
+  private guard(write: () => Promise<unknown>): void {
+    const done: Promise<void> = write()
+      .then(
+        () => {},
+        (err) => {
+          if (err instanceof ApiError && ['Conflict', 'NotFound'].includes(err.reason)) return;
+          console.error(`garbage collector: a write failed: ${(err as Error).message}`);
+        },
+      )
+      .finally(() => this.writing.delete(done));
+    this.writing.add(done);
   }
 }
 

@@ -31,7 +31,17 @@ const OBJECTS = 'o/';
 const EVENTS = 'e/';
 const eventKey = (rv: number) => EVENTS + String(rv).padStart(16, '0');
 const resourceId = (rt: ResourceType) => `${apiVersionOf(rt)}/${rt.plural}`;
-const objectEntryKey = (rt: ResourceType, obj: KubeObject) => `${OBJECTS}${resourceId(rt)}|${objectKey(obj.metadata)}`;
+const objectEntryKey = (rt: ResourceType, key: string) => `${OBJECTS}${resourceId(rt)}|${key}`;
+
+/** A stored object, or undefined when its bytes do not decode to one (reported as a corrupt object). */
+export function decodeObject(value: string): KubeObject | undefined {
+  try {
+    const object = JSON.parse(value) as KubeObject;
+    return object && typeof object === 'object' && typeof object.metadata === 'object' ? object : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 interface EventRecord {
   r: string;
@@ -69,7 +79,7 @@ export class Journal {
     retainedEvents: number,
   ): Promise<{ journal: Journal; skipped: number }> {
     const byId = new Map(registry.all.map((rt) => [resourceId(rt), rt]));
-    const saved: SavedState = { rv: 0, objects: [], events: [], keptAfter: 0 };
+    const saved: SavedState = { rv: 0, objects: [], events: [], keptAfter: 0, corrupt: [] };
     let skipped = 0;
     for await (const [key, value] of kv.scan(OBJECTS)) {
       const rt = byId.get(key.slice(OBJECTS.length, key.indexOf('|')));
@@ -77,7 +87,11 @@ export class Journal {
         skipped++;
         continue;
       }
-      const object = JSON.parse(value) as KubeObject;
+      const object = decodeObject(value);
+      if (!object) {
+        saved.corrupt?.push({ rt, key: key.slice(key.indexOf('|') + 1) });
+        continue;
+      }
       saved.objects.push({ rt, object });
       saved.rv = Math.max(saved.rv, Number(object.metadata.resourceVersion));
     }
@@ -93,7 +107,12 @@ export class Journal {
     storage.restore(saved);
     const journal = new Journal(storage, kv, retainedEvents, saved.keptAfter + 1);
     storage.holdUntilDurable();
-    journal.stopCommits = storage.onCommit((c) => journal.append(c));
+    const stopCommits = storage.onCommit((c) => journal.append(c));
+    const stopPurges = storage.onPurge((rt, key) => journal.purge(rt, key));
+    journal.stopCommits = () => {
+      stopCommits();
+      stopPurges();
+    };
     return { journal, skipped };
   }
 
@@ -106,7 +125,7 @@ export class Journal {
 
   private append({ rt, event }: Commit): void {
     if (this.failed) return;
-    const key = objectEntryKey(rt, event.object);
+    const key = objectEntryKey(rt, objectKey(event.object.metadata));
     const previous = event.previous && event.type !== 'ADDED' ? `,"p":${toJson(event.previous)}` : '';
     const record = `{"r":"${resourceId(rt)}","t":"${event.type}","o":${toJson(event.object)}${previous}}`;
     const group: KvOp[] = [
@@ -119,6 +138,13 @@ export class Journal {
     }
     this.queue.push(group);
     this.queuedRv = event.rv;
+    this.flushing ??= this.flush();
+  }
+
+  /** Deletes the bytes of a corrupt object. */
+  private purge(rt: ResourceType, key: string): void {
+    if (this.failed) return;
+    this.queue.push([{ type: 'del', key: objectEntryKey(rt, key) }]);
     this.flushing ??= this.flush();
   }
 

@@ -67,7 +67,10 @@ export class ControlPlaneServer {
         }
         return n;
       },
-      compact: (rt) => api.storage.compact(rt),
+      compact: async (rt) => {
+        await api.storage.backend.compact();
+        api.storage.compact(rt);
+      },
       corrupt: (rt, namespace, name) => api.storage.corrupt(rt, namespace ? `${namespace}/${name}` : name),
       restart: async (downMs) => {
         const addr = this.http.address();
@@ -217,6 +220,10 @@ export class ControlPlaneServer {
     if (info.verb === 'watch') return this.watch(req, res, info, query, tableAccept);
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
+      // A consistent list (no resourceVersion, no continue) waits for the cache to show everything written before it.
+      if (info.verb === 'list' && !query.get('resourceVersion') && !query.get('continue')) {
+        await api.storage.backend.caughtUp(info.rt);
+      }
       const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
       // Nothing is shown that a crash could still take back.
       await api.storage.durable();

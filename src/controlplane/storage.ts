@@ -9,6 +9,9 @@
  * every committed change), reports what it has made durable through `markDurable`, and loads what it
  * kept through `restore` at start. While a journal is attached (`holdUntilDurable`), watchers see a
  * change only once it is durable, and `durable()` tells a request when it may answer.
+ *
+ * Writes go through `backend`. By default it writes here directly; with etcd, this storage is the watch
+ * cache of etcd's revision stream (`applyPut`/`applyDelete`), and the backend writes to etcd.
  */
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey, splitKey } from '../api/meta.ts';
@@ -111,6 +114,22 @@ class ResourceStore {
   }
 }
 
+/**
+ * Where writes are made: into the storage itself (memory, LevelDB through the journal), or into etcd,
+ * whose changes then reach the storage, its watch cache, through the revision stream.
+ */
+export interface StorageBackend {
+  create(rt: ResourceType, obj: KubeObject): Promise<KubeObject>;
+  /** `expectedRv` (when given) must equal the stored resourceVersion, else 409. */
+  update(rt: ResourceType, obj: KubeObject, expectedRv?: string): Promise<KubeObject>;
+  /** Removes an object (or the unreadable bytes of a corrupt one). */
+  remove(rt: ResourceType, key: string, expectedRv?: string): Promise<KubeObject>;
+  /** Resolves once the storage shows every change of `rt` made before the call (a consistent read). */
+  caughtUp(rt: ResourceType): Promise<void>;
+  /** Compacts the backing store's history up to now (fault injection). */
+  compact(): Promise<void>;
+}
+
 export interface Commit {
   rt: ResourceType;
   event: StoredEvent;
@@ -123,6 +142,8 @@ export interface SavedState {
   /** Oldest first; events at or below `keptAfter` were not kept, so watches from there answer 410. */
   events: Commit[];
   keptAfter: number;
+  /** Keys whose stored bytes do not decode. */
+  corrupt?: { rt: ResourceType; key: string }[];
 }
 
 export class Storage {
@@ -132,6 +153,7 @@ export class Storage {
   private readonly snapshots = new Map<number, Snapshot>();
   private nextSnapshotId = 1;
   private readonly commitListeners = new Set<(c: Commit) => void>();
+  private readonly purgeListeners = new Set<(rt: ResourceType, key: string) => void>();
   /** Committed changes not yet durable, held back from watchers (only while a journal is attached). */
   private undelivered: { s: ResourceStore; event: StoredEvent }[] = [];
   private holding = false;
@@ -140,7 +162,16 @@ export class Storage {
   private journalFailure?: Error;
   /** Events at or below this were lost with a restart: every resource's history starts after it. */
   private keptAfter = 0;
+  /** Callers waiting for the storage to reach a resourceVersion (the watch cache catching up). */
+  private rvWaiters: { rv: number; resolve: () => void }[] = [];
   readonly options: StorageOptions;
+  backend: StorageBackend = {
+    create: async (rt, obj) => this.create(rt, obj),
+    update: async (rt, obj, expectedRv) => this.update(rt, obj, expectedRv),
+    remove: async (rt, key, expectedRv) => this.remove(rt, key, expectedRv),
+    caughtUp: async () => {},
+    compact: async () => {},
+  };
 
   constructor(options: Partial<StorageOptions> = {}) {
     this.options = { ...DEFAULT_STORAGE_OPTIONS, ...options };
@@ -191,6 +222,56 @@ export class Storage {
     for (const w of this.durableWaiters.splice(0)) w.reject(err);
   }
 
+  /** Resolves once the storage has reached resourceVersion `rv`. */
+  reached(rv: number): Promise<void> {
+    if (this.rv >= rv) return Promise.resolve();
+    return new Promise((resolve) => this.rvWaiters.push({ rv, resolve }));
+  }
+
+  /** The watch cache has seen everything up to `rv` (changes of other resources, or none of ours). */
+  advance(rv: number): void {
+    if (rv <= this.rv) return;
+    this.rv = rv;
+    const done = this.rvWaiters.filter((w) => w.rv <= rv);
+    this.rvWaiters = this.rvWaiters.filter((w) => w.rv > rv);
+    for (const w of done) w.resolve();
+  }
+
+  /** The watch cache's put at revision `rv`: `object` is undefined when the stored bytes do not decode. */
+  applyPut(rt: ResourceType, key: string, rv: number, object: KubeObject | undefined): void {
+    const s = this.store(rt);
+    const previous = s.items.get(key);
+    if (!object) this.markCorrupt(rt, key);
+    else {
+      s.corrupt.delete(key);
+      s.items.set(key, object);
+      if (!previous) s.keysChanged();
+      if (object.metadata.uid) this.byUid.set(object.metadata.uid, { rt, key });
+      this.commit(rt, s, previous ? { type: 'MODIFIED', rv, object, previous } : { type: 'ADDED', rv, object });
+    }
+    this.advance(rv);
+  }
+
+  /** The watch cache's delete at revision `rv`. */
+  applyDelete(rt: ResourceType, key: string, rv: number): void {
+    const s = this.store(rt);
+    const previous = s.items.get(key);
+    s.corrupt.delete(key);
+    if (previous) {
+      s.items.delete(key);
+      s.keysChanged();
+      if (previous.metadata.uid) this.byUid.delete(previous.metadata.uid);
+      const object = { ...previous, metadata: { ...previous.metadata, resourceVersion: String(rv) } };
+      this.commit(rt, s, { type: 'DELETED', rv, object, previous });
+    }
+    this.advance(rv);
+  }
+
+  /** Records an event from before the state the storage was loaded with (watch history reaching back). */
+  recordPast(rt: ResourceType, event: StoredEvent): void {
+    this.store(rt).record(event);
+  }
+
   /** Loads a backend's saved state into an empty storage. */
   restore(saved: SavedState): void {
     if (this.rv !== 0) throw new Error('restore needs an empty storage');
@@ -205,6 +286,7 @@ export class Storage {
       s.keysChanged();
       if (object.metadata.uid) this.byUid.set(object.metadata.uid, { rt, key });
     }
+    for (const { rt, key } of saved.corrupt ?? []) this.markCorrupt(rt, key);
     this.rv = saved.rv;
     this.durableRv = saved.rv;
     for (const { rt, event } of saved.events) this.store(rt).record(event);
@@ -322,7 +404,10 @@ export class Storage {
     const s = this.store(rt);
     const previous = s.items.get(key);
     if (!previous) {
-      if (s.corrupt.delete(key)) return { metadata: splitKey(key) };
+      if (s.corrupt.delete(key)) {
+        for (const l of this.purgeListeners) l(rt, key);
+        return { metadata: splitKey(key) };
+      }
       throw notFound(rt, splitKey(key).name);
     }
     if (expectedRv !== undefined && expectedRv !== previous.metadata.resourceVersion) {
@@ -363,18 +448,30 @@ export class Storage {
 
   /** Marks an object unreadable (fault injection: undecodable bytes in storage). */
   corrupt(rt: ResourceType, key: string): void {
+    if (!this.get(rt, key)) throw notFound(rt, splitKey(key).name);
+    this.markCorrupt(rt, key);
+  }
+
+  private markCorrupt(rt: ResourceType, key: string): void {
     const s = this.store(rt);
     const obj = s.items.get(key);
-    if (!obj) throw notFound(rt, splitKey(key).name);
-    s.items.delete(key);
-    s.keysChanged();
-    if (obj.metadata.uid) this.byUid.delete(obj.metadata.uid);
+    if (obj) {
+      s.items.delete(key);
+      s.keysChanged();
+      if (obj.metadata.uid) this.byUid.delete(obj.metadata.uid);
+    }
     s.corrupt.add(key);
   }
 
   onCommit(listener: (c: Commit) => void): () => void {
     this.commitListeners.add(listener);
     return () => this.commitListeners.delete(listener);
+  }
+
+  /** Called when the unreadable bytes of a corrupt object are removed (no event: nothing could be read). */
+  onPurge(listener: (rt: ResourceType, key: string) => void): () => void {
+    this.purgeListeners.add(listener);
+    return () => this.purgeListeners.delete(listener);
   }
 
   private stamp(obj: KubeObject): KubeObject {
