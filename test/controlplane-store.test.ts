@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { KubeConfig } from '@kubernetes/client-node';
+import { ClassicLevel } from 'classic-level';
 import { Etcd3 } from 'etcd3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
@@ -342,6 +343,30 @@ describe('embedded store after a crash', () => {
     } finally {
       await second.cp.stop();
     }
+  });
+
+  it('reports bytes that do not decode as a corrupt object, and the unsafe delete removes them from disk', async () => {
+    const options = { port: 0, dataDir: await tempDir(), storage: 'embedded' as const };
+    const first = await start(options);
+    await first.configMaps.create(configMap('bad', '1'));
+    await first.cp.stop();
+    const storeDir = join(options.dataDir, 'store');
+    const key = 'o/v1/configmaps|default/bad';
+    const db = new ClassicLevel<string, string>(storeDir);
+    await db.put(key, '{"metadata": garbage');
+    await db.close();
+
+    const second = await start({ ...options, port: first.cp.port });
+    try {
+      await expect(second.configMaps.get('default', 'bad')).rejects.toMatchObject({ code: 500 });
+      await unsafeDelete(second.client, 'bad');
+      await expect(second.configMaps.get('default', 'bad')).rejects.toMatchObject({ code: 404 });
+    } finally {
+      await second.cp.stop();
+    }
+    const reopened = new ClassicLevel<string, string>(storeDir);
+    expect(await reopened.get(key)).toBeUndefined();
+    await reopened.close();
   });
 });
 
