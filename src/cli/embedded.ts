@@ -61,7 +61,15 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     type: 'string',
     section: SECTION,
     default: DEFAULT_CONTROL_PLANE_OPTIONS.etcdPrefix,
-    usage: 'Prefix of every key the control plane writes in etcd.',
+    usage:
+      'Prefix of every key the control plane writes in etcd; control planes given the same one serve the same objects.',
+  },
+  {
+    name: 'etcd-compaction-interval',
+    type: 'duration',
+    section: SECTION,
+    default: '5m',
+    usage: "How often etcd's history is compacted (0 never).",
   },
   {
     name: 'kubeconfig-out',
@@ -151,6 +159,7 @@ export async function startEmbedded(
     tokenAuthFile: flags.string('token-auth-file'),
     auditLogPath: flags.string('audit-log-path'),
     featureGates,
+    etcdCompactionIntervalMs: flags.durationMs('etcd-compaction-interval')!,
     continueTtlMs: flags.durationMs('continue-ttl')!,
     historySize: flags.int('watch-history')!,
     watch: { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, bookmarkIntervalMs: flags.durationMs('bookmark-interval')! },
