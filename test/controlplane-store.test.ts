@@ -222,7 +222,8 @@ describe.skipIf(!etcdAvailable)('control planes sharing one etcd prefix', () => 
       const created = await a.configMaps.create(configMap('shared', 'v1'));
       const stored = await etcd.get(`${storage.etcdPrefix}v1/configmaps|default/shared`).exec();
       expect(created.metadata.resourceVersion).toBe(stored.kvs[0].mod_revision);
-      // A consistent list through B waits for B's cache to show what A wrote.
+      // Consistent reads through B wait for B's cache to show what A wrote.
+      expect((await b.configMaps.get('default', 'shared')).metadata.resourceVersion).toBe(stored.kvs[0].mod_revision);
       const listed = (await b.configMaps.list('default')).items.find((o) => o.metadata.name === 'shared');
       expect(listed?.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
 
@@ -276,6 +277,30 @@ describe.skipIf(!etcdAvailable)('etcd store history and corrupt values', () => {
       expect(expired[0].object).toMatchObject({ code: 410, reason: 'Expired' });
     } finally {
       await second.cp.stop();
+      etcd.close();
+    }
+  });
+
+  it('compacts etcd every --etcd-compaction-interval, to the revision of the interval before', async () => {
+    const options = { port: 0, dataDir: await tempDir(), ...(await etcdStorage()), etcdCompactionIntervalMs: 200 };
+    const { cp, configMaps } = await start(options);
+    const etcd = new Etcd3({ hosts: options.etcdServers });
+    try {
+      const old = Number((await configMaps.create(configMap('old', '1'))).metadata.resourceVersion);
+      const range = () => etcd.kv.range({ key: Buffer.from(options.etcdPrefix), revision: old, count_only: true });
+      await eventually(
+        () =>
+          range().then(
+            () => false,
+            (err) => /compacted/.test(err.message),
+          ),
+        10_000,
+        'compaction',
+      );
+      // What the control plane serves is untouched.
+      expect((await configMaps.get('default', 'old')).metadata.resourceVersion).toBe(String(old));
+    } finally {
+      await cp.stop();
       etcd.close();
     }
   });

@@ -43,6 +43,8 @@ const CACHE_WAIT_MS = 30_000;
 const CONSISTENT_READ_WAIT_MS = 3000;
 /** A key written at start: once the watch delivers it, the history before it has been replayed. */
 const STARTED_KEY = '~started';
+/** The key through which the control planes sharing an etcd take turns compacting it (the reference's). */
+const COMPACT_KEY = 'compact_rev_key';
 
 export interface EtcdStoreOptions {
   servers: string[];
@@ -283,14 +285,26 @@ export class EtcdStore implements StorageBackend {
     }
   }
 
-  /** Every interval, compacts to the revision of the previous tick: at least one interval of history stays. */
+  /**
+   * Every interval, compacts to the revision of the previous tick, so at least one interval of history
+   * stays. As in the reference, the API servers sharing an etcd take turns through the version of
+   * `compact_rev_key`: only the one whose compare-and-swap of it succeeds compacts in that interval.
+   */
   private startCompactor(intervalMs: number): void {
+    const key = Buffer.from(COMPACT_KEY);
     let previous = 0;
+    let version = 0;
     this.compactor = setInterval(() => {
       void (async () => {
-        const now = await this.currentRevision();
-        if (previous > 0) await this.compactTo(previous);
-        previous = now;
+        const claim = await this.client.kv.txn({
+          compare: [{ key, target: 'Version', result: 'Equal', version }],
+          success: [{ request_put: { key, value: Buffer.from(String(previous)) } }],
+          failure: [{ request_range: { key } }],
+        });
+        const won = claim.succeeded;
+        version = won ? version + 1 : Number(claim.responses[0].response_range?.kvs[0]?.version ?? 0);
+        if (won && previous > 0) await this.compactTo(previous);
+        previous = Number(claim.header.revision);
       })().catch((err) => console.error(`control plane: etcd compaction failed: ${(err as Error).message}`));
     }, intervalMs);
     this.compactor.unref();

@@ -217,11 +217,10 @@ export class ControlPlaneServer {
     const api = this.api;
     const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
     const format = tableAccept ? 'json' : outputFormat(req.headers.accept, info.verb === 'watch');
-    // A list or watch without resourceVersion (or continue) is a consistent read: the cache first shows
-    // everything written before it.
-    const collection = info.verb === 'list' || info.verb === 'watch';
-    if (collection && !query.get('resourceVersion') && !query.get('continue'))
-      await api.storage.backend.caughtUp(info.rt);
+    // A read without resourceVersion (or continue) is a consistent read: the cache first shows everything
+    // written before it (through any control plane sharing the store).
+    const read = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch';
+    if (read && !query.get('resourceVersion') && !query.get('continue')) await api.storage.backend.caughtUp(info.rt);
     if (info.verb === 'watch') return this.watch(req, res, info, query, tableAccept);
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
