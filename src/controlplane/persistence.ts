@@ -3,7 +3,9 @@
  * key-value store in groups (group commit: while one write is being made durable, the next changes
  * queue up and go together in the following one), and loads what was kept at start.
  *
- * Layout, the same in every key-value store:
+ * Used for the embedded store (LevelDB); etcd is not journaled but authoritative (see etcd-store.ts).
+ *
+ * Layout:
  * - `o/<apiVersion>/<plural>|<namespace>/<name>`: the object as it is now (deleted objects are removed);
  * - `e/<resourceVersion, 16 digits>`: the event of that resourceVersion (`{r, t, o, p}`: resource,
  *   type, object, previous), the latest `retainedEvents` of them, so that watches resume across a restart.
