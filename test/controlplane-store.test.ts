@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, truncate } from 'node:fs/promises';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -281,6 +282,42 @@ describe.skipIf(!etcdAvailable)('etcd store history and corrupt values', () => {
     }
   });
 
+  it('relists when etcd compacted its watch position away: resumes from before get 410, nothing is missed', async () => {
+    const storage = await etcdStorage();
+    // The control plane reaches etcd through a proxy, which the test cuts while etcd moves on and compacts.
+    const proxy = await tcpProxy(new URL(storage.etcdServers[0]));
+    const { cp, client, configMaps } = await start({
+      port: 0,
+      dataDir: await tempDir(),
+      ...storage,
+      etcdServers: [proxy.url],
+    });
+    const etcd = new Etcd3({ hosts: storage.etcdServers });
+    try {
+      const before = await configMaps.create(configMap('before', '1'));
+      proxy.cut();
+      const behind = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'behind', namespace: 'default' } };
+      const key = `${storage.etcdPrefix}v1/configmaps|default/behind`;
+      await etcd.put(key).value(JSON.stringify({ ...behind, data: { value: 'first' } }));
+      const put = await etcd.put(key).value(JSON.stringify(behind)).exec();
+      // etcd keeps the compaction revision itself: the watch's next revision (the first put) is gone.
+      await etcd.kv.compact({ revision: put.header.revision });
+      proxy.resume();
+      const loaded = () => cp.storage.get(cp.registry.byKind('ConfigMap')!, 'default/behind');
+      await eventually(() => loaded() !== undefined, 30_000, 'the relist');
+      expect(loaded()?.metadata.resourceVersion).toBe(put.header.revision);
+      const expired = await watchFrom(client, before.metadata.resourceVersion!, 1);
+      expect(expired[0].object).toMatchObject({ code: 410, reason: 'Expired' });
+      // And the cache follows etcd again.
+      const after = await configMaps.create(configMap('after', '3'));
+      expect(Number(after.metadata.resourceVersion)).toBeGreaterThan(Number(put.header.revision));
+    } finally {
+      await cp.stop();
+      etcd.close();
+      proxy.close();
+    }
+  });
+
   it('compacts etcd every --etcd-compaction-interval, to the revision of the interval before', async () => {
     const options = { port: 0, dataDir: await tempDir(), ...(await etcdStorage()), etcdCompactionIntervalMs: 200 };
     const { cp, configMaps } = await start(options);
@@ -325,6 +362,44 @@ describe.skipIf(!etcdAvailable)('etcd store history and corrupt values', () => {
     }
   });
 });
+
+/** A TCP proxy to `target` that can drop every connection and refuse new ones for a while. */
+async function tcpProxy(target: URL) {
+  const sockets = new Set<Socket>();
+  let refusing = false;
+  const server = createServer((downstream) => {
+    if (refusing) return downstream.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    const drop = () => {
+      downstream.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [downstream, upstream]) {
+      sockets.add(socket);
+      socket.on('error', drop).on('close', () => {
+        drop();
+        sockets.delete(socket);
+      });
+    }
+    downstream.pipe(upstream).pipe(downstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    cut() {
+      refusing = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    resume() {
+      refusing = false;
+    },
+    close() {
+      this.cut();
+      server.close();
+    },
+  };
+}
 
 /** This process's etcd, under a prefix of the test's own. */
 async function etcdStorage(): Promise<{ storage: 'etcd'; etcdServers: string[]; etcdPrefix: string }> {

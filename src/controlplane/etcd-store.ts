@@ -11,6 +11,8 @@
  * - Several control planes may share a prefix: each sees the others' writes through its watch.
  * - Watches resume across a restart: at start the cache's history is primed from etcd's own history
  *   (the last `historySize` revisions, as far as etcd has not compacted them).
+ * - If etcd ends that watch (its position compacted away), the cache loads the prefix again: as the
+ *   reference's cacher, open watches end and resumes from before answer 410.
  * - etcd is compacted every `compactionIntervalMs` to the revision seen one interval earlier.
  *
  * Keys: `<prefix><apiVersion>/<plural>|<namespace>/<name>`; other keys under the prefix are ignored.
@@ -30,7 +32,7 @@ import { objectKey, splitKey } from '../api/meta.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { alreadyExists, conflict, notFound, STALE_OBJECT, tooLargeResourceVersion } from './errors.ts';
 import { decodeObject } from './persistence.ts';
-import type { Storage, StorageBackend, StoredEvent } from './storage.ts';
+import type { SavedState, Storage, StorageBackend, StoredEvent } from './storage.ts';
 import { toJson } from './watch.ts';
 
 const LOAD_PAGE = 1000;
@@ -58,6 +60,7 @@ export class EtcdStore implements StorageBackend {
   private compactor?: NodeJS.Timeout;
   /** Revisions at or below this were loaded by the initial range: their events only prime history. */
   private loadedRv = 0;
+  private closed = false;
   private readonly byId: Map<string, ResourceType>;
 
   private constructor(
@@ -85,6 +88,7 @@ export class EtcdStore implements StorageBackend {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.compactor);
     await this.watcher?.cancel();
     this.client.close();
@@ -160,10 +164,20 @@ export class EtcdStore implements StorageBackend {
     await this.compactTo(await this.currentRevision());
   }
 
-  /** The range of etcd's revisions, then the cache primed and following from there. */
+  /** The prefix as etcd has it at one revision, then the cache primed and following from there. */
   private async load(): Promise<void> {
-    const objects: { rt: ResourceType; object: KubeObject }[] = [];
-    const corrupt: { rt: ResourceType; key: string }[] = [];
+    const state = await this.readAll();
+    this.loadedRv = state.rv;
+    const historyFrom = await this.oldestKept(Math.max(1, state.rv - this.storage.options.historySize + 1));
+    this.storage.restore({ ...state, keptAfter: historyFrom - 1 });
+    this.follow(historyFrom);
+    const started = await this.client.put(`${this.prefix}${STARTED_KEY}`).value(new Date().toISOString()).exec();
+    await this.seen(Number(started.header.revision));
+  }
+
+  /** Every object under the prefix, read in pages at the revision of the first one. */
+  private async readAll(): Promise<SavedState> {
+    const state: SavedState = { rv: 0, objects: [], events: [], keptAfter: 0, corrupt: [] };
     const end = Buffer.from(`${this.prefix}\uffff`);
     let from = Buffer.from(this.prefix);
     let revision: number | undefined;
@@ -174,25 +188,43 @@ export class EtcdStore implements StorageBackend {
         const where = this.parseKey(kv.key);
         if (!where) continue;
         const object = decodeKv(kv);
-        if (object) objects.push({ rt: where.rt, object });
-        else corrupt.push(where);
+        if (object) state.objects.push({ rt: where.rt, object });
+        else state.corrupt?.push(where);
       }
       if (!page.more || page.kvs.length === 0) break;
       from = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
     }
-    this.loadedRv = revision;
-    const historyFrom = await this.oldestKept(Math.max(1, revision - this.storage.options.historySize + 1));
-    this.storage.restore({ rv: revision, objects, events: [], keptAfter: historyFrom - 1, corrupt });
-    this.watcher = this.client
-      .watch()
-      .prefix(this.prefix)
-      .startRevision(String(historyFrom))
-      .withPreviousKV()
-      .watcher();
-    this.watcher.on('data', (res: IWatchResponse) => this.follow(res));
-    this.watcher.on('error', (err: Error) => console.error(`control plane: the etcd watch failed: ${err.message}`));
-    const started = await this.client.put(`${this.prefix}${STARTED_KEY}`).value(new Date().toISOString()).exec();
-    await this.seen(Number(started.header.revision));
+    return { ...state, rv: revision, keptAfter: revision };
+  }
+
+  /** The cache's one watch on the prefix, from `revision`. */
+  private follow(revision: number): void {
+    const watcher = this.client.watch().prefix(this.prefix).startRevision(String(revision)).withPreviousKV().watcher();
+    watcher.on('data', (res: IWatchResponse) => this.apply(res));
+    watcher.on('error', (err: Error) => void this.relist(err));
+    this.watcher = watcher;
+  }
+
+  /**
+   * etcd ended the cache's watch (its place in the stream was compacted away): load the prefix again
+   * and follow from there, as the reference's cacher relists. Retried until it works or the store closes.
+   */
+  private async relist(err: Error): Promise<void> {
+    console.error(`control plane: the etcd watch ended (${err.message}); loading ${this.prefix} again`);
+    // etcd has ended that watch already: nothing to cancel.
+    this.watcher = undefined;
+    for (let delay = 100; !this.closed; delay = Math.min(2 * delay, MAX_RETRY_DELAY_MS)) {
+      try {
+        const state = await this.readAll();
+        this.loadedRv = state.rv;
+        this.storage.replace(state);
+        this.follow(state.rv + 1);
+        return;
+      } catch (e) {
+        console.error(`control plane: cannot load ${this.prefix} from etcd: ${(e as Error).message}`);
+        await sleep(delay);
+      }
+    }
   }
 
   /** `wanted`, or the revision after the last one etcd has compacted away if that is later. */
@@ -207,7 +239,7 @@ export class EtcdStore implements StorageBackend {
   }
 
   /** Applies a watch response to the cache; changes up to the loaded revision only prime history. */
-  private follow(res: IWatchResponse): void {
+  private apply(res: IWatchResponse): void {
     for (const ev of res.events) {
       const rv = Number(ev.kv.mod_revision);
       const where = this.parseKey(ev.kv.key);

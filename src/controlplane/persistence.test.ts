@@ -58,7 +58,7 @@ describe('journal', () => {
     const storage = new Storage();
     const { journal } = await Journal.open(storage, kv, registry, 100);
     const seen: StoredEvent[] = [];
-    storage.watch(configMaps, { deliver: (e) => seen.push(e) });
+    storage.watch(configMaps, { deliver: (e) => seen.push(e), stop: () => {} });
     storage.create(configMaps, configMap('a'));
     storage.update(configMaps, { ...configMap('a'), data: { name: 'changed' } });
     expect(seen).toEqual([]);

@@ -31,6 +31,8 @@ export interface StoredEvent {
 
 export interface WatchSubscriber {
   deliver(event: StoredEvent): void;
+  /** Ends the watch (its client will list again). */
+  stop(): void;
 }
 
 export interface StorageOptions {
@@ -279,6 +281,32 @@ export class Storage {
     // Continue tokens from before the restart name snapshots by id: new ids must never match them.
     this.nextSnapshotId = Date.now() * 1000;
     for (const s of this.stores.values()) s.compactedRv = saved.keptAfter;
+    this.load(saved);
+    this.rv = saved.rv;
+    this.durableRv = saved.rv;
+    for (const { rt, event } of saved.events) this.store(rt).record(event);
+  }
+
+  /**
+   * Replaces every object with a fresh load at `saved.rv` (the watch cache lost its place in etcd's
+   * stream). As the reference's cacher does, history goes (resumes answer 410) and every open watch
+   * ends, so that its client lists again.
+   */
+  replace(saved: SavedState): void {
+    for (const s of this.stores.values()) {
+      s.items.clear();
+      s.corrupt.clear();
+      s.keysChanged();
+      s.compact(saved.rv);
+      for (const w of [...s.watchers]) w.stop();
+    }
+    this.byUid.clear();
+    this.keptAfter = saved.rv;
+    this.load(saved);
+    this.advance(saved.rv);
+  }
+
+  private load(saved: SavedState): void {
     for (const { rt, object } of saved.objects) {
       const s = this.store(rt);
       const key = objectKey(object.metadata);
@@ -287,9 +315,6 @@ export class Storage {
       if (object.metadata.uid) this.byUid.set(object.metadata.uid, { rt, key });
     }
     for (const { rt, key } of saved.corrupt ?? []) this.markCorrupt(rt, key);
-    this.rv = saved.rv;
-    this.durableRv = saved.rv;
-    for (const { rt, event } of saved.events) this.store(rt).record(event);
   }
 
   private store(rt: ResourceType): ResourceStore {
