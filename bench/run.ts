@@ -6,6 +6,8 @@ import { readdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type KubeObject, objectKey } from '../src/api/meta.ts';
+import type { ResourceClient } from '../src/client/resource.ts';
 import type { ControllerDefinition, Enqueuer } from '../src/controller/controller.ts';
 
 export interface Figure {
@@ -46,8 +48,8 @@ export interface Round {
 }
 
 /**
- * Measures `ours` and `floor` in `rounds` alternating rounds (the floor first in even rounds, ours first
- * in odd ones), so that a change in machine load hits both alike.
+ * Measures `ours` and `floor` in `rounds` alternating rounds (see `pairedRound`), so that a change in machine
+ * load hits both alike.
  */
 export async function interleaved(
   rounds: number,
@@ -55,16 +57,29 @@ export async function interleaved(
   floor: (round: number) => Promise<number>,
 ): Promise<Round[]> {
   const out: Round[] = [];
-  for (let r = 0; r < rounds; r++) {
-    if (r % 2 === 0) {
-      const f = await floor(r);
-      out.push({ floor: f, ours: await ours(r) });
-    } else {
-      const o = await ours(r);
-      out.push({ ours: o, floor: await floor(r) });
-    }
-  }
+  for (let r = 0; r < rounds; r++)
+    out.push(
+      await pairedRound(
+        r,
+        () => ours(r),
+        () => floor(r),
+      ),
+    );
   return out;
+}
+
+/** One round: the floor first in even rounds, ours first in odd ones. */
+export async function pairedRound(
+  round: number,
+  ours: () => Promise<number>,
+  floor: () => Promise<number>,
+): Promise<Round> {
+  if (round % 2 === 0) {
+    const f = await floor();
+    return { floor: f, ours: await ours() };
+  }
+  const o = await ours();
+  return { ours: o, floor: await floor() };
 }
 
 /** A figure from paired rounds: the medians of each side and the median and range of the per-round ratios. */
@@ -88,6 +103,45 @@ export async function inParallel(n: number, fn: (i: number) => Promise<unknown>,
     }),
   );
   return (performance.now() - started) / 1000;
+}
+
+/**
+ * Resolves once `done` holds for the objects of `resource` in `namespace` (all namespaces if undefined), keyed
+ * `namespace/name` (`name` alone when cluster-scoped), as a
+ * watch shows them, listed first and then kept current by the events: completion seen as a client sees it,
+ * not by polling the server's storage. Rejects after `timeoutMs`.
+ */
+export async function watchUntil<T extends KubeObject>(
+  resource: ResourceClient<T>,
+  namespace: string | undefined,
+  done: (objects: ReadonlyMap<string, T>) => boolean,
+  timeoutMs: number,
+): Promise<void> {
+  const { items, resourceVersion } = await resource.listAll(namespace);
+  const objects = new Map(items.map((o) => [objectKey(o.metadata), o]));
+  if (done(objects)) return;
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(new Error(`not done within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      resource
+        .watch(
+          namespace,
+          { resourceVersion },
+          (e) => {
+            const key = objectKey(e.object.metadata);
+            if (e.type === 'DELETED') objects.delete(key);
+            else if (e.type === 'ADDED' || e.type === 'MODIFIED') objects.set(key, e.object);
+            if (done(objects)) resolve();
+          },
+          stop.signal,
+        )
+        .then(() => reject(stop.signal.reason ?? new Error('the watch ended before done')), reject);
+    });
+  } finally {
+    clearTimeout(timer);
+    stop.abort();
+  }
 }
 
 /** A controller that counts its reconciles and hands out its queue (to enqueue everything for a resync). */
