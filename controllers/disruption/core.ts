@@ -93,7 +93,6 @@ export function isPodReady(pod: Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-/** The candidates the PDB's selector matches: null matches nothing, `{}` everything; a bad selector throws. */
 /**
  * A budget's selector, parsed once per selector object: cached objects are replaced, never changed, so every
  * sync of an unchanged budget (a resync's) reuses the parse. Throws for an invalid selector, every time.
@@ -115,6 +114,7 @@ export function parsedSelector(selector: LabelSelector | null | undefined): Sele
 
 const parsedSelectors = new WeakMap<LabelSelector, Selector | Error>();
 
+/** The candidates the PDB's selector matches: null matches nothing, `{}` everything; a bad selector throws. */
 export function selectPods(pdb: PodDisruptionBudget, candidates: readonly Pod[]): Pod[] {
   const selector = parsedSelector(pdb.spec?.selector);
   const ns = pdb.metadata.namespace;

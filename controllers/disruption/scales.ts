@@ -46,8 +46,9 @@ export async function prefetchScales(
   const typedFound = new Set<string>();
   for (const pod of pods) {
     const ref = controllerRefOf(pod);
-    const refKey = ref && `${ref.apiVersion}\u0000${ref.kind}\u0000${ref.name}\u0000${ref.uid}`;
-    if (!ref || !refKey || answers.has(ref.uid) || typedFound.has(refKey)) continue;
+    if (!ref || answers.has(ref.uid)) continue;
+    const refKey = `${ref.apiVersion}\u0000${ref.kind}\u0000${ref.name}\u0000${ref.uid}`;
+    if (typedFound.has(refKey)) continue;
     const ns = pod.metadata.namespace ?? '';
     try {
       if (findTypedController(ref, ns, typed)) {
