@@ -1,6 +1,11 @@
+/**
+ * `npm run bench -- admission`: ConfigMap creates/s through the embedded control plane over HTTPS with 10
+ * ValidatingAdmissionPolicies (3 CEL expressions each) bound, against the same creates with no binding (the
+ * floor), in alternating rounds on the same server. Client and server share this process (both sides alike).
+ */
 import type { KubeObject } from '../src/api/meta.ts';
 import { startTestCluster } from '../test/support/cluster.ts';
-import { inParallel, print } from './run.ts';
+import { inParallel, interleaved, pairedFigure, print } from './run.ts';
 
 const POLICIES = 10;
 const CREATES = 1500;
@@ -35,8 +40,6 @@ const policy = (i: number): KubeObject =>
 const binding = (i: number): KubeObject =>
   ({ metadata: { name: `bench-${i}` }, spec: { policyName: `bench-${i}`, validationActions: ['Deny'] } }) as KubeObject;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 export async function run(): Promise<void> {
   const cluster = await startTestCluster({ storage: 'memory', historySize: 20_000 });
   const { client } = cluster;
@@ -58,26 +61,10 @@ export async function run(): Promise<void> {
     await Promise.all(Array.from({ length: POLICIES }, (_, i) => policies.create(policy(i))));
     await creates(); // warm-up: JIT, TLS sessions
     await bound(); // warm-up of the policy path (compiles the expressions)
-    const plain: number[] = [];
-    const withPolicies: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      if (r % 2 === 0) {
-        plain.push(await creates());
-        withPolicies.push(await bound());
-      } else {
-        withPolicies.push(await bound());
-        plain.push(await creates());
-      }
-    }
-    const ratios = withPolicies.map((w, i) => w / plain[i]);
+    const rounds = await interleaved(ROUNDS, bound, creates);
     print(`admission policies (HTTPS, 64 concurrent creates, client QPS unlimited, ${ROUNDS} paired rounds)`, [
-      { name: `creates/s, ${POLICIES} policies × 3 expressions (median)`, value: median(withPolicies), unit: 'req/s' },
-      { name: 'creates/s, no policy (median)', value: median(plain), unit: 'req/s' },
-      { name: 'ratio with/without, median of paired rounds', value: median(ratios), unit: '×' },
+      pairedFigure(`creates/s, ${POLICIES} policies × 3 expressions`, 'req/s', 'no policy', rounds),
     ]);
-    console.log(
-      `ratio per round: ${ratios.map((x) => x.toFixed(2)).join(', ')} (range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
-    );
   } finally {
     await cluster.stop();
   }

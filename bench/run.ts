@@ -3,8 +3,11 @@
  * after another and prints their figures, each with the ratio to its peer or limit.
  */
 import { readdirSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type KubeObject, objectKey } from '../src/api/meta.ts';
+import type { ResourceClient } from '../src/client/resource.ts';
 import type { ControllerDefinition, Enqueuer } from '../src/controller/controller.ts';
 
 export interface Figure {
@@ -13,17 +16,81 @@ export interface Figure {
   unit: string;
   /** What the value is compared with, e.g. "bare HTTPS echo" or "client-node informer". */
   against?: { name: string; value: number };
+  /** The per-round ratios of value to `against` when both were measured in paired rounds. */
+  ratios?: number[];
 }
 
 export function print(group: string, figures: Figure[]): void {
   console.log(`\n## ${group}`);
   for (const f of figures) {
     const value = `${format(f.value)} ${f.unit}`;
-    const ratio = f.against
-      ? `  (${format(f.value / f.against.value)}× ${f.against.name}: ${format(f.against.value)} ${f.unit})`
-      : '';
+    const ratio = f.ratios
+      ? `  (${format(median(f.ratios))}× ${f.against?.name}: ${format(f.against?.value ?? Number.NaN)} ${f.unit};` +
+        ` paired ratio median of ${f.ratios.length} rounds, range ${format(Math.min(...f.ratios))}–${format(Math.max(...f.ratios))})`
+      : f.against
+        ? `  (${format(f.value / f.against.value)}× ${f.against.name}: ${format(f.against.value)} ${f.unit})`
+        : '';
     console.log(`${f.name.padEnd(48)} ${value.padStart(18)}${ratio}`);
   }
+}
+
+/** The median (the mean of the middle two for an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** One round of a figure and of its floor, in the same unit. */
+export interface Round {
+  ours: number;
+  floor: number;
+}
+
+/**
+ * Measures `ours` and `floor` in `rounds` alternating rounds (see `pairedRound`), so that a change in machine
+ * load hits both alike.
+ */
+export async function interleaved(
+  rounds: number,
+  ours: (round: number) => Promise<number>,
+  floor: (round: number) => Promise<number>,
+): Promise<Round[]> {
+  const out: Round[] = [];
+  for (let r = 0; r < rounds; r++)
+    out.push(
+      await pairedRound(
+        r,
+        () => ours(r),
+        () => floor(r),
+      ),
+    );
+  return out;
+}
+
+/** One round: the floor first in even rounds, ours first in odd ones. */
+export async function pairedRound(
+  round: number,
+  ours: () => Promise<number>,
+  floor: () => Promise<number>,
+): Promise<Round> {
+  if (round % 2 === 0) {
+    const f = await floor();
+    return { floor: f, ours: await ours() };
+  }
+  const o = await ours();
+  return { ours: o, floor: await floor() };
+}
+
+/** A figure from paired rounds: the medians of each side and the median and range of the per-round ratios. */
+export function pairedFigure(name: string, unit: string, floorName: string, rounds: Round[]): Figure {
+  return {
+    name,
+    unit,
+    value: median(rounds.map((r) => r.ours)),
+    against: { name: floorName, value: median(rounds.map((r) => r.floor)) },
+    ratios: rounds.map((r) => r.ours / r.floor),
+  };
 }
 
 /** Runs `fn(0..n-1)` with `concurrency` calls in flight; returns the seconds it took. */
@@ -36,6 +103,45 @@ export async function inParallel(n: number, fn: (i: number) => Promise<unknown>,
     }),
   );
   return (performance.now() - started) / 1000;
+}
+
+/**
+ * Resolves once `done` holds for the objects of `resource` in `namespace` (all namespaces if undefined), keyed
+ * `namespace/name` (`name` alone when cluster-scoped), as a
+ * watch shows them, listed first and then kept current by the events: completion seen as a client sees it,
+ * not by polling the server's storage. Rejects after `timeoutMs`.
+ */
+export async function watchUntil<T extends KubeObject>(
+  resource: ResourceClient<T>,
+  namespace: string | undefined,
+  done: (objects: ReadonlyMap<string, T>) => boolean,
+  timeoutMs: number,
+): Promise<void> {
+  const { items, resourceVersion } = await resource.listAll(namespace);
+  const objects = new Map(items.map((o) => [objectKey(o.metadata), o]));
+  if (done(objects)) return;
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(new Error(`not done within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      resource
+        .watch(
+          namespace,
+          { resourceVersion },
+          (e) => {
+            const key = objectKey(e.object.metadata);
+            if (e.type === 'DELETED') objects.delete(key);
+            else if (e.type === 'ADDED' || e.type === 'MODIFIED') objects.set(key, e.object);
+            if (done(objects)) resolve();
+          },
+          stop.signal,
+        )
+        .then(() => reject(stop.signal.reason ?? new Error('the watch ended before done')), reject);
+    });
+  } finally {
+    clearTimeout(timer);
+    stop.abort();
+  }
 }
 
 /** A controller that counts its reconciles and hands out its queue (to enqueue everything for a resync). */
@@ -82,6 +188,15 @@ function format(n: number): string {
   return abs >= 100 ? Math.round(n).toLocaleString('en-US') : abs >= 1 ? n.toFixed(2) : n.toPrecision(3);
 }
 
+/** The machine a run's figures belong to, with its load at the time. */
+export function machine(): string {
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+  const ram = `${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`;
+  return `node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, ${ram}, load average ${load}`;
+}
+
 async function main(): Promise<void> {
   const here = dirname(fileURLToPath(import.meta.url));
   const wanted = process.argv.slice(2);
@@ -92,8 +207,10 @@ async function main(): Promise<void> {
   if (files.length === 0) throw new Error(`no benchmark matches ${wanted.join(', ')}`);
   for (const f of files) {
     const mod = (await import(join(here, f))) as { run: () => Promise<void> };
+    console.log(`\n# ${basename(f, '.bench.ts')} (${new Date().toISOString()}; ${machine()})`);
     await mod.run();
   }
+  console.log(`\n# done (${new Date().toISOString()}; ${machine()})`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -10,7 +10,7 @@
 
 import { Registry } from 'prom-client';
 import { WorkQueue } from '../src/workqueue/queue.ts';
-import { print } from './run.ts';
+import { interleaved, pairedFigure, print } from './run.ts';
 
 const DEPTH = 1000;
 const KEY_RING = 10_000;
@@ -79,20 +79,6 @@ async function round(queue: Queue, workers: number, ms: number): Promise<number>
   return cycles / seconds;
 }
 
-/**
- * Best cycles/s of each contender over ROUNDS rounds, each on a fresh queue, after a warm-up round
- * each: other load on the machine only slows a round down. Rounds alternate between contenders so
- * that a change in machine load hits all alike.
- */
-async function measure(contenders: Array<() => Queue>, workers: number): Promise<number[]> {
-  for (const make of contenders) await round(make(), workers, WARMUP_MS);
-  const rates: number[][] = contenders.map(() => []);
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [i, make] of contenders.entries()) rates[i].push(await round(make(), workers, ROUND_MS));
-  }
-  return rates.map((rs) => Math.max(...rs));
-}
-
 export async function run(): Promise<void> {
   const registry = new Registry();
   let named = 0;
@@ -103,15 +89,18 @@ export async function run(): Promise<void> {
   ];
   const figures = [];
   for (const workers of [1, 8]) {
-    const [peer, ...ours] = await measure([() => new PlainQueue(), ...kinds.map((k) => k.make)], workers);
-    for (const [i, { label }] of kinds.entries()) {
-      figures.push({
-        name: `${label}, ${workers} worker${workers > 1 ? 's' : ''}`,
-        value: ours[i],
-        unit: 'cycles/s',
-        against: { name: 'array FIFO + Set', value: peer },
-      });
+    await round(new PlainQueue(), workers, WARMUP_MS);
+    for (const { label, make } of kinds) {
+      await round(make(), workers, WARMUP_MS);
+      // Each round on a fresh queue, ours and the peer's alternating.
+      const rounds = await interleaved(
+        ROUNDS,
+        () => round(make(), workers, ROUND_MS),
+        () => round(new PlainQueue(), workers, ROUND_MS),
+      );
+      const plural = workers > 1 ? 's' : '';
+      figures.push(pairedFigure(`${label}, ${workers} worker${plural}`, 'cycles/s', 'array FIFO + Set', rounds));
     }
   }
-  print(`workqueue: add/get/done cycles, depth ${DEPTH.toLocaleString('en-US')}, best of ${ROUNDS}`, figures);
+  print(`workqueue: add/get/done cycles, depth ${DEPTH.toLocaleString('en-US')}, ${ROUNDS} paired rounds`, figures);
 }

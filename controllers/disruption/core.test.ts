@@ -1,5 +1,6 @@
 /** Table tests of the disruption controller's pure core, one row per decision of the reference notes §1 and §4. */
 import { describe, expect, it } from 'vitest';
+import type { LabelSelector } from '../../src/api/meta.ts';
 import { ResourceRegistry } from '../../src/api/registry.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import {
@@ -8,6 +9,7 @@ import {
   expectedCounts,
   failSafeStatus,
   nextStatus,
+  parsedSelector,
   planSync,
   scaledValue,
   selectPods,
@@ -636,5 +638,24 @@ describe('events and failures of a whole sync', () => {
     });
     expect(plan.status).toMatchObject({ expectedPods: 1, currentHealthy: 1 });
     expect(NS).toBe('ns');
+  });
+});
+
+describe('parsedSelector', () => {
+  it('parses a selector object once, and an equal but new object again', () => {
+    const selector = { matchLabels: { app: 'web' } };
+    const parsed = parsedSelector(selector);
+    expect(parsedSelector(selector)).toBe(parsed);
+    expect(parsed.matches({ app: 'web' })).toBe(true);
+    expect(parsedSelector({ matchLabels: { app: 'web' } })).not.toBe(parsed);
+  });
+
+  it('throws for an invalid selector on every call', () => {
+    // A bad operator, as malformed input from the API would carry it.
+    const selector = {
+      matchExpressions: [{ key: 'app', operator: 'Bogus', values: ['x'] }],
+    } as unknown as LabelSelector;
+    expect(() => parsedSelector(selector)).toThrow();
+    expect(() => parsedSelector(selector)).toThrow();
   });
 });

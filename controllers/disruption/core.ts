@@ -5,8 +5,8 @@
  *
  * Nothing here reads a cache, calls the API or looks at a clock; the reconciler does that.
  */
-import { selectorFromLabelSelector } from '../../src/api/labels.ts';
-import type { Condition, IntOrString, KubeObject } from '../../src/api/meta.ts';
+import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
+import type { Condition, IntOrString, KubeObject, LabelSelector } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../src/api/types/policy.ts';
 import { rfc3339 } from '../../src/util/time.ts';
@@ -93,9 +93,30 @@ export function isPodReady(pod: Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
+/**
+ * A budget's selector, parsed once per selector object: cached objects are replaced, never changed, so every
+ * sync of an unchanged budget (a resync's) reuses the parse. Throws for an invalid selector, every time.
+ */
+export function parsedSelector(selector: LabelSelector | null | undefined): Selector {
+  if (selector == null) return selectorFromLabelSelector(selector);
+  let parsed = parsedSelectors.get(selector);
+  if (!parsed) {
+    try {
+      parsed = selectorFromLabelSelector(selector);
+    } catch (err) {
+      parsed = err instanceof Error ? err : new Error(String(err));
+    }
+    parsedSelectors.set(selector, parsed);
+  }
+  if (parsed instanceof Error) throw parsed;
+  return parsed;
+}
+
+const parsedSelectors = new WeakMap<LabelSelector, Selector | Error>();
+
 /** The candidates the PDB's selector matches: null matches nothing, `{}` everything; a bad selector throws. */
 export function selectPods(pdb: PodDisruptionBudget, candidates: readonly Pod[]): Pod[] {
-  const selector = selectorFromLabelSelector(pdb.spec?.selector);
+  const selector = parsedSelector(pdb.spec?.selector);
   const ns = pdb.metadata.namespace;
   return candidates.filter((p) => p.metadata.namespace === ns && selector.matches(p.metadata.labels));
 }

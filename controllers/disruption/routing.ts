@@ -8,12 +8,12 @@
  * match a PDB filed under one of its own label values or under the wildcard, and a PDB can only match
  * pods filed under its values; the exact selector decides among those candidates.
  */
-import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
+import type { Selector } from '../../src/api/labels.ts';
 import type { LabelSelector } from '../../src/api/meta.ts';
 import type { Pod, PodCondition } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../../src/api/types/policy.ts';
 import { DISRUPTION_TARGET, STALE_POD_DISRUPTION_TIMEOUT_MS, TERMINATION_BY_KUBELET } from './constants.ts';
-import { isTerminating } from './core.ts';
+import { isTerminating, parsedSelector } from './core.ts';
 
 export const POD_LABEL_INDEX = 'disruption/pod-labels';
 export const PDB_SELECTOR_INDEX = 'disruption/pdb-selector';
@@ -38,7 +38,7 @@ export function podIndexValues(pod: Pod): string[] {
 export function pdbSelector(pdb: PodDisruptionBudget): Selector | undefined {
   if (pdb.spec?.selector == null) return undefined;
   try {
-    return selectorFromLabelSelector(pdb.spec.selector as LabelSelector);
+    return parsedSelector(pdb.spec.selector as LabelSelector);
   } catch {
     return undefined;
   }

@@ -42,12 +42,19 @@ export async function prefetchScales(
   } catch {
     return answers; // the core reports the selector
   }
+  // The pods of one budget mostly share their controller: the typed finders answer each reference once.
+  const typedFound = new Set<string>();
   for (const pod of pods) {
     const ref = controllerRefOf(pod);
     if (!ref || answers.has(ref.uid)) continue;
+    const refKey = `${ref.apiVersion}\u0000${ref.kind}\u0000${ref.name}\u0000${ref.uid}`;
+    if (typedFound.has(refKey)) continue;
     const ns = pod.metadata.namespace ?? '';
     try {
-      if (findTypedController(ref, ns, typed)) continue;
+      if (findTypedController(ref, ns, typed)) {
+        typedFound.add(refKey);
+        continue;
+      }
     } catch {
       return answers; // the core reports the malformed reference
     }

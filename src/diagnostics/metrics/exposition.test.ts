@@ -103,6 +103,35 @@ describe('renderMetrics', () => {
     expect(text.endsWith('\n')).toBe(true);
   });
 
+  it("renders a labelled prom-client histogram's series labels first and le last, as client_golang", async () => {
+    const registry = new Registry();
+    const h = new Histogram({
+      name: 'req_seconds',
+      help: 'Requests.',
+      labelNames: ['verb', 'host'],
+      buckets: [1],
+      registers: [registry],
+    });
+    h.observe({ verb: 'GET', host: 'a"b' }, 0.5);
+    h.observe({ verb: 'PUT', host: 'c' }, 2);
+    const { body } = await renderMetrics(registry, undefined, { nativeHistograms: false });
+    expect(body).toBe(
+      [
+        '# HELP req_seconds Requests.',
+        '# TYPE req_seconds histogram',
+        'req_seconds_bucket{verb="GET",host="a\\"b",le="1"} 1',
+        'req_seconds_bucket{verb="GET",host="a\\"b",le="+Inf"} 1',
+        'req_seconds_sum{verb="GET",host="a\\"b"} 0.5',
+        'req_seconds_count{verb="GET",host="a\\"b"} 1',
+        'req_seconds_bucket{verb="PUT",host="c",le="1"} 0',
+        'req_seconds_bucket{verb="PUT",host="c",le="+Inf"} 1',
+        'req_seconds_sum{verb="PUT",host="c"} 2',
+        'req_seconds_count{verb="PUT",host="c"} 1',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('renders OpenMetrics 1.0.0 when asked: counter families without _total, quotes escaped in HELP, # EOF', async () => {
     const { contentType, body } = await renderMetrics(fixture(), 'application/openmetrics-text', {
       nativeHistograms: true,

@@ -1,8 +1,11 @@
 /**
  * Renders a prom-client Registry in the format the scraper's `Accept` asks for: Prometheus text 0.0.4 (the
- * default), OpenMetrics 1.0.0, or delimited protobuf. All three are rendered here from `getMetricsAsJSON()`, so
- * no shared registry state changes per request (prom-client's own OpenMetrics rendering renames counters in
- * place). Native histogram buckets go out only in protobuf and only with the `NativeHistograms` gate on.
+ * default), OpenMetrics 1.0.0, or delimited protobuf. All three are rendered here, so no shared registry state
+ * changes per request (prom-client's own OpenMetrics rendering renames counters in place). Protobuf is built from
+ * `getMetricsAsJSON()`; the text formats from each metric's `getForPromString()` where it has one, as prom-client's
+ * own text does: a histogram's samples then share one labels object per series instead of a copy per bucket, and
+ * the series' labels are rendered once. Native histogram
+ * buckets go out only in protobuf and only with the `NativeHistograms` gate on.
  */
 import type { Registry, RegistryContentType } from 'prom-client';
 import type { HistogramSample } from './native-histogram.ts';
@@ -83,9 +86,13 @@ interface FamilyJSON {
   values?: SampleJSON[];
 }
 
-interface SampleJSON extends Partial<Omit<HistogramSample, 'value' | 'labels'>> {
+type Labels = Record<string, string | number | undefined>;
+
+interface SampleJSON extends Partial<Omit<HistogramSample, 'value' | 'labels' | 'sharedLabels'>> {
   value: number;
-  labels?: Record<string, string | number | undefined>;
+  labels?: Labels;
+  /** The series' labels, one object for all of its samples (`getForPromString()`); `labels` has the rest. */
+  sharedLabels?: Labels;
   exemplar?: { labelSet: Record<string, string | number>; value: number; timestamp?: number } | null;
 }
 
@@ -100,12 +107,32 @@ export async function renderMetrics(
   options: RenderOptions,
 ): Promise<{ contentType: string; body: string | Buffer }> {
   const format = negotiate(accept);
-  const families = (await registry.getMetricsAsJSON()) as unknown as FamilyJSON[];
   const body =
     format === 'protobuf'
-      ? encodeDelimited(toMetricFamilies(families, options.nativeHistograms))
-      : renderText(families, format === 'openmetrics');
+      ? encodeDelimited(
+          toMetricFamilies((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[], options.nativeHistograms),
+        )
+      : renderText(await textFamilies(registry), format === 'openmetrics');
   return { contentType: CONTENT_TYPES[format], body };
+}
+
+interface Collectable {
+  get(): Promise<FamilyJSON> | FamilyJSON;
+  getForPromString?(): Promise<FamilyJSON> | FamilyJSON;
+}
+
+/**
+ * Every metric's samples for the text formats, with shared series labels where the metric offers them. A
+ * registry with default labels goes through `getMetricsAsJSON()`, which adds them (prom-client has no getter
+ * for them: the field is read as its own text rendering reads it; the default-labels test guards this).
+ */
+async function textFamilies(registry: Registry<RegistryContentType>): Promise<FamilyJSON[]> {
+  const defaults = (registry as unknown as { _defaultLabels?: object })._defaultLabels;
+  if (defaults && Object.keys(defaults).length > 0)
+    return (await registry.getMetricsAsJSON()) as unknown as FamilyJSON[];
+  return Promise.all(
+    (registry.getMetricsAsArray() as unknown as Collectable[]).map((m) => (m.getForPromString ?? m.get).call(m)),
+  );
 }
 
 export function formatNumber(v: number): string {
@@ -139,19 +166,28 @@ function labelValue(value: string | number): string {
   return typeof value === 'number' ? formatNumber(value) : value;
 }
 
-function labelString(labels: Record<string, string | number | undefined> | undefined): string {
+/** `name="value"` pairs joined by commas. */
+function labelPairsText(labels: Labels | undefined): string {
   let out = '';
   for (const name in labels) {
     const value = labels[name];
     if (value === undefined) continue;
-    out += `${out ? ',' : '{'}${name}="${escapeLabelValue(labelValue(value))}"`;
+    out += `${out ? ',' : ''}${name}="${escapeLabelValue(labelValue(value))}"`;
   }
-  return out ? `${out}}` : '';
+  return out;
+}
+
+function labelString(labels: Labels | undefined): string {
+  const pairs = labelPairsText(labels);
+  return pairs ? `{${pairs}}` : '';
 }
 
 /** Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (counters' `_total` samples, `# EOF`). */
 export function renderText(families: readonly FamilyJSON[], openMetrics: boolean): string {
   const lines: string[] = [];
+  // The rendered shared labels of the series the last sample belonged to.
+  let shared: Labels | undefined;
+  let sharedText = '';
   for (const f of families) {
     const counter = f.type === 'counter';
     const family = openMetrics && counter ? f.name.replace(/_total$/, '') : f.name;
@@ -163,7 +199,14 @@ export function renderText(families: readonly FamilyJSON[], openMetrics: boolean
     lines.push(`# HELP ${family} ${escapeHelp(f.help, openMetrics)}`, `# TYPE ${family} ${type}`);
     for (const s of f.values ?? []) {
       const name = openMetrics && counter ? `${family}_total` : (s.metricName ?? f.name);
-      let line = `${name}${labelString(s.labels)} ${formatNumber(s.value)}`;
+      if (s.sharedLabels !== shared) {
+        shared = s.sharedLabels;
+        sharedText = labelPairsText(shared);
+      }
+      const own = labelPairsText(s.labels);
+      // The series' labels first, so `le` comes last as in client_golang.
+      const pairs = own && sharedText ? `${sharedText},${own}` : sharedText || own;
+      let line = `${name}${pairs ? `{${pairs}}` : ''} ${formatNumber(s.value)}`;
       if (openMetrics && s.exemplar) {
         const { labelSet, value, timestamp } = s.exemplar;
         line += ` # ${labelString(labelSet) || '{}'} ${formatNumber(value)}`;

@@ -116,6 +116,16 @@ export interface HistogramSample {
   labels: Record<string, string | number>;
   value: number;
   native?: NativeBuckets;
+  /** The series' labels, one object for all its samples; only from `getForPromString()`. */
+  sharedLabels?: Record<string, string>;
+}
+
+export interface HistogramFamily {
+  name: string;
+  help: string;
+  type: 'histogram';
+  aggregator: 'sum';
+  values: HistogramSample[];
 }
 
 interface Series {
@@ -213,29 +223,33 @@ export class NativeHistogram<L extends string = string> {
   }
 
   /** prom-client's collection interface: classic samples; `_count` also carries the native buckets. */
-  async get(): Promise<{
-    name: string;
-    help: string;
-    type: 'histogram';
-    aggregator: 'sum';
-    values: HistogramSample[];
-  }> {
+  async get(): Promise<HistogramFamily> {
+    return this.collect(true);
+  }
+
+  /** For the text formats (as prom-client's own histogram): no native buckets; a series' samples share its labels. */
+  async getForPromString(): Promise<HistogramFamily> {
+    return this.collect(false);
+  }
+
+  private collect(forJson: boolean): HistogramFamily {
     const values: HistogramSample[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const s of this.series.values()) {
+      // JSON samples each carry all their labels; text ones name the series' labels as shared.
+      const sample = (metricName: string, value: number, labels: HistogramSample['labels']) =>
+        forJson
+          ? { metricName, value, labels: { ...s.labels, ...labels } }
+          : { metricName, value, labels, sharedLabels: s.labels };
       let cumulative = 0;
       this.classicBuckets.forEach((le, i) => {
         cumulative += s.classic[i];
-        values.push({ metricName: bucketName, labels: { ...s.labels, le }, value: cumulative });
+        values.push(sample(bucketName, cumulative, { le }));
       });
-      values.push({ metricName: bucketName, labels: { ...s.labels, le: '+Inf' }, value: s.count });
-      values.push({ metricName: `${this.name}_sum`, labels: { ...s.labels }, value: s.sum });
-      values.push({
-        metricName: `${this.name}_count`,
-        labels: { ...s.labels },
-        value: s.count,
-        native: nativeOf(s, this.zeroThreshold),
-      });
+      values.push(sample(bucketName, s.count, { le: '+Inf' }));
+      values.push(sample(`${this.name}_sum`, s.sum, {}));
+      const count = sample(`${this.name}_count`, s.count, {});
+      values.push(forJson ? { ...count, native: nativeOf(s, this.zeroThreshold) } : count);
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
