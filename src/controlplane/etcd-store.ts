@@ -200,7 +200,16 @@ export class EtcdStore implements StorageBackend {
   /** The cache's one watch on the prefix, from `revision`. */
   private follow(revision: number): void {
     const watcher = this.client.watch().prefix(this.prefix).startRevision(String(revision)).withPreviousKV().watcher();
-    watcher.on('data', (res: IWatchResponse) => this.apply(res));
+    let next = revision;
+    watcher.on('data', (res: IWatchResponse) => {
+      this.apply(res);
+      if (res.events.length > 0) next = Number(res.events[res.events.length - 1].kv.mod_revision) + 1;
+    });
+    // The client resumes a broken watch after the revision etcd had when the watch was created, even if
+    // the replay of older events had not arrived: resume after the last event received instead.
+    watcher.on('disconnected', () => {
+      watcher.request.start_revision = String(next);
+    });
     watcher.on('error', (err: Error) => void this.relist(err));
     this.watcher = watcher;
   }
