@@ -47,6 +47,7 @@ const CONSISTENT_READ_WAIT_MS = 3000;
 const STARTED_KEY = '~started';
 /** The key through which the control planes sharing an etcd take turns compacting it (the reference's). */
 const COMPACT_KEY = 'compact_rev_key';
+const UNDECODABLE = Buffer.from([0xff, 0x00, 0x7b]);
 
 export interface EtcdStoreOptions {
   servers: string[];
@@ -157,6 +158,13 @@ export class EtcdStore implements StorageBackend {
       if (Date.now() > deadline) throw tooLarge();
       await sleep(20);
     }
+  }
+
+  /** Puts bytes that do not decode in place of an object. */
+  async corrupt(rt: ResourceType, key: string): Promise<void> {
+    if (!this.storage.get(rt, key)) throw notFound(rt, splitKey(key).name);
+    const put = await this.client.put(this.key(rt, key)).value(UNDECODABLE).exec();
+    await this.seen(Number(put.header.revision));
   }
 
   /** Compacts etcd's history up to its current revision. */
