@@ -1790,7 +1790,7 @@ describe('delete', () => {
     const ns = await newNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'bad' } } });
     const good = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'good' } } });
-    cluster.cp.faults.corrupt(rt('', 'v1', 'configmaps'), ns, 'bad');
+    await cluster.cp.faults.corrupt(rt('', 'v1', 'configmaps'), ns, 'bad');
 
     const get = await failure(core.readNamespacedConfigMap({ name: 'bad', namespace: ns }));
     expect(get.code).toBe(500);

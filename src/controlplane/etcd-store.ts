@@ -47,6 +47,7 @@ const CONSISTENT_READ_WAIT_MS = 3000;
 const STARTED_KEY = '~started';
 /** The key through which the control planes sharing an etcd take turns compacting it (the reference's). */
 const COMPACT_KEY = 'compact_rev_key';
+const UNDECODABLE = Buffer.from([0xff, 0x00, 0x7b]);
 
 export interface EtcdStoreOptions {
   servers: string[];
@@ -159,6 +160,13 @@ export class EtcdStore implements StorageBackend {
     }
   }
 
+  /** Puts bytes that do not decode in place of an object. */
+  async corrupt(rt: ResourceType, key: string): Promise<void> {
+    if (!this.storage.get(rt, key)) throw notFound(rt, splitKey(key).name);
+    const put = await this.client.put(this.key(rt, key)).value(UNDECODABLE).exec();
+    await this.seen(Number(put.header.revision));
+  }
+
   /** Compacts etcd's history up to its current revision. */
   async compact(): Promise<void> {
     await this.compactTo(await this.currentRevision());
@@ -200,7 +208,16 @@ export class EtcdStore implements StorageBackend {
   /** The cache's one watch on the prefix, from `revision`. */
   private follow(revision: number): void {
     const watcher = this.client.watch().prefix(this.prefix).startRevision(String(revision)).withPreviousKV().watcher();
-    watcher.on('data', (res: IWatchResponse) => this.apply(res));
+    let next = revision;
+    watcher.on('data', (res: IWatchResponse) => {
+      this.apply(res);
+      if (res.events.length > 0) next = Number(res.events[res.events.length - 1].kv.mod_revision) + 1;
+    });
+    // The client resumes a broken watch after the revision etcd had when the watch was created, even if
+    // the replay of older events had not arrived: resume after the last event received instead.
+    watcher.on('disconnected', () => {
+      watcher.request.start_revision = String(next);
+    });
     watcher.on('error', (err: Error) => void this.relist(err));
     this.watcher = watcher;
   }

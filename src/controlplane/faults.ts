@@ -17,7 +17,7 @@ export interface FailureRule {
 export interface FaultHooks {
   dropWatches(rt?: ResourceType): number;
   compact(rt?: ResourceType): Promise<void>;
-  corrupt(rt: ResourceType, namespace: string | undefined, name: string): void;
+  corrupt(rt: ResourceType, namespace: string | undefined, name: string): Promise<void>;
   restart(downMs: number): Promise<void>;
 }
 
@@ -55,8 +55,8 @@ export class Faults {
     return this.hooks.compact(rt);
   }
 
-  corrupt(rt: ResourceType, namespace: string | undefined, name: string): void {
-    this.hooks.corrupt(rt, namespace, name);
+  corrupt(rt: ResourceType, namespace: string | undefined, name: string): Promise<void> {
+    return this.hooks.corrupt(rt, namespace, name);
   }
 
   /** Stops serving (connections refused, open ones cut) for `downMs`, then serves again on the same port with the same storage. */

@@ -71,7 +71,7 @@ export class ControlPlaneServer {
         await api.storage.backend.compact();
         api.storage.compact(rt);
       },
-      corrupt: (rt, namespace, name) => api.storage.corrupt(rt, namespace ? `${namespace}/${name}` : name),
+      corrupt: (rt, namespace, name) => api.storage.backend.corrupt(rt, namespace ? `${namespace}/${name}` : name),
       restart: async (downMs) => {
         const addr = this.http.address();
         if (!addr || typeof addr === 'string') throw new Error('the server is not listening');

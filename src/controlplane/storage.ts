@@ -130,6 +130,8 @@ export interface StorageBackend {
   caughtUp(rt: ResourceType): Promise<void>;
   /** Compacts the backing store's history up to now (fault injection). */
   compact(): Promise<void>;
+  /** Makes an object's stored bytes undecodable (fault injection). */
+  corrupt(rt: ResourceType, key: string): Promise<void>;
 }
 
 export interface Commit {
@@ -173,6 +175,7 @@ export class Storage {
     remove: async (rt, key, expectedRv) => this.remove(rt, key, expectedRv),
     caughtUp: async () => {},
     compact: async () => {},
+    corrupt: async (rt, key) => this.corrupt(rt, key),
   };
 
   constructor(options: Partial<StorageOptions> = {}) {
