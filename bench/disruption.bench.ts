@@ -206,7 +206,8 @@ export async function run(): Promise<void> {
     const loaded: Stats[] = [];
     const idle: Stats[] = [];
     const passes: number[] = [];
-    await interleaved(
+    // Each side keeps its round's p50/p99/max and answers its p99, the figure the goal is about.
+    const p99Rounds = await interleaved(
       ROUNDS,
       async () => {
         let running = true;
@@ -215,11 +216,11 @@ export async function run(): Promise<void> {
         running = false;
         passes.push(...(await resyncing));
         loaded.push(stats(ms));
-        return 0;
+        return loaded[loaded.length - 1]!.p99;
       },
       async () => {
         idle.push(stats(await writers!.flips(FLIPS)));
-        return 0;
+        return idle[idle.length - 1]!.p99;
       },
     );
 
@@ -234,15 +235,18 @@ export async function run(): Promise<void> {
 
     const rounds = (k: keyof Stats): Round[] => loaded.map((l, i) => ({ ours: l[k], floor: idle[i]![k] }));
     const floorName = 'same flips, no resync';
-    const p99 = median(loaded.map((l) => l.p99));
     print(
       `disruption controller: ${GROUPS * PER_GROUP} pods, ${GROUPS} budgets; ${WRITERS} writers in their own process ` +
         `(${WRITERS * FLIPS} flips per round, client QPS unlimited), full resyncs back to back; ${ROUNDS} paired rounds`,
       [
         pairedFigure('flip ack → PDB status on a watch, p50', 'ms', floorName, rounds('p50')),
-        pairedFigure('flip ack → PDB status on a watch, p99', 'ms', floorName, rounds('p99')),
+        pairedFigure('flip ack → PDB status on a watch, p99', 'ms', floorName, p99Rounds),
         pairedFigure('flip ack → PDB status on a watch, max', 'ms', floorName, rounds('max')),
-        { name: `p99 under resync / ${GOAL_MS} ms goal`, value: p99 / GOAL_MS, unit: '×' },
+        {
+          name: `p99 under resync / ${GOAL_MS} ms goal`,
+          value: median(p99Rounds.map((r) => r.ours)) / GOAL_MS,
+          unit: '×',
+        },
         {
           name: `full resync pass (${GROUPS} budgets), wall, median of ${passes.length}`,
           value: passes.length ? median(passes) : Number.NaN,

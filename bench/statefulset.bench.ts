@@ -25,7 +25,7 @@ import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
-import { counted, type Figure, inParallel, pairedRound, print, watchUntil } from './run.ts';
+import { counted, inParallel, median, pairedFigure, pairedRound, print, type Round, watchUntil } from './run.ts';
 
 const ROUNDS = 3;
 const BIG = 1000;
@@ -186,7 +186,6 @@ async function round(b: Bench, r: number): Promise<Record<string, [number, numbe
   return out;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
 
 export async function run(): Promise<void> {
@@ -208,26 +207,26 @@ export async function run(): Promise<void> {
     for (let r = 0; r < ROUNDS; r++) rounds.push(await round(b, r));
 
     const pick = (k: string, i: 0 | 1) => rounds.map((x) => x[k]![i]);
-    const figure = (k: string, name: string, floorName: string): Figure[] => {
-      const ratios = rounds.map((x) => x[k]![0] / x[k]![1]);
-      return [
-        {
-          name: `${name} (range ${range(pick(k, 0))} s)`,
-          value: median(pick(k, 0)),
-          unit: 's',
-          against: { name: floorName, value: median(pick(k, 1)) },
-        },
-        { name: `  paired ratio, median (range ${range(ratios)})`, value: median(ratios), unit: '×' },
-      ];
-    };
+    const paired = (k: string): Round[] => rounds.map((x) => ({ ours: x[k]![0], floor: x[k]![1] }));
     print(`statefulset controller: 3 simulated nodes, ${ROUNDS} paired rounds, client QPS unlimited`, [
-      ...figure('big', `1 set × ${BIG} Parallel, create → all Ready`, `${BIG} pod creates + status writes`),
-      ...figure(
-        'small',
-        `${SMALL_SETS} sets × ${SMALL}, create → all Ready`,
-        `${SMALL_SETS * SMALL} creates + status writes`,
+      pairedFigure(
+        `1 set × ${BIG} Parallel, create → all Ready`,
+        's',
+        `${BIG} pod creates + status writes`,
+        paired('big'),
       ),
-      ...figure('update', `rolling update of ${BIG} (maxUnavailable 10%)`, `${BIG} deletes + creates + status writes`),
+      pairedFigure(
+        `${SMALL_SETS} sets × ${SMALL}, create → all Ready`,
+        's',
+        `${SMALL_SETS * SMALL} creates + status writes`,
+        paired('small'),
+      ),
+      pairedFigure(
+        `rolling update of ${BIG} (maxUnavailable 10%)`,
+        's',
+        `${BIG} deletes + creates + status writes`,
+        paired('update'),
+      ),
       {
         name: `full resync of ${SMALL_SETS + 1} sets, CPU (range ${range(pick('resync', 0).map((x) => x * 1000))} ms)`,
         value: median(pick('resync', 0)) * 1000,
