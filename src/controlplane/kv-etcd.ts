@@ -9,7 +9,7 @@
  * whole keys, so applying one twice leaves the same state.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Etcd3, type IRequestOp, type Lock } from 'etcd3';
+import type { Etcd3, IRequestOp, Lock } from 'etcd3';
 import type { KeyValueStore, KvOp } from './persistence.ts';
 
 const MAX_TXN_OPS = 128;
@@ -23,6 +23,8 @@ const MAX_RETRY_DELAY_MS = 2000;
 const OWNER_TTL_SECONDS = 10;
 
 export async function openEtcdStore(servers: string[], prefix: string): Promise<KeyValueStore> {
+  // Imported on use: the client and its gRPC stack would cost every start ~0.3 s.
+  const { Etcd3 } = await import('etcd3');
   const client = new Etcd3({ hosts: servers, dialTimeout: 10_000 });
   let owner: Lock;
   try {
