@@ -33,8 +33,12 @@ function startClient(tls: Record<string, string>): Client {
   return { child, lines, replies: lines[Symbol.asyncIterator]() };
 }
 
-/** Creates/s of all clients together against `url`; `tag` keeps object names apart between runs. */
-async function createsPerSecond(clients: Client[], url: string, tag: string): Promise<number> {
+/**
+ * Creates/s of all clients together against `url`, and this process's CPU time per create in µs (the server's: the
+ * clients run elsewhere); `tag` keeps object names apart between runs.
+ */
+async function createsPerSecond(clients: Client[], url: string, tag: string): Promise<{ rate: number; cpuUs: number }> {
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     clients.map(async (c, i) => {
@@ -44,7 +48,10 @@ async function createsPerSecond(clients: Client[], url: string, tag: string): Pr
       if (reply.error) throw new Error(`client ${i}: ${reply.error}`);
     }),
   );
-  return (clients.length * CREATES_PER_CLIENT) / ((performance.now() - started) / 1000);
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const creates = clients.length * CREATES_PER_CLIENT;
+  return { rate: creates / seconds, cpuUs: (used.user + used.system) / creates };
 }
 
 export async function run(): Promise<void> {
@@ -77,17 +84,28 @@ export async function run(): Promise<void> {
   };
   const clients = Array.from({ length: CLIENTS }, () => startClient(tls));
   let run = 0;
-  const plane = () => createsPerSecond(clients, planeUrl, `r${run++}`);
-  const bare = () => createsPerSecond(clients, echoUrl, 'echo');
+  // Each side's CPU per create, in the order of its runs: the same rounds as the rates.
+  const cpu = { plane: [] as number[], bare: [] as number[] };
+  const measured = async (side: keyof typeof cpu, url: string, tag: string) => {
+    const { rate, cpuUs } = await createsPerSecond(clients, url, tag);
+    cpu[side].push(cpuUs);
+    return rate;
+  };
+  const plane = () => measured('plane', planeUrl, `r${run++}`);
+  const bare = () => measured('bare', echoUrl, 'echo');
   try {
     // Warm-up of both sides: JIT, connections.
     await plane();
     await bare();
     const rounds = await pairedRounds(ROUNDS, plane, bare);
+    const cpuRounds = rounds.map((_, i) => ({ ours: cpu.plane[i + 1], floor: cpu.bare[i + 1] }));
     report(
       `ConfigMap creates, memory store, ${CLIENTS} client processes × ${IN_FLIGHT_PER_CLIENT} in flight, ` +
         `HTTPS keep-alive, client QPS unlimited (${ROUNDS} paired rounds of ${CLIENTS * CREATES_PER_CLIENT}, goal ≥ 0.75×)`,
-      [{ name: 'embedded control plane', unit: 'creates/s', floorName: 'bare HTTPS JSON echo (201)', rounds }],
+      [
+        { name: 'embedded control plane', unit: 'creates/s', floorName: 'bare HTTPS JSON echo (201)', rounds },
+        { name: 'server CPU per create', unit: 'µs', floorName: 'echo', rounds: cpuRounds },
+      ],
     );
   } finally {
     for (const c of clients) {

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
@@ -106,6 +107,8 @@ export class ControlPlaneServer {
           `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     });
+    // As the reference's (Go's TLS server has no renegotiation), and so a connection's client certificate is fixed.
+    this.http.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
     // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -269,16 +272,6 @@ export class ControlPlaneServer {
   ): Promise<Reply> {
     const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
-    const handlers: Record<
-      string,
-      (r: ResourceRequest, q: URLSearchParams, b: RequestBody | undefined, u: UserInfo) => Promise<Reply>
-    > = {
-      create: (...a) => api.create(...a),
-      update: (...a) => api.update(...a),
-      patch: (...a) => api.patch(...a),
-      delete: (...a) => api.delete(...a),
-      deletecollection: (...a) => api.deleteCollection(...a),
-    };
     if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed(req.method ?? '');
     // POST serves collections (and subresources such as eviction); PUT and PATCH serve named objects.
     const itemVerb = info.verb === 'update' || info.verb === 'patch';
@@ -288,7 +281,7 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    const reply = await handlers[info.verb](info, query, body, user);
+    const reply = await WRITE_HANDLERS[info.verb](api, info, query, body, user);
     // A write is acknowledged only once durable (the journal commits writes in groups).
     await api.storage.durable();
     return reply;
@@ -402,6 +395,22 @@ export class ControlPlaneServer {
     res.end(JSON.stringify(apiErr.toStatus()));
   }
 }
+
+type WriteHandler = (
+  api: ApiServer,
+  req: ResourceRequest,
+  query: URLSearchParams,
+  body: RequestBody | undefined,
+  user: UserInfo,
+) => Promise<Reply>;
+
+const WRITE_HANDLERS: Record<string, WriteHandler> = {
+  create: (api, ...a) => api.create(...a),
+  update: (api, ...a) => api.update(...a),
+  patch: (api, ...a) => api.patch(...a),
+  delete: (api, ...a) => api.delete(...a),
+  deletecollection: (api, ...a) => api.deleteCollection(...a),
+};
 
 function notFoundPath(path: string): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {
