@@ -97,8 +97,6 @@ async function build(entry, name, manifestFile) {
     format: 'cjs',
     target: 'node20',
     external: EXTERNAL,
-    // Class and function names stay as written: errors and logs print them.
-    keepNames: true,
     sourcemap: 'linked',
     sourcesContent: false,
     outfile: join(CACHE, `${name}.cjs`),
