@@ -5,12 +5,11 @@
  * number of requests in flight, with no rate limit; rounds alternate which server goes first.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
-import { issueKeyAndCertificate } from '../src/pki/certs.ts';
 import { startTestCluster } from '../test/support/cluster.ts';
 import { pairedRounds, report } from './paired.ts';
+import { startEchoServer } from './support/echo.ts';
 
 const CLIENTS = 2;
 const IN_FLIGHT_PER_CLIENT = 32;
@@ -57,24 +56,8 @@ async function createsPerSecond(clients: Client[], url: string, tag: string): Pr
 export async function run(): Promise<void> {
   const cluster = await startTestCluster({ storage: 'memory', historySize: 1000 });
   const { cp } = cluster;
-  const serving = await issueKeyAndCertificate({
-    ca: cp.clusterCa,
-    subject: { commonName: 'echo' },
-    ipAddresses: ['127.0.0.1'],
-    usages: ['server auth'],
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3600_000),
-  });
-  const echo = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
-  const echoUrl = `https://127.0.0.1:${(echo.address() as { port: number }).port}/api/v1/namespaces/default/configmaps`;
+  const echo = await startEchoServer(cp.clusterCa);
+  const echoUrl = `https://127.0.0.1:${echo.port}/api/v1/namespaces/default/configmaps`;
   const planeUrl = `${cp.url}/api/v1/namespaces/default/configmaps`;
   const user = cluster.kc.getCurrentUser()!;
   const tls = {
@@ -113,7 +96,6 @@ export async function run(): Promise<void> {
       c.child.kill();
     }
     echo.close();
-    echo.closeAllConnections();
     await cluster.stop();
   }
 }

@@ -281,7 +281,7 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    const reply = await WRITE_HANDLERS[info.verb](api, info, query, body, user);
+    const reply = await api[WRITE_METHODS[info.verb as keyof typeof WRITE_METHODS]](info, query, body, user);
     // A write is acknowledged only once durable (the journal commits writes in groups).
     await api.storage.durable();
     return reply;
@@ -396,21 +396,14 @@ export class ControlPlaneServer {
   }
 }
 
-type WriteHandler = (
-  api: ApiServer,
-  req: ResourceRequest,
-  query: URLSearchParams,
-  body: RequestBody | undefined,
-  user: UserInfo,
-) => Promise<Reply>;
-
-const WRITE_HANDLERS: Record<string, WriteHandler> = {
-  create: (api, ...a) => api.create(...a),
-  update: (api, ...a) => api.update(...a),
-  patch: (api, ...a) => api.patch(...a),
-  delete: (api, ...a) => api.delete(...a),
-  deletecollection: (api, ...a) => api.deleteCollection(...a),
-};
+/** The ApiServer method that serves each write verb. */
+const WRITE_METHODS = {
+  create: 'create',
+  update: 'update',
+  patch: 'patch',
+  delete: 'delete',
+  deletecollection: 'deleteCollection',
+} as const satisfies Record<string, keyof ApiServer>;
 
 function notFoundPath(path: string): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {
