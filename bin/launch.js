@@ -9,7 +9,7 @@
  * cache, and the map is read) they name the TypeScript ones.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
@@ -24,6 +24,8 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'orch');
  */
 const EXTERNAL = ['classic-level', 'etcd3', 'pino'];
 const UNWRITABLE = ['EACCES', 'EPERM', 'EROFS'];
+/** Inputs esbuild does not list: how the bundle is built (this file) and the settings it reads. */
+const SETTINGS = ['bin/launch.js', 'package.json', 'tsconfig.json'];
 
 /** Runs `entry` (a path from the package root), from its bundle when one can be built. */
 export async function launch(entry) {
@@ -103,7 +105,7 @@ async function build(entry, name, manifestFile) {
     plugins: [ownSources(compiled)],
     logLevel: 'error',
   });
-  const inputs = Object.keys(result.metafile.inputs);
+  const inputs = [...Object.keys(result.metafile.inputs), ...SETTINGS.filter((f) => existsSync(join(ROOT, f)))];
   const print = fingerprint(inputs, compiled);
   const bundle = `${name}.${print.slice(0, 12)}.cjs`;
   for (const file of result.outputFiles) {

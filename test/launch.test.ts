@@ -1,10 +1,10 @@
 /**
  * bin/launch.js, on a package of its own in a temporary directory: the first start builds the bundle, the next
  * one runs it (and its code cache) as it is, a changed source is rebuilt at the next start and the old bundle
- * removed, and `import.meta.url` still names the source file.
+ * removed (so is one after a change of the launcher itself), and `import.meta.url` still names the source file.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,5 +64,10 @@ describe('launch', () => {
     const rebuilt = after.find((f) => f.endsWith('.cjs'));
     expect(rebuilt).not.toBe(bundle);
     expect(after.filter((f) => f.startsWith(bundle!))).toEqual([]);
+
+    // A change of the launcher (how bundles are built) rebuilds too.
+    await appendFile(join(pkg, 'bin', 'launch.js'), '// changed\n');
+    expect(await start()).toBe(`2 ${source}\n`);
+    expect((await cached()).find((f) => f.endsWith('.cjs'))).not.toBe(rebuilt);
   });
 });
