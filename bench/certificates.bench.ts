@@ -25,6 +25,7 @@ import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
+import { type Paired, report } from './paired.ts';
 import { inParallel } from './run.ts';
 
 const CA_ALGS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256'];
@@ -35,37 +36,6 @@ const CONCURRENCY = 16;
 const CLIENT_QPS = 0;
 const CSRS_PER_ROUND = 200;
 const SIGNATURES_PER_ROUND = 200;
-
-interface Paired {
-  name: string;
-  unit: string;
-  floorName: string;
-  /** Per round: our value and the floor's, both in `unit`. */
-  rounds: { ours: number; floor: number }[];
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-function fmt(n: number): string {
-  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n >= 1 ? n.toFixed(2) : n.toPrecision(3);
-}
-
-function report(title: string, figures: Paired[]): void {
-  console.log(`\n## ${title}`);
-  for (const f of figures) {
-    const ratios = f.rounds.map((r) => r.ours / r.floor);
-    const ours = median(f.rounds.map((r) => r.ours));
-    const floor = median(f.rounds.map((r) => r.floor));
-    console.log(
-      `${f.name.padEnd(44)} ${`${fmt(ours)} ${f.unit}`.padStart(14)}  ${f.floorName} ${fmt(floor)} ${f.unit};` +
-        `  ratio median ${fmt(median(ratios))}× (range ${fmt(Math.min(...ratios))}–${fmt(Math.max(...ratios))}, ${ratios.length} rounds)`,
-    );
-  }
-}
 
 /** Node client requests, made beforehand so that request generation is not measured. */
 async function requests(n: number, tag: string): Promise<string[]> {

@@ -7,7 +7,6 @@
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -15,10 +14,10 @@ import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src/controlplane/control-plane.ts';
 import { Storage } from '../src/controlplane/storage.ts';
-import { issueKeyAndCertificate } from '../src/pki/certs.ts';
 import { startTestCluster, testStorage } from '../test/support/cluster.ts';
 import { etcdAvailable } from '../test/support/etcd.ts';
 import { type Figure, inParallel, print } from './run.ts';
+import { startEchoServer } from './support/echo.ts';
 
 const configMap = (i: number) => ({
   apiVersion: 'v1',
@@ -33,24 +32,8 @@ const configMap = (i: number) => ({
 
 /** The same client against a server that only parses the JSON body and echoes it: the transport limit. */
 async function echoLimit(cp: ControlPlane, kc: KubeConfig, n: number): Promise<number> {
-  const serving = await issueKeyAndCertificate({
-    ca: cp.clusterCa,
-    subject: { commonName: 'echo' },
-    ipAddresses: ['127.0.0.1'],
-    usages: ['server auth'],
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3600_000),
-  });
-  const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
+  const server = await startEchoServer(cp.clusterCa);
+  const port = server.port;
   const echo = new KubeConfig();
   echo.loadFromOptions({
     clusters: kc.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
@@ -63,7 +46,6 @@ async function echoLimit(cp: ControlPlane, kc: KubeConfig, n: number): Promise<n
     client.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(i) }),
   );
   server.close();
-  server.closeAllConnections();
   return n / seconds;
 }
 

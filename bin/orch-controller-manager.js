@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so a fresh clone needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs from a bundle of the TypeScript sources, built on first start and rebuilt when they change (launch.js).
+import { launch } from './launch.js';
 
-register();
-await import('../src/cli/controller-manager.ts');
+await launch('src/cli/controller-manager.ts');

@@ -89,17 +89,25 @@ export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator): 
     return user && withAuthenticated(user);
   }
   const socket = req.socket as TLSSocket;
-  if (socket.authorized) {
-    const cert = socket.getPeerCertificate();
-    const subject = cert?.subject as unknown as Record<string, string | string[]> | undefined;
-    const cn = subject?.CN;
-    if (typeof cn === 'string' && cn) {
-      const o = subject?.O;
-      const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
-      return withAuthenticated({ username: cn, groups });
-    }
-  }
-  return undefined;
+  if (!socket.authorized) return undefined;
+  if (!certificateUsers.has(socket)) certificateUsers.set(socket, certificateUser(socket));
+  return certificateUsers.get(socket);
+}
+
+/**
+ * The user of each connection's client certificate, worked out once per connection rather than per request
+ * (`getPeerCertificate` decodes the whole certificate and hashes it three times): the certificate cannot change
+ * after the handshake, as the server refuses renegotiation.
+ */
+const certificateUsers = new WeakMap<TLSSocket, UserInfo | undefined>();
+
+function certificateUser(socket: TLSSocket): UserInfo | undefined {
+  const subject = socket.getPeerCertificate()?.subject as unknown as Record<string, string | string[]> | undefined;
+  const cn = subject?.CN;
+  if (typeof cn !== 'string' || !cn) return undefined;
+  const o = subject?.O;
+  const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
+  return withAuthenticated({ username: cn, groups });
 }
 
 function withAuthenticated(user: UserInfo): UserInfo {

@@ -32,7 +32,7 @@ import {
 } from './authz/rbac.ts';
 import { createReviewer } from './authz/reviews.ts';
 import { ApiError } from './errors.ts';
-import { EtcdStore } from './etcd-store.ts';
+import type { EtcdStore } from './etcd-store.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
 import { impersonate } from './impersonation.ts';
@@ -266,6 +266,8 @@ export class ControlPlane {
     if (o.storage === 'memory') return;
     if (o.storage === 'etcd') {
       if (o.etcdServers.length === 0) throw new Error('etcd storage needs at least one server in --etcd-servers');
+      // Imported on use: the etcd client and its gRPC stack would cost every start ~0.3 s.
+      const { EtcdStore } = await import('./etcd-store.ts');
       this.etcd = await EtcdStore.open(this.storage, this.registry, {
         servers: o.etcdServers,
         prefix: o.etcdPrefix,

@@ -115,6 +115,7 @@ function checkSegment(what: string, value: string | undefined): void {
 
 /** Percent-decodes one path segment (names such as `system:node` arrive as `system%3Anode`). */
 export function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

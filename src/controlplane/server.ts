@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
@@ -109,6 +110,8 @@ export class ControlPlaneServer {
           `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     });
+    // As the reference's (Go's TLS server has no renegotiation), and so a connection's client certificate is fixed.
+    this.http.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
     // Raw sockets, including those still in their TLS handshake, which closeAllConnections does not know.
     this.http.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -276,16 +279,6 @@ export class ControlPlaneServer {
   ): Promise<Reply> {
     const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
-    const handlers: Record<
-      string,
-      (r: ResourceRequest, q: URLSearchParams, b: RequestBody | undefined, u: UserInfo) => Promise<Reply>
-    > = {
-      create: (...a) => api.create(...a),
-      update: (...a) => api.update(...a),
-      patch: (...a) => api.patch(...a),
-      delete: (...a) => api.delete(...a),
-      deletecollection: (...a) => api.deleteCollection(...a),
-    };
     if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed(req.method ?? '');
     // POST serves collections (and subresources such as eviction); PUT and PATCH serve named objects.
     const itemVerb = info.verb === 'update' || info.verb === 'patch';
@@ -295,7 +288,7 @@ export class ControlPlaneServer {
     ) {
       throw methodNotAllowed(req.method ?? '');
     }
-    const reply = await handlers[info.verb](info, query, body, user);
+    const reply = await api[WRITE_METHODS[info.verb as keyof typeof WRITE_METHODS]](info, query, body, user);
     // A write is acknowledged only once durable (the journal commits writes in groups).
     await api.storage.durable();
     return reply;
@@ -409,6 +402,15 @@ export class ControlPlaneServer {
     res.end(JSON.stringify(apiErr.toStatus()));
   }
 }
+
+/** The ApiServer method that serves each write verb. */
+const WRITE_METHODS = {
+  create: 'create',
+  update: 'update',
+  patch: 'patch',
+  delete: 'delete',
+  deletecollection: 'deleteCollection',
+} as const satisfies Record<string, keyof ApiServer>;
 
 function notFoundPath(path: string): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {

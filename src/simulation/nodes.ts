@@ -125,11 +125,16 @@ export class SimulatedNodes {
     });
   }
 
-  /** Registers the nodes, then starts watching pods and claims. */
+  /** Registers the nodes, all at once, while the caches of pods, nodes and claims fill; then starts the workers. */
   async start(timeoutMs = 30_000): Promise<void> {
-    for (const [i, name] of this.nodeNames.entries()) await this.register(name, i + 1);
     this.informers.start();
-    await this.informers.waitForSync(timeoutMs);
+    try {
+      await Promise.all(this.nodeNames.map((name, i) => this.register(name, i + 1)));
+      await this.informers.waitForSync(timeoutMs);
+    } catch (err) {
+      await this.informers.stop();
+      throw err;
+    }
     for (let i = 0; i < WORKERS; i++) this.workers.push(this.work());
   }
 

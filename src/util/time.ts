@@ -1,7 +1,13 @@
 /** RFC 3339 with whole seconds, as `metav1.Time` serializes. */
 export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // Whole seconds: every write of the same second reuses one string.
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== lastSecond.at) lastSecond.text = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  lastSecond.at = second;
+  return lastSecond.text;
 }
+
+const lastSecond = { at: Number.NaN, text: '' };
 
 /** RFC 3339 with microseconds, as `metav1.MicroTime` serializes. */
 export function rfc3339Micro(d: Date): string {

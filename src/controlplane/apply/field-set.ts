@@ -109,15 +109,24 @@ export function toFieldsV1(set: FieldSet): Record<string, unknown> {
   // Sorted, a member comes before what it holds: its `.` goes first, as the reference writes it.
   for (const key of [...set].sort()) {
     let node = root;
-    let at = '';
+    let end = -1;
     for (const element of pathElements(key)) {
-      if (at !== '' && Object.keys(node).length === 0 && set.has(at)) node['.'] = {};
-      at = at === '' ? element : at + SEPARATOR + element;
-      node[element] ??= {};
-      node = node[element] as Record<string, unknown>;
+      let next = node[element] as Record<string, unknown> | undefined;
+      if (next === undefined) {
+        // The first child of a member: the member's own path is the key up to this element.
+        if (end > 0 && isEmpty(node) && set.has(key.slice(0, end))) node['.'] = {};
+        next = node[element] = {};
+      }
+      end += element.length + 1;
+      node = next;
     }
   }
   return root;
+}
+
+function isEmpty(object: object): boolean {
+  for (const _ in object) return false;
+  return true;
 }
 
 /** Reads FieldsV1; a malformed tree is reported with the path where it goes wrong. */

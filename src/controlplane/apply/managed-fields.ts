@@ -95,8 +95,14 @@ function trackedPart(object: unknown, owner: FieldOwner): Record<string, unknown
   for (const [field, value] of Object.entries(object)) {
     if (field === 'apiVersion' || field === 'kind' || !owner.tracked(field)) continue;
     if (field === 'metadata' && isPlainObject(value)) {
-      const metadata = Object.fromEntries(Object.entries(value).filter(([k]) => !UNTRACKED_METADATA.has(k)));
-      if (Object.keys(metadata).length > 0) out.metadata = metadata;
+      const metadata: Record<string, unknown> = {};
+      let tracked = false;
+      for (const k in value) {
+        if (UNTRACKED_METADATA.has(k)) continue;
+        metadata[k] = value[k];
+        tracked = true;
+      }
+      if (tracked) out.metadata = metadata;
     } else {
       out[field] = value;
     }
@@ -155,7 +161,8 @@ function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEnt
       apiVersion: owner.apiVersion,
       fieldsV1: toFieldsV1(manager.set),
     };
-    readSets.set(entry, new Set(manager.set));
+    // Not copied: the managers of one write are dropped after it, and readers copy what they read.
+    readSets.set(entry, manager.set);
     out.push(entry);
   }
   return out;
@@ -183,16 +190,20 @@ function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 
  * it added or changed, and what it removed leaves every manager.
  */
 export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
+  // On create everything is gained: no old leaves to compare values with.
+  const creating = old === undefined;
   const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
   const oldLeaves = new Map<string, unknown>();
-  const nextLeaves = new Map<string, unknown>();
+  const nextLeaves = creating ? undefined : new Map<string, unknown>();
   const oldSet = toFieldSet(trackedPart(old, owner), owner.schema, [], { mapsAreMembers: true, leaves: oldLeaves });
   const nextSet = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true, leaves: nextLeaves });
   const removed = [...oldSet].filter((key) => !nextSet.has(key));
   // New paths, and leaves whose value changed (list items and maps count only by appearing).
-  const gained = [...nextSet].filter(
-    (key) => !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key))),
-  );
+  const gained = creating
+    ? [...nextSet]
+    : [...nextSet].filter(
+        (key) => !oldSet.has(key) || (nextLeaves!.has(key) && !sameValue(nextLeaves!.get(key), oldLeaves.get(key))),
+      );
   // What the update removed leaves every manager; what it set or changed becomes the updater's alone.
   for (const manager of managers) {
     for (const key of removed) remove(manager, key);

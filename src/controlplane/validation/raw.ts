@@ -105,7 +105,11 @@ function walk(value: unknown, shape: Shape, path: string, errs: FieldError[]): v
       errs.push(invalid(path, value, 'must be of type object'));
       return;
     }
-    for (const [name, sub] of Object.entries(shape.fields)) walk(value[name], sub, child(path, name), errs);
+    // Only the fields present: a path is built for each, and shapes such as ObjectMeta's are mostly absent.
+    for (const name in shape.fields) {
+      const field = value[name];
+      if (field !== null && field !== undefined) walk(field, shape.fields[name], child(path, name), errs);
+    }
     return;
   }
   if ('items' in shape) {
