@@ -72,15 +72,17 @@ export class Store<T extends KubeObject> {
 
   /** Swaps the whole content for `items` (a relist at `resourceVersion`). */
   replace(items: readonly T[], resourceVersion: string): void {
-    const next = new Map<string, T>();
-    for (const obj of items) next.set(keyOf(obj), obj);
-    const computed = new Map([...next].map(([key, obj]) => [key, this.compute(obj)]));
+    // Every index value is computed before anything changes, so an indexer that throws leaves the store as it was.
+    const computed = items.map((obj) => this.compute(obj));
     this.items.clear();
     this.filed.clear();
     for (const index of this.indices.values()) index.clear();
-    for (const [key, obj] of next) {
-      this.items.set(key, obj);
-      this.index(key, computed.get(key)!);
+    for (let i = 0; i < items.length; i++) {
+      const key = keyOf(items[i]);
+      // A key listed twice keeps its last object, filed once.
+      if (this.items.has(key)) this.unindex(key);
+      this.items.set(key, items[i]);
+      this.index(key, computed[i]);
     }
     this.lastReplaceRv = resourceVersion;
   }
@@ -159,7 +161,7 @@ export class Store<T extends KubeObject> {
 }
 
 function unique(values: string[]): string[] {
-  return [...new Set(values)];
+  return values.length < 2 ? values : [...new Set(values)];
 }
 
 function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): void {
