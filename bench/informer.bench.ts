@@ -12,8 +12,10 @@
  * synced with the whole state in its cache (client-node: its list applied and 50,000 objects
  * cached). Its peak RSS is the child's kernel high-water mark at that moment (`maxRSS`), imports
  * included, as is: nothing subtracted. Rounds alternate the order of the sides; each figure is the
- * median of the per-round ratios, with their range. The parent serves; it holds the server's CPU
- * profile when `INFORMER_BENCH_PROFILE=<dir>` is set (one .cpuprofile per side and round).
+ * median of the per-round ratios, with the per-round values. The child's CPU time over the sync is
+ * reported too: on a shared machine it moves less with other load than the wall time. With
+ * `INFORMER_BENCH_PROFILE=<dir>`, CPU profiles of the server (this process) and of each child over
+ * each sync are written there.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -61,6 +63,8 @@ const configMap = (i: number): KubeObject =>
 
 interface Result {
   syncMs: number;
+  /** The child's CPU time (user + system) over the sync: less swayed by other load than the wall time. */
+  cpuMs: number;
   peakRssMiB: number;
 }
 
@@ -127,35 +131,35 @@ function report(rounds: Record<Side, Result>[], loadBefore: number, loadAfter: n
   const fmt = (x: number) => (x >= 100 ? Math.round(x).toString() : x.toFixed(2));
   const line = (label: string, xs: number[], unit: string) =>
     console.log(`${label.padEnd(44)} ${fmt(median(xs)).padStart(8)}${unit}  (rounds: ${xs.map(fmt).join(', ')})`);
-  const ratio = (label: string, a: Side, b: Side, field: keyof Result) =>
-    line(
-      label,
-      rounds.map((r) => r[a][field] / r[b][field]),
-      '×',
-    );
+  const figures: [keyof Result, string, string][] = [
+    ['syncMs', 'time', ' ms'],
+    ['cpuMs', 'client CPU', ' ms'],
+    ['peakRssMiB', 'peak RSS', ' MiB'],
+  ];
   console.log(
     `\n## informer: initial sync of ${OBJECTS.toLocaleString('en-US')} ConfigMaps, one child process per side, ` +
       `${rounds.length} interleaved rounds (median; per-round values after it)`,
   );
   for (const side of SIDES) console.log(`client QPS, ${side.padEnd(12)} ${QPS[side]}`);
   for (const side of SIDES) {
-    line(
-      `sync time, ${side}`,
-      rounds.map((r) => r[side].syncMs),
-      ' ms',
-    );
-    line(
-      `peak RSS, ${side}`,
-      rounds.map((r) => r[side].peakRssMiB),
-      ' MiB',
-    );
+    for (const [field, what, unit] of figures)
+      line(
+        `${what}, ${side}`,
+        rounds.map((r) => r[side][field]),
+        unit,
+      );
   }
-  ratio('ours ÷ client-node, time', 'ours', 'client-node', 'syncMs');
-  ratio('ours ÷ client-node, peak RSS', 'ours', 'client-node', 'peakRssMiB');
-  ratio('ours ÷ floor, time', 'ours', 'floor', 'syncMs');
-  ratio('ours-paged ÷ client-node, time', 'ours-paged', 'client-node', 'syncMs');
-  ratio('ours-paged ÷ client-node, peak RSS', 'ours-paged', 'client-node', 'peakRssMiB');
-  ratio('ours-paged ÷ floor, time', 'ours-paged', 'floor', 'syncMs');
+  for (const ours of ['ours', 'ours-paged'] as const) {
+    for (const peer of ['client-node', 'floor'] as const) {
+      for (const [field, what] of figures) {
+        line(
+          `${ours} ÷ ${peer}, ${what}`,
+          rounds.map((r) => r[ours][field] / r[peer][field]),
+          '×',
+        );
+      }
+    }
+  }
   console.log(
     `1-min load average: ${loadBefore.toFixed(2)} at the start, ${loadAfter.toFixed(2)} at the end, on ${availableParallelism()} CPUs`,
   );
@@ -202,7 +206,7 @@ function firstMessage(child: ChildProcess, side: Side): Promise<Result> {
     child.once('message', (m: ChildMessage) => {
       clearTimeout(guard);
       if (m.type === 'error') reject(new Error(`${side}: ${m.message}`));
-      else resolve({ syncMs: m.syncMs, peakRssMiB: m.peakRssMiB });
+      else resolve({ syncMs: m.syncMs, cpuMs: m.cpuMs, peakRssMiB: m.peakRssMiB });
     });
     child.once('exit', (code, signal) => {
       clearTimeout(guard);
@@ -295,10 +299,12 @@ const floorSync: Sync = async (kubeconfig, objects) => {
 /** Times `fn` (profiled with `--profile=<path>`); the peak RSS is the process's high-water mark once it is done. */
 async function timed(fn: () => Promise<void>): Promise<void> {
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await profiled(arg('profile'), fn);
   const syncMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   const peakRssMiB = process.resourceUsage().maxRSS / 1024;
-  await send({ type: 'synced', syncMs, peakRssMiB });
+  await send({ type: 'synced', syncMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB });
 }
 
 const SYNCS: Record<Side, Sync> = {
