@@ -223,20 +223,22 @@ describe('watch-list over HTTPS', () => {
 });
 
 describe('watch-list write pacing', () => {
-  /** A sink standing for a slow client: it takes writes but reports itself full until drained. */
+  /** A sink standing for a client that reads nothing until told to: what is written stays queued. */
   function slowSink() {
     const written: string[] = [];
+    let queued = 0;
     let release: () => void = () => {};
-    let waiting = 0;
+    let waits = 0;
     const sink: WatchSink = {
       write: (lines) => {
         written.push(lines);
+        queued += Buffer.byteLength(lines);
         return false;
       },
       close: () => {},
-      backlog: () => 0,
+      backlog: () => queued,
       drained: () => {
-        waiting++;
+        waits++;
         return new Promise<void>((r) => {
           release = r;
         });
@@ -245,16 +247,20 @@ describe('watch-list write pacing', () => {
     return {
       sink,
       written,
-      waits: () => waiting,
-      drain: async () => {
+      bytes: () => Buffer.byteLength(written.join('')),
+      waits: () => waits,
+      /** The client takes everything queued. */
+      take: async () => {
+        queued = 0;
         release();
         await new Promise((r) => setImmediate(r));
       },
     };
   }
 
-  it('writes the next batch of initial events only once the last was taken, and live events after the bookmark', async () => {
-    const ns = await namespaceWith('paced', 300, 1_024);
+  it('stops writing initial events while about 1 MiB waits for the client, and sends live events after the bookmark', async () => {
+    const objects = 400;
+    const ns = await namespaceWith('paced', objects, 8_192);
     const query = new URLSearchParams(WATCH_LIST);
     const req = parseRequest(
       cluster.cp.registry,
@@ -267,22 +273,25 @@ describe('watch-list write pacing', () => {
     const stream = new WatchStream(cluster.cp.api, req, query, slow.sink, settings);
     stream.start();
     try {
-      // One batch out, then it waits for the client.
-      expect(slow.written).toHaveLength(1);
+      // About 3.2 MiB to send: it stops once 1 MiB is queued, and waits.
       expect(slow.waits()).toBe(1);
+      expect(slow.bytes()).toBeGreaterThanOrEqual(1024 * 1024);
+      expect(slow.bytes()).toBeLessThan(1024 * 1024 + 128 * 1024);
       await cluster.client.kind('ConfigMap').create(configMap(ns, 'live'));
-      expect(slow.written).toHaveLength(1);
-      for (let turns = 0; turns < 100 && !slow.written.join('').includes('initial-events-end'); turns++) {
-        await slow.drain();
+      const before = slow.written.length;
+      await new Promise((r) => setImmediate(r));
+      expect(slow.written.length).toBe(before);
+      for (let turns = 0; turns < 20 && !slow.written.join('').includes('initial-events-end'); turns++) {
+        await slow.take();
       }
+      expect(slow.waits()).toBeGreaterThanOrEqual(3);
       const lines = slow.written
         .join('')
         .trimEnd()
         .split('\n')
         .map((l) => JSON.parse(l) as WatchEvent);
-      expect(slow.written.length).toBeGreaterThan(2);
-      expect(summary(lines.slice(300))).toEqual(['BOOKMARK', 'ADDED live']);
-      expect(lines.slice(0, 300).every((e) => e.type === 'ADDED')).toBe(true);
+      expect(lines.slice(0, objects).every((e) => e.type === 'ADDED')).toBe(true);
+      expect(summary(lines.slice(objects))).toEqual(['BOOKMARK', 'ADDED live']);
     } finally {
       stream.stop();
     }

@@ -235,7 +235,7 @@ export class KubeClient {
       throw StatusError.fromResponse(res.statusCode, await res.body.text(), first(res.headers['retry-after']));
     }
     const emit = (lines: string) => {
-      for (const line of eachLine(lines)) onEvent(JSON.parse(line) as WatchEvent<T>);
+      for (const e of parseLines<WatchEvent<T>>(lines)) onEvent(e);
     };
     // Bytes after the last newline seen: a line is decoded only once it is complete, so a character
     // split across chunks stays whole.
@@ -297,14 +297,19 @@ export class KubeClient {
 
 const NEWLINE = 0x0a;
 
-/** The non-blank lines of `text`. */
-function* eachLine(text: string): Generator<string> {
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const line = text.slice(start, end);
-    if (line.trim()) yield line;
-    start = end + 1;
+/**
+ * The JSON values of newline-delimited `text`, parsed in one go: a newline never occurs inside JSON
+ * text, so the lines make an array once newlines become commas. Blank lines break that; then each
+ * non-blank line is parsed alone.
+ */
+function parseLines<V>(text: string): V[] {
+  try {
+    return JSON.parse(`[${text.replaceAll('\n', ',')}]`) as V[];
+  } catch {
+    return text
+      .split('\n')
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line) as V);
   }
 }
 

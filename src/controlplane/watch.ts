@@ -46,8 +46,13 @@ function eventLine(type: WatchEventType, objectJson: string): string {
   return `{"type":"${type}","object":${objectJson}}\n`;
 }
 
-/** The initial events are written in pieces of about this many characters, each once the last has been sent. */
+/** The initial events are written in pieces of about this many characters... */
 const REPLAY_BATCH_CHARS = 64 * 1024;
+/**
+ * ...while less than this is queued for the client; past it, the next waits until the queue has drained.
+ * A queue much deeper than one batch keeps the client fed while the server waits to be scheduled again.
+ */
+const REPLAY_QUEUE_BYTES = 1024 * 1024;
 
 export class WatchStream implements WatchSubscriber {
   private stopped = false;
@@ -115,8 +120,8 @@ export class WatchStream implements WatchSubscriber {
   }
 
   /**
-   * Writes an ADDED event for each matching object, in batches, each once the client has taken the
-   * last; then the initial-events-end bookmark at `endRv` (when asked for) and the live events held meanwhile.
+   * Writes an ADDED event for each matching object, in batches, pausing while the client is well
+   * behind; then the initial-events-end bookmark at `endRv` (when asked for) and the live events held meanwhile.
    */
   private async replay(objects: readonly KubeObject[], endRv: number | undefined): Promise<void> {
     let batch = '';
@@ -125,7 +130,7 @@ export class WatchStream implements WatchSubscriber {
       if (batch && (batch.length >= REPLAY_BATCH_CHARS || i === objects.length - 1)) {
         const more = this.write(batch);
         batch = '';
-        if (!more) await this.sink.drained();
+        if (!more && this.sink.backlog() >= REPLAY_QUEUE_BYTES) await this.sink.drained();
       }
     }
     if (this.stopped) return;
