@@ -54,13 +54,18 @@ interface OpenWatch {
 }
 
 /** A watch over real HTTPS whose response is not read until `read()`. */
-async function openWatch(on: TestCluster, path: string, query: string): Promise<OpenWatch> {
+async function openWatch(
+  on: TestCluster,
+  path: string,
+  query: string,
+  accept = 'application/json',
+): Promise<OpenWatch> {
   const server = new URL(on.kc.getCurrentCluster()!.server);
   const options: RequestOptions = {
     hostname: server.hostname,
     port: server.port,
     path: `${path}?${query}`,
-    headers: { Accept: 'application/json' },
+    headers: { Accept: accept },
   };
   await on.kc.applyToHTTPSOptions(options);
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -219,6 +224,16 @@ describe('watch-list over HTTPS', () => {
     expect(status.code).toBe(code);
     expect(status.message).toContain(message);
     if (field) expect(status.causes.map((c) => c.field)).toEqual([field]);
+  });
+
+  it('refuses a watch-list asked for as a Table with 406, and still serves a plain watch as one', async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    const table = `application/json;as=Table;v=v1;g=${cluster.cp.registry.naming.protocol.metaGroup}`;
+    const listed = await openWatch(cluster, path, WATCH_LIST, table);
+    const plain = await openWatch(cluster, path, 'watch=true', table);
+    listed.close();
+    plain.close();
+    expect([listed.status, plain.status]).toEqual([406, 200]);
   });
 });
 

@@ -302,6 +302,10 @@ export class ControlPlaneServer {
     tableAccept: string | undefined,
   ): void {
     const api = this.api;
+    // As the reference: a watch-list's initial state is objects, never table rows.
+    if (tableAccept && api.watchOptions(query).sendInitialEvents) {
+      throw notAcceptable(req.headers.accept ?? '', [JSON_TYPE]);
+    }
     let headersSent = false;
     const ensureHeaders = () => {
       if (headersSent) return;
