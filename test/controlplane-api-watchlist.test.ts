@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import type { ResourceType } from '../src/api/registry.ts';
 import { StatusError } from '../src/client/errors.ts';
@@ -238,6 +238,14 @@ describe('watch-list over HTTPS', () => {
 });
 
 describe('watch-list write pacing', () => {
+  const settings = { bookmarkIntervalMs: 0, defaultTimeoutSeconds: 60, maxBacklogBytes: 64 * 1024 * 1024 };
+
+  function watchListRequest(ns: string) {
+    const query = new URLSearchParams(WATCH_LIST);
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    return { query, req: parseRequest(cluster.cp.registry, 'GET', path, query) as ResourceRequest };
+  }
+
   /** A sink standing for a client that reads nothing until told to: what is written stays queued. */
   function slowSink() {
     const written: string[] = [];
@@ -276,15 +284,8 @@ describe('watch-list write pacing', () => {
   it('stops writing initial events while about 1 MiB waits for the client, and sends live events after the bookmark', async () => {
     const objects = 400;
     const ns = await namespaceWith('paced', objects, 8_192);
-    const query = new URLSearchParams(WATCH_LIST);
-    const req = parseRequest(
-      cluster.cp.registry,
-      'GET',
-      `/api/v1/namespaces/${ns}/configmaps`,
-      query,
-    ) as ResourceRequest;
+    const { query, req } = watchListRequest(ns);
     const slow = slowSink();
-    const settings = { bookmarkIntervalMs: 0, defaultTimeoutSeconds: 60, maxBacklogBytes: 64 * 1024 * 1024 };
     const stream = new WatchStream(cluster.cp.api, req, query, slow.sink, settings);
     stream.start();
     try {
@@ -308,6 +309,45 @@ describe('watch-list write pacing', () => {
       expect(lines.slice(0, objects).every((e) => e.type === 'ADDED')).toBe(true);
       expect(summary(lines.slice(objects))).toEqual(['BOOKMARK', 'ADDED live']);
     } finally {
+      stream.stop();
+    }
+  });
+
+  it('ends the stream with an ERROR event when an object cannot be written midway', async () => {
+    const ns = await namespaceWith('unwritable', 200, 1_024);
+    const { query, req } = watchListRequest(ns);
+    const lines: string[] = [];
+    let closed = false;
+    const sink: WatchSink = {
+      write: (l) => lines.push(l) > 0,
+      close: () => {
+        closed = true;
+      },
+      backlog: () => 0,
+      drained: async () => {},
+    };
+    const render = (obj: KubeObject) => {
+      if (obj.metadata.name === 'cm-00150') throw new Error('cannot render cm-00150');
+      return JSON.stringify(obj);
+    };
+    const stream = new WatchStream(cluster.cp.api, req, query, sink, settings, undefined, render);
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      stream.start();
+      await new Promise((r) => setImmediate(r));
+      const events = lines
+        .join('')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as WatchEvent);
+      const last = events[events.length - 1];
+      expect(last.type).toBe('ERROR');
+      expect(last.object).toMatchObject({ code: 500, message: 'Internal error occurred: cannot render cm-00150' });
+      expect(events.some((e) => e.type === 'BOOKMARK')).toBe(false);
+      expect(closed).toBe(true);
+      expect(logged).toHaveBeenCalledOnce();
+    } finally {
+      logged.mockRestore();
       stream.stop();
     }
   });

@@ -9,7 +9,7 @@
 import type { KubeObject, WatchEventType } from '../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../api/registry.ts';
 import type { ApiServer } from './api.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, internalError } from './errors.ts';
 import type { ResourceRequest } from './request-info.ts';
 import type { StoredEvent, WatchSubscriber } from './storage.ts';
 
@@ -97,15 +97,16 @@ export class WatchStream implements WatchSubscriber {
     try {
       if (initial) {
         this.pending = [];
-        void this.replay(storage.list(rt, this.req.namespace), opts.sendInitialEvents ? current : undefined);
+        this.replay(storage.list(rt, this.req.namespace), opts.sendInitialEvents ? current : undefined).catch(
+          (err: unknown) => this.fail(err),
+        );
       } else if (rv > 0) {
         for (const e of storage.eventsSince(rt, Math.min(rv, current))) this.forward(e);
       }
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       // The reference answers an expired resourceVersion inside the stream, as an ERROR event.
-      this.send('ERROR', JSON.stringify(err.toStatus()));
-      this.stop();
+      this.fail(err);
       return;
     }
     if (opts.allowWatchBookmarks && this.settings.bookmarkIntervalMs > 0) {
@@ -179,6 +180,14 @@ export class WatchStream implements WatchSubscriber {
     const more = this.sink.write(lines);
     if (this.sink.backlog() > this.settings.maxBacklogBytes) this.stop();
     return more;
+  }
+
+  /** Ends the stream on an error found once it has started: the client gets it as an ERROR event. */
+  private fail(err: unknown): void {
+    if (!(err instanceof ApiError)) console.error('control plane: unexpected error in a watch stream', err);
+    const apiErr = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
+    this.send('ERROR', JSON.stringify(apiErr.toStatus()));
+    this.stop();
   }
 
   stop(): void {
