@@ -1,402 +1,322 @@
 /**
- * Our SharedInformer against @kubernetes/client-node's informer (ListWatch), on the same embedded
- * control plane in the same run: time to an initial sync of 50,000 ConfigMaps, steady-state watch
- * throughput (MODIFIED events/s delivered to a handler), and peak RSS.
+ * Initial sync of 50,000 ConfigMaps from the embedded control plane, four sides each in a child
+ * process of its own, on the same server in the same run:
  *
- * The parent process starts the control plane, seeds it directly through storage, then runs each
- * peer, one after the other, in a child process of its own (`--peer=ours|client-node`), so that
- * RSS is measured per peer; each peer runs ROUNDS times, alternating with the other. Children
- * report over the IPC channel; the parent makes the updates in-process (in BURSTS bursts), so the
- * throughput figure is server streaming + transport + decoding + cache + handler delivery.
+ * - `ours`: our SharedInformer with its defaults (watch-list: one stream of the initial state);
+ * - `ours-paged`: the same informer told not to use watch-list (LIST pages of 500, then WATCH);
+ * - `client-node`: @kubernetes/client-node's informer (one unpaged LIST, then WATCH);
+ * - `floor`: one bare client doing the same LIST pages as `ours-paged` (undici GET, JSON.parse,
+ *   Map.set), nothing else.
  *
- * Both peers run with their defaults except that our client is unthrottled (qps 0), as client-node
- * has no client-side rate limiter: ours pages the LIST (500 per page), client-node lists in one go.
+ * A side's time runs from the start of its sync (after its imports) to the informer saying it is
+ * synced with the whole state in its cache (client-node: its list applied and 50,000 objects
+ * cached). Its peak RSS is the child's kernel high-water mark at that moment (`maxRSS`), imports
+ * included, as is: nothing subtracted. Rounds alternate the order of the sides; each figure is the
+ * median of the per-round ratios, with the per-round values. The child's CPU time over the sync is
+ * reported too: on a shared machine it moves less with other load than the wall time. With
+ * `INFORMER_BENCH_PROFILE=<dir>`, CPU profiles of the server (this process) and of each child over
+ * each sync are written there.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig, makeInformer } from '@kubernetes/client-node';
 import type { KubeObject } from '../src/api/meta.ts';
-import { ResourceRegistry } from '../src/api/registry.ts';
-import { SharedInformerFactory } from '../src/cache/factory.ts';
-import { KubeClient } from '../src/client/client.ts';
-import { ControlPlane } from '../src/controlplane/control-plane.ts';
-import { print } from './run.ts';
+import type { ControlPlane } from '../src/controlplane/control-plane.ts';
 
 const OBJECTS = 50_000;
-/** Updates per burst; the watch figure is the best of BURSTS bursts (other load only slows one down). */
-const UPDATES = 10_000;
-const BURSTS = 3;
-/** Each peer runs this many times, alternating, so a change in machine load hits both alike. */
-const ROUNDS = 2;
-/** Updates made per turn of the parent's event loop, so the server streams while it writes. */
-const UPDATE_BATCH = 500;
+const ROUNDS = Number(process.env.INFORMER_BENCH_ROUNDS ?? 5);
 const NAMESPACE = 'default';
-const CHILD_TIMEOUT_MS = 100_000;
-const PEERS = ['ours', 'client-node'] as const;
-type Peer = (typeof PEERS)[number];
+const PAGE_SIZE = 500;
+const CHILD_TIMEOUT_MS = 120_000;
+const SIDES = ['ours', 'ours-paged', 'client-node', 'floor'] as const;
+type Side = (typeof SIDES)[number];
+const QPS: Record<Side, string> = {
+  ours: 'unlimited (qps 0); watch-list makes one request',
+  'ours-paged': 'unlimited (qps 0)',
+  'client-node': 'none (it has no client-side rate limiter)',
+  floor: 'none (bare requests, one at a time)',
+};
 
-const PAYLOAD = 'x'.repeat(256);
-const name = (i: number) => `cm-${String(i).padStart(6, '0')}`;
+/** A ConfigMap of about 1 KiB, shaped like an application's: labels, annotations, a few keys. */
 const configMap = (i: number): KubeObject =>
   ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: name(i), namespace: NAMESPACE, labels: { app: 'bench', shard: String(i % 10) } },
-    data: { key: `value-${i}`, payload: PAYLOAD },
+    metadata: {
+      name: `cm-${String(i).padStart(6, '0')}`,
+      namespace: NAMESPACE,
+      labels: { app: 'bench', shard: String(i % 10), 'app.kubernetes.io/managed-by': 'helm' },
+      annotations: { 'meta.helm.sh/release-name': `release-${i % 100}`, 'meta.helm.sh/release-namespace': NAMESPACE },
+    },
+    data: {
+      'application.properties': `server.port=8080\nlogging.level=INFO\ninstance=${i}\n${'feature.flag=true\n'.repeat(12)}`,
+      'endpoints.json': JSON.stringify({ upstream: `http://svc-${i % 50}.${NAMESPACE}.svc:8080`, retries: 3 }),
+      checksum: 'sha256:'.padEnd(71, String(i % 10)),
+      payload: 'x'.repeat(256),
+    },
   }) as KubeObject;
 
-/** What a child reports. */
-type ChildMessage =
-  | { type: 'synced'; syncMs: number; cacheMs: number; heapAfterSyncMiB: number }
-  | { type: 'updated' }
-  | { type: 'rss'; baselineMiB: number; peakDeltaMiB: number; peakMiB: number }
-  | { type: 'error'; message: string };
-
-interface PeerResult {
+interface Result {
   syncMs: number;
-  cacheMs: number;
-  heapAfterSyncMiB: number;
-  eventsPerSecond: number;
-  rssBaselineMiB: number;
-  rssPeakDeltaMiB: number;
+  /** The child's CPU time (user + system) over the sync: less swayed by other load than the wall time. */
+  cpuMs: number;
+  peakRssMiB: number;
 }
+
+type ChildMessage = ({ type: 'synced' } & Result) | { type: 'error'; message: string };
 
 // ---------------------------------------------------------------------------------------------
 // Parent
 // ---------------------------------------------------------------------------------------------
 
 export async function run(): Promise<void> {
+  // Imported here, not at the top: the children load this file too, and must not carry the server.
+  const [{ ControlPlane }, { toJson }] = await Promise.all([
+    import('../src/controlplane/control-plane.ts'),
+    import('../src/controlplane/watch.ts'),
+  ]);
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-informer-'));
   const cp = new ControlPlane({ port: 0, dataDir: dir, storage: 'memory' });
   await cp.start();
+  const profileDir = process.env.INFORMER_BENCH_PROFILE;
+  if (profileDir) await mkdir(profileDir, { recursive: true });
   try {
     const rt = cp.registry.byKind('ConfigMap')!;
     for (let i = 0; i < OBJECTS; i++) await cp.seed(configMap(i));
     if (cp.storage.size(rt) < OBJECTS) throw new Error('seeding lost objects');
-
-    // Other work on the machine skews both peers; the load average says how much to trust the run.
-    const load = loadavg()[0];
-    const runs = new Map<Peer, PeerResult[]>(PEERS.map((p) => [p, []]));
-    let round = 0;
+    // The server caches each stored object's JSON on first use: fill it now, not in the first side's time.
+    for (const obj of cp.storage.list(rt)) toJson(obj);
+    const loadBefore = loadavg()[0];
+    const rounds: Record<Side, Result>[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      for (const peer of PEERS) runs.get(peer)!.push(await runPeer(cp, peer, round++));
+      const order = r % 2 === 0 ? SIDES : [...SIDES].reverse();
+      const round = {} as Record<Side, Result>;
+      for (const side of order) {
+        round[side] = await profiled(profileDir && join(profileDir, `server-${side}-${r}.cpuprofile`), () =>
+          runSide(cp, side, r, profileDir),
+        );
+      }
+      rounds.push(round);
     }
-    const ours = combine(runs.get('ours')!);
-    const theirs = combine(runs.get('client-node')!);
-    const peerName = 'client-node informer';
-    const title = `informer: ${OBJECTS.toLocaleString('en-US')} ConfigMaps, ours vs client-node (child process each, best of ${ROUNDS})`;
-    print(title, [
-      {
-        name: 'initial sync: handler got every add',
-        value: ours.syncMs,
-        unit: 'ms',
-        against: { name: peerName, value: theirs.syncMs },
-      },
-      { name: 'initial sync: ours, cache full (waitForSync)', value: ours.cacheMs, unit: 'ms' },
-      {
-        name: `watch throughput (best ${UPDATES.toLocaleString('en-US')}-update burst)`,
-        value: ours.eventsPerSecond,
-        unit: 'events/s',
-        against: { name: peerName, value: theirs.eventsPerSecond },
-      },
-      {
-        name: 'peak RSS over the run, minus baseline (worst)',
-        value: ours.rssPeakDeltaMiB,
-        unit: 'MiB',
-        against: { name: peerName, value: theirs.rssPeakDeltaMiB },
-      },
-      {
-        name: 'heap after sync + gc, minus baseline (worst)',
-        value: ours.heapAfterSyncMiB,
-        unit: 'MiB',
-        against: { name: peerName, value: theirs.heapAfterSyncMiB },
-      },
-      {
-        name: 'RSS baseline (child after imports)',
-        value: ours.rssBaselineMiB,
-        unit: 'MiB',
-        against: { name: peerName, value: theirs.rssBaselineMiB },
-      },
-      { name: '1-min load average when the run began', value: load, unit: `on ${availableParallelism()} CPUs` },
-    ]);
+    report(rounds, loadBefore, loadavg()[0]);
   } finally {
     await cp.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-async function runPeer(cp: ControlPlane, peer: Peer, round: number): Promise<PeerResult> {
+/** Runs `fn` under the CPU profiler of this process when `path` is given. */
+async function profiled<T>(path: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!path) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(path, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+function report(rounds: Record<Side, Result>[], loadBefore: number, loadAfter: number): void {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const fmt = (x: number) => (x >= 100 ? Math.round(x).toString() : x.toFixed(2));
+  const line = (label: string, xs: number[], unit: string) =>
+    console.log(`${label.padEnd(44)} ${fmt(median(xs)).padStart(8)}${unit}  (rounds: ${xs.map(fmt).join(', ')})`);
+  const figures: [keyof Result, string, string][] = [
+    ['syncMs', 'time', ' ms'],
+    ['cpuMs', 'client CPU', ' ms'],
+    ['peakRssMiB', 'peak RSS', ' MiB'],
+  ];
+  console.log(
+    `\n## informer: initial sync of ${OBJECTS.toLocaleString('en-US')} ConfigMaps, one child process per side, ` +
+      `${rounds.length} interleaved rounds (median; per-round values after it)`,
+  );
+  for (const side of SIDES) console.log(`client QPS, ${side.padEnd(12)} ${QPS[side]}`);
+  for (const side of SIDES) {
+    for (const [field, what, unit] of figures)
+      line(
+        `${what}, ${side}`,
+        rounds.map((r) => r[side][field]),
+        unit,
+      );
+  }
+  for (const ours of ['ours', 'ours-paged'] as const) {
+    for (const peer of ['client-node', 'floor'] as const) {
+      for (const [field, what] of figures) {
+        line(
+          `${ours} ÷ ${peer}, ${what}`,
+          rounds.map((r) => r[ours][field] / r[peer][field]),
+          '×',
+        );
+      }
+    }
+  }
+  console.log(
+    `1-min load average: ${loadBefore.toFixed(2)} at the start, ${loadAfter.toFixed(2)} at the end, on ${availableParallelism()} CPUs`,
+  );
+}
+
+async function runSide(cp: ControlPlane, side: Side, round: number, profileDir?: string): Promise<Result> {
   const rt = cp.registry.byKind('ConfigMap')!;
   const watchersBefore = cp.storage.watcherCount(rt);
   const child = spawn(
     process.execPath,
     [
-      '--expose-gc',
       '--import',
       'tsx',
       fileURLToPath(import.meta.url),
-      `--peer=${peer}`,
+      `--side=${side}`,
       `--kubeconfig=${cp.kubeconfigPath}`,
+      ...(profileDir ? [`--profile=${join(profileDir, `client-${side}-${round}.cpuprofile`)}`] : []),
     ],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
   );
-  const inbox = new Inbox(child, peer);
-  const guard = setTimeout(
-    () => inbox.fail(new Error(`${peer}: child did not finish within ${CHILD_TIMEOUT_MS} ms`)),
-    CHILD_TIMEOUT_MS,
-  );
   try {
-    const synced = await inbox.next('synced');
-    // The watch is open once the server counts one more watcher.
-    while (cp.storage.watcherCount(rt) <= watchersBefore) await new Promise((r) => setTimeout(r, 5));
-
-    let best = 0;
-    for (let burst = 0; burst < BURSTS; burst++) {
-      const updated = inbox.next('updated');
-      const started = performance.now();
-      for (let i = 0; i < UPDATES; i++) {
-        const key = `${NAMESPACE}/${name((burst * UPDATES + i) % OBJECTS)}`;
-        const current = cp.storage.get(rt, key)!;
-        const data = { key: `r${round}-b${burst}-u${i}`, payload: PAYLOAD };
-        cp.storage.update(rt, { ...current, data } as KubeObject);
-        if ((i + 1) % UPDATE_BATCH === 0) await yieldToLoop();
-      }
-      await updated;
-      best = Math.max(best, UPDATES / ((performance.now() - started) / 1000));
+    const result = await firstMessage(child, side);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.send('exit');
+    await exited;
+    // The next side must not share the server with this one's watch.
+    const deadline = Date.now() + 10_000;
+    while (cp.storage.watcherCount(rt) > watchersBefore && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 5));
     }
-
-    child.send({ type: 'report' });
-    const rss = await inbox.next('rss');
-    await inbox.exited;
-    // The next peer's watch must be the only one the server counts.
-    while (cp.storage.watcherCount(rt) > watchersBefore) await new Promise((r) => setTimeout(r, 5));
-    return {
-      syncMs: synced.syncMs,
-      cacheMs: synced.cacheMs,
-      heapAfterSyncMiB: synced.heapAfterSyncMiB,
-      eventsPerSecond: best,
-      rssBaselineMiB: rss.baselineMiB,
-      rssPeakDeltaMiB: rss.peakDeltaMiB,
-    };
-  } catch (err) {
-    if (child.exitCode === null && child.signalCode === null) child.kill();
-    throw err;
+    return result;
   } finally {
-    clearTimeout(guard);
+    if (child.exitCode === null && child.signalCode === null) child.kill();
   }
 }
 
-/** Best of the rounds for times and rates (load only makes them worse), worst for memory. */
-function combine(rs: PeerResult[]): PeerResult {
-  const min = (f: (r: PeerResult) => number) => Math.min(...rs.map(f));
-  const max = (f: (r: PeerResult) => number) => Math.max(...rs.map(f));
-  return {
-    syncMs: min((r) => r.syncMs),
-    cacheMs: min((r) => r.cacheMs),
-    eventsPerSecond: max((r) => r.eventsPerSecond),
-    heapAfterSyncMiB: max((r) => r.heapAfterSyncMiB),
-    rssBaselineMiB: max((r) => r.rssBaselineMiB),
-    rssPeakDeltaMiB: max((r) => r.rssPeakDeltaMiB),
-  };
-}
-
-/** The child's messages in order, awaited by type; any error, early exit or timeout rejects. */
-class Inbox {
-  private readonly messages: ChildMessage[] = [];
-  private wake: () => void = () => {};
-  private failure: Error | undefined;
-  readonly exited: Promise<void>;
-
-  constructor(
-    private readonly child: ChildProcess,
-    private readonly peer: Peer,
-  ) {
-    child.on('message', (m: ChildMessage) => {
-      if (m.type === 'error') this.fail(new Error(`${peer}: ${m.message}`));
-      else this.messages.push(m);
-      this.wake();
+/** The child's report, or a rejection if it fails, exits first or takes too long. */
+function firstMessage(child: ChildProcess, side: Side): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const guard = setTimeout(
+      () => reject(new Error(`${side}: no sync within ${CHILD_TIMEOUT_MS} ms`)),
+      CHILD_TIMEOUT_MS,
+    );
+    child.once('message', (m: ChildMessage) => {
+      clearTimeout(guard);
+      if (m.type === 'error') reject(new Error(`${side}: ${m.message}`));
+      else resolve({ syncMs: m.syncMs, cpuMs: m.cpuMs, peakRssMiB: m.peakRssMiB });
     });
-    this.exited = new Promise((resolve) => {
-      child.on('exit', (code, signal) => {
-        if (code !== 0) this.fail(new Error(`${peer}: child exited with ${signal ?? code}`));
-        this.wake();
-        resolve();
-      });
+    child.once('exit', (code, signal) => {
+      clearTimeout(guard);
+      reject(new Error(`${side}: child exited with ${signal ?? code} before reporting`));
     });
-  }
-
-  fail(err: Error): void {
-    this.failure ??= err;
-    this.wake();
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill();
-  }
-
-  async next<T extends ChildMessage['type']>(type: T): Promise<Extract<ChildMessage, { type: T }>> {
-    for (;;) {
-      if (this.failure) throw this.failure;
-      const i = this.messages.findIndex((m) => m.type === type);
-      if (i >= 0) return this.messages.splice(i, 1)[0] as Extract<ChildMessage, { type: T }>;
-      if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`${this.peer}: child exited before sending ${type}`);
-      }
-      await new Promise<void>((r) => {
-        this.wake = r;
-      });
-    }
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
-// Child: one informer, measured
+// Child: one side, measured
 // ---------------------------------------------------------------------------------------------
 
-const MiB = 1024 * 1024;
+/** Starts a side's sync; resolves once it is synced with `objects` objects cached. */
+type Sync = (kubeconfig: string, objects: number) => Promise<void>;
 
-/** Peak RSS by sampling, plus the kernel's high-water mark for what sampling misses during a long sync task. */
-class RssMeter {
-  readonly baseline: number;
-  private peak: number;
-  private readonly timer: NodeJS.Timeout;
-
-  constructor() {
-    this.baseline = process.memoryUsage().rss;
-    this.peak = this.baseline;
-    this.timer = setInterval(() => this.sample(), 10);
-    this.timer.unref();
-  }
-
-  sample(): void {
-    this.peak = Math.max(this.peak, process.memoryUsage().rss);
-  }
-
-  stop(): { baselineMiB: number; peakMiB: number; peakDeltaMiB: number } {
-    clearInterval(this.timer);
-    this.sample();
-    // maxRSS is the process's lifetime high-water mark (KiB); past the baseline it can only come from this run.
-    const highWater = process.resourceUsage().maxRSS * 1024;
-    const peak = Math.max(this.peak, highWater);
-    return { baselineMiB: this.baseline / MiB, peakMiB: peak / MiB, peakDeltaMiB: (peak - this.baseline) / MiB };
-  }
-}
-
-/** Resolves once the message is handed to the channel, so exiting right after loses nothing. */
-function send(m: ChildMessage): Promise<void> {
-  return new Promise((resolve, reject) => process.send!(m, undefined, {}, (err) => (err ? reject(err) : resolve())));
-}
-
-function heapMiB(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  return process.memoryUsage().heapUsed / MiB;
-}
-
-interface Counting {
-  /** Resolves once the handler got every add and the informer says it is synced. */
-  synced: Promise<void>;
-  /** Resolves once the cache is full, whatever the handler has seen. */
-  cacheFull: Promise<void>;
-  /** Rejects if the informer gives up (client-node stops on an error); never resolves. */
-  failed: Promise<never>;
-  stop(): Promise<void>;
-}
-
-/** The handler: counts adds until `objects`, and calls `onUpdate` with the running count of updates. */
-type Start = (kc: KubeConfig, objects: number, onUpdate: (count: number) => void) => Counting;
-
-const startOurs: Start = (kc, objects, onUpdate) => {
-  const registry = new ResourceRegistry('orch');
-  const client = new KubeClient(kc, registry, { qps: 0 });
-  const factory = new SharedInformerFactory(client);
-  const informer = factory.informerFor(registry.byKind('ConfigMap')!, { namespace: NAMESPACE });
-  let adds = 0;
-  let updates = 0;
-  let onAdds: () => void = () => {};
-  const allAdds = new Promise<void>((r) => {
-    onAdds = r;
-  });
-  informer.addEventHandler({
-    add: () => {
-      if (++adds === objects) onAdds();
-    },
-    update: () => onUpdate(++updates),
-  });
-  factory.start();
-  const cacheFull = factory.waitForSync(CHILD_TIMEOUT_MS);
-  return {
-    synced: Promise.all([allAdds, cacheFull]).then(() => undefined),
-    cacheFull,
-    // The reflector retries forever and reports through onError (a warning on stderr).
-    failed: new Promise<never>(() => {}),
-    stop: () => factory.stop(),
+const ourSync =
+  (watchList: boolean): Sync =>
+  async (kubeconfig, objects) => {
+    const [{ KubeConfig }, { ResourceRegistry }, { SharedInformerFactory }, { KubeClient }] = await Promise.all([
+      import('@kubernetes/client-node'),
+      import('../src/api/registry.ts'),
+      import('../src/cache/factory.ts'),
+      import('../src/client/client.ts'),
+    ]);
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const registry = new ResourceRegistry('orch');
+    const factory = new SharedInformerFactory(new KubeClient(kc, registry, { qps: 0 }), undefined, {
+      watchList,
+      pageSize: PAGE_SIZE,
+    });
+    const informer = factory.informerFor(registry.byKind('ConfigMap')!, { namespace: NAMESPACE });
+    let adds = 0;
+    const allAdds = new Promise<void>((resolve) =>
+      informer.addEventHandler({ add: () => void (++adds === objects && resolve()) }),
+    );
+    return timed(async () => {
+      factory.start();
+      await Promise.all([factory.waitForSync(CHILD_TIMEOUT_MS), allAdds]);
+    });
   };
-};
 
-const startClientNode: Start = (kc, objects, onUpdate) => {
+const clientNodeSync: Sync = async (kubeconfig, objects) => {
+  const { CoreV1Api, KubeConfig, makeInformer } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
   const api = kc.makeApiClient(CoreV1Api);
   const informer = makeInformer(kc, `/api/v1/namespaces/${NAMESPACE}/configmaps`, () =>
     api.listNamespacedConfigMap({ namespace: NAMESPACE }),
   );
   let adds = 0;
-  let updates = 0;
-  let onAdds: () => void = () => {};
-  let onError: (err: unknown) => void = () => {};
-  const failed = new Promise<never>((_, reject) => {
-    onError = reject;
+  const allAdds = new Promise<void>((resolve) => informer.on('add', () => void (++adds === objects && resolve())));
+  const failed = new Promise<never>((_, reject) => informer.on('error', reject));
+  return timed(async () => {
+    // start() resolves once the list is applied and the watch is requested.
+    await Promise.race([Promise.all([informer.start(), allAdds]), failed]);
+    if (informer.list().length !== objects) throw new Error(`client-node cached ${informer.list().length} objects`);
   });
-  const allAdds = new Promise<void>((r) => {
-    onAdds = r;
-  });
-  informer.on('add', () => {
-    if (++adds === objects) onAdds();
-  });
-  informer.on('update', () => onUpdate(++updates));
-  informer.on('error', (err) => onError(err));
-  // start() resolves once the list is applied and the watch request is answered.
-  const started = informer.start();
-  const synced = Promise.all([allAdds, started]).then(() => undefined);
-  return {
-    synced,
-    // Its cache and its handlers are filled in the same synchronous pass.
-    cacheFull: synced,
-    failed,
-    stop: () => informer.stop(),
-  };
 };
 
-async function child(peer: Peer, kubeconfig: string): Promise<void> {
-  const reportRequested = new Promise<void>((resolve) => process.once('message', () => resolve()));
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  const heapBaseline = heapMiB();
-  const meter = new RssMeter();
-  const started = performance.now();
-  const start = peer === 'ours' ? startOurs : startClientNode;
-  let reported: Promise<void> = Promise.resolve();
-  const counting = start(kc, OBJECTS, (count) => {
-    if (count % UPDATES !== 0) return;
-    meter.sample();
-    reported = send({ type: 'updated' });
-  });
-  let cacheMs = Number.NaN;
-  void counting.cacheFull.then(
-    () => {
-      cacheMs = performance.now() - started;
+/** The floor: the same pages, parsed and put in a Map, by the same HTTP client our client uses. */
+const floorSync: Sync = async (kubeconfig, objects) => {
+  const [{ Agent, request }, { parse }] = await Promise.all([import('undici'), import('yaml')]);
+  const config = parse(readFileSync(kubeconfig, 'utf8'));
+  const b64 = (s: string) => Buffer.from(s, 'base64').toString();
+  const { cluster } = config.clusters[0];
+  const { user } = config.users[0];
+  const dispatcher = new Agent({
+    connect: {
+      ca: b64(cluster['certificate-authority-data']),
+      cert: b64(user['client-certificate-data']),
+      key: b64(user['client-key-data']),
     },
-    () => undefined,
-  );
-  await Promise.race([counting.synced, counting.failed]);
+  });
+  const path = `${cluster.server}/api/v1/namespaces/${NAMESPACE}/configmaps?limit=${PAGE_SIZE}`;
+  return timed(async () => {
+    const cache = new Map<string, KubeObject>();
+    let token = '';
+    do {
+      const url = token ? `${path}&continue=${encodeURIComponent(token)}` : path;
+      const res = await request(url, { dispatcher, headers: { accept: 'application/json' } });
+      const list = JSON.parse(await res.body.text()) as { items: KubeObject[]; metadata: { continue?: string } };
+      for (const item of list.items) cache.set(`${item.metadata.namespace}/${item.metadata.name}`, item);
+      token = list.metadata.continue ?? '';
+    } while (token);
+    if (cache.size !== objects) throw new Error(`floor cached ${cache.size} objects`);
+  });
+};
+
+/** Times `fn` (profiled with `--profile=<path>`); the peak RSS is the process's high-water mark once it is done. */
+async function timed(fn: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  const cpuBefore = process.cpuUsage();
+  await profiled(arg('profile'), fn);
   const syncMs = performance.now() - started;
-  meter.sample();
-  await send({ type: 'synced', syncMs, cacheMs, heapAfterSyncMiB: heapMiB() - heapBaseline });
-  await Promise.race([reportRequested, counting.failed]);
-  await reported;
-  const rss = meter.stop();
-  await counting.stop();
-  await send({ type: 'rss', ...rss });
+  const cpu = process.cpuUsage(cpuBefore);
+  const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+  await send({ type: 'synced', syncMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB });
+}
+
+const SYNCS: Record<Side, Sync> = {
+  ours: ourSync(true),
+  'ours-paged': ourSync(false),
+  'client-node': clientNodeSync,
+  floor: floorSync,
+};
+
+/** Resolves once the message is handed to the channel. */
+function send(m: ChildMessage): Promise<void> {
+  return new Promise((resolve, reject) => process.send!(m, undefined, {}, (err) => (err ? reject(err) : resolve())));
 }
 
 function arg(name: string): string | undefined {
@@ -404,21 +324,19 @@ function arg(name: string): string | undefined {
   return process.argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && arg('peer')) {
-  const peer = arg('peer') as Peer;
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && arg('side')) {
+  const side = arg('side') as Side;
   const kubeconfig = arg('kubeconfig');
-  if (!PEERS.includes(peer) || !kubeconfig || !process.send) {
-    console.error('usage (from the parent bench only): --peer=ours|client-node --kubeconfig=PATH, with an IPC channel');
+  if (!SIDES.includes(side) || !kubeconfig || !process.send) {
+    console.error(
+      `usage (from the parent bench only): --side=${SIDES.join('|')} --kubeconfig=PATH, with an IPC channel`,
+    );
     process.exit(2);
   }
-  child(peer, kubeconfig).then(
-    () => {
-      process.disconnect();
-      process.exit(0);
-    },
-    async (err) => {
-      await send({ type: 'error', message: (err as Error)?.stack ?? String(err) }).catch(() => undefined);
-      process.exit(1);
-    },
-  );
+  // The parent ends the child once it has the report; until then the informer keeps running.
+  process.once('message', () => process.exit(0));
+  SYNCS[side](kubeconfig, OBJECTS).catch(async (err) => {
+    await send({ type: 'error', message: (err as Error)?.stack ?? String(err) }).catch(() => undefined);
+    process.exit(1);
+  });
 }

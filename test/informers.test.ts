@@ -67,18 +67,33 @@ function newFactory(opts: ConstructorParameters<typeof SharedInformerFactory>[2]
 function recording(rc: ResourceClient) {
   const lists: ListOptions[] = [];
   const watches: WatchOptions[] = [];
+  /** When each page was asked for and when its items were parsed. */
+  const pages: string[] = [];
   const lw: ListerWatcher<KubeObject> = {
     list: (ns, o) => {
       const { signal: _s, ...rest } = o;
       lists.push(rest);
       return rc.list(ns, o);
     },
+    listPage: async (ns, o) => {
+      const { signal: _s, ...rest } = o;
+      const n = lists.push(rest) - 1;
+      pages.push(`fetch ${n}`);
+      const page = await rc.listPage(ns, o);
+      return {
+        metadata: page.metadata,
+        items: () => {
+          pages.push(`parse ${n}`);
+          return page.items();
+        },
+      };
+    },
     watch: (ns, o, onEvent, signal) => {
       watches.push(o);
       return rc.watch(ns, o, onEvent, signal);
     },
   };
-  return { lw, lists, watches };
+  return { lw, lists, watches, pages };
 }
 
 /** The state a handler would rebuild from its notifications: key → resourceVersion. */
@@ -158,6 +173,8 @@ describe('informers against the embedded control plane', () => {
       [500, true],
       [500, true],
     ]);
+    // Pipelined: each page's successor is on its way before the page's items are parsed.
+    expect(rec.pages).toEqual(['fetch 0', 'fetch 1', 'parse 0', 'fetch 2', 'parse 1', 'parse 2']);
     expect(informer.getStore().size).toBe(1200);
     const fresh = await expectConverged(informer, view, ns);
     expect(fresh).toHaveLength(1200);
@@ -323,6 +340,42 @@ describe('informers against the embedded control plane', () => {
     expect(rec.lists).toEqual([]);
     expect(rec.watches).toHaveLength(1);
     expect(rec.watches[0]).toMatchObject({ sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' });
+  });
+
+  it('the factory syncs with watch-list by default: one WATCH request, no LIST', async () => {
+    const ns = await namespace('watchlist-default', 20);
+    const requests: string[] = [];
+    const client = cluster.client.derive({ observe: (o) => requests.push(`${o.method} ${o.code}`) });
+    const factory = new SharedInformerFactory(client);
+    cleanups.push(() => factory.stop());
+    const informer = factory.informerFor(podRt, { namespace: ns });
+    factory.start();
+    await factory.waitForSync(10_000);
+    expect(informer.getStore().size).toBe(20);
+    expect(requests).toEqual(['WATCH 200']);
+  });
+
+  it('falls back to LIST and WATCH, and syncs, where the server refuses watch-list', async () => {
+    const refusing = await startTestCluster({ storage: 'memory', featureGates: { WatchList: false } });
+    for (let i = 0; i < 12; i++) refusing.cp.seed(pod('default', `p-${i}`));
+    const requests: string[] = [];
+    const errors: unknown[] = [];
+    const client = refusing.client.derive({ observe: (o) => requests.push(`${o.method} ${o.code}`) });
+    const factory = new SharedInformerFactory(client, realClock, { onError: (_name, err) => errors.push(err) });
+    cleanups.push(
+      () => factory.stop(),
+      () => refusing.stop(),
+    );
+    const informer = factory.informerFor(podRt, { namespace: 'default' });
+    const { view } = handlerView(informer);
+    factory.start();
+    await factory.waitForSync(10_000);
+    expect(informer.getStore().size).toBe(12);
+    await until(() => requests.length >= 3, 'the watch after the list');
+    expect(requests).toEqual(['WATCH 422', 'GET 200', 'WATCH 200']);
+    expect(String(errors[0])).toMatch(/watch-list failed, falling back to LIST: .*WatchList feature gate/);
+    await refusing.client.kind('Pod').create(pod('default', 'live'));
+    await until(() => view.has('default/live'), 'the live add');
   });
 
   it('the factory shares informers per arguments and names the one that did not sync', async () => {

@@ -26,7 +26,10 @@ export interface InformerRequest {
 export interface FactoryOptions {
   /** Default resync for informers whose request names none; 0 = none. */
   resyncMs?: number;
-  /** Stream initial state with watch-list instead of LIST. */
+  /**
+   * Stream the initial state with watch-list instead of LIST (default: true, as client-go's
+   * WatchListClient gate). A round the server refuses it in lists instead.
+   */
   watchList?: boolean;
   pageSize?: number;
   backoff?: Partial<BackoffOptions>;
@@ -62,7 +65,7 @@ export class SharedInformerFactory {
         labelSelector,
         fieldSelector,
         resyncMs: req.resyncMs ?? this.options.resyncMs,
-        watchList: this.options.watchList,
+        watchList: this.options.watchList ?? true,
         initialEventsEndAnnotation: this.client.registry.naming.annotations.initialEventsEnd,
         pageSize: this.options.pageSize,
         backoff: this.options.backoff,

@@ -11,7 +11,7 @@
 import type { KubeList, KubeObject, WatchEvent } from '../api/meta.ts';
 import { sleep } from '../client/client.ts';
 import { isExpired, isNotFound, isTooManyRequests, StatusError } from '../client/errors.ts';
-import type { ListOptions, WatchOptions } from '../client/resource.ts';
+import type { ListOptions, ListPage, WatchOptions } from '../client/resource.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { keyOf } from './store.ts';
@@ -19,6 +19,8 @@ import { keyOf } from './store.ts';
 /** What the reflector needs from a resource client; `ResourceClient` fits. */
 export interface ListerWatcher<T extends KubeObject> {
   list(namespace: string | undefined, opts: ListOptions & { signal?: AbortSignal }): Promise<KubeList<T>>;
+  /** A page whose metadata comes before its items: lets the next page be fetched while this one is parsed. */
+  listPage?(namespace: string | undefined, opts: ListOptions & { signal?: AbortSignal }): Promise<ListPage<T>>;
   watch(
     namespace: string | undefined,
     opts: WatchOptions,
@@ -186,32 +188,48 @@ export class Reflector<T extends KubeObject> {
     this.replace(result.items, result.rv);
   }
 
-  /** Every page of a list at `rv` ("" = current; otherwise not older than rv). */
+  /**
+   * Every page of a list at `rv` ("" = current; otherwise not older than rv). Each page's successor
+   * is asked for before its items are parsed, so parsing overlaps the next round trip.
+   */
   private async listPages(rv: string, signal: AbortSignal): Promise<{ items: T[]; rv: string }> {
     const { namespace, labelSelector, fieldSelector } = this.opts;
     const limit = this.opts.pageSize ?? LIST_PAGE_SIZE;
     const first: ListOptions = { labelSelector, fieldSelector, resourceVersion: rv || undefined };
     if (rv) first.resourceVersionMatch = 'NotOlderThan';
+    const fetchPage = (opts: ListOptions): Promise<ListPage<T>> => {
+      const page = this.page(namespace, { ...opts, limit, signal });
+      // Awaited on the next pass; until then a failure must not count as unhandled.
+      page.catch(() => undefined);
+      return page;
+    };
     const items: T[] = [];
     let listRv = '';
-    let token: string | undefined;
+    let next = fetchPage(first);
     // Bounded by the list: each page moves the continue token forward until the server sends none.
     for (let page = 0; ; page++) {
-      let res: KubeList<T>;
+      let res: ListPage<T>;
       try {
-        const opts = page === 0 ? first : { labelSelector, fieldSelector, continue: token };
-        res = await this.lw.list(namespace, { ...opts, limit, signal });
+        res = await next;
       } catch (err) {
         if (page === 0 || signal.aborted || !isExpired(err)) throw err;
         // The continue token expired mid-way: list everything again, unpaged, at the original version.
         const full = await this.lw.list(namespace, { ...first, signal });
         return { items: full.items, rv: full.metadata.resourceVersion ?? '' };
       }
-      for (const item of res.items) items.push(item);
       if (page === 0) listRv = res.metadata.resourceVersion ?? '';
-      token = res.metadata.continue || undefined;
+      const token = res.metadata.continue || undefined;
+      if (token) next = fetchPage({ labelSelector, fieldSelector, continue: token });
+      for (const item of res.items()) items.push(item);
       if (!token) return { items, rv: listRv };
     }
+  }
+
+  /** One page, through `listPage` when the lister-watcher has it. */
+  private async page(namespace: string | undefined, opts: ListOptions & { signal: AbortSignal }): Promise<ListPage<T>> {
+    if (this.lw.listPage) return this.lw.listPage(namespace, opts);
+    const list = await this.lw.list(namespace, opts);
+    return { metadata: list.metadata, items: () => list.items };
   }
 
   private replace(items: T[], rv: string): void {

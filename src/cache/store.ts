@@ -21,10 +21,11 @@ export class Store<T extends KubeObject> {
   /** index name → index value → keys filed under that value. */
   private readonly indices = new Map<string, Map<string, Set<string>>>();
   /**
-   * key → index name → values the object was filed under. Kept rather than recomputed from the old
-   * object, so removal stays exact even if someone mutated a cached object.
+   * key → the values the object was filed under, one list per index in the order the indexes were
+   * added. Kept rather than recomputed from the old object, so removal stays exact even if someone
+   * mutated a cached object.
    */
-  private readonly filed = new Map<string, Map<string, string[]>>();
+  private readonly filed = new Map<string, string[][]>();
   private lastReplaceRv = '';
 
   constructor(indexers: Record<string, IndexFunc<T>> = {}) {
@@ -44,7 +45,7 @@ export class Store<T extends KubeObject> {
     const index = new Map<string, Set<string>>();
     for (const [key, values] of computed) {
       fileUnder(index, key, values);
-      this.filed.get(key)!.set(name, values);
+      this.filed.get(key)!.push(values);
     }
     this.indexers.set(name, fn);
     this.indices.set(name, index);
@@ -72,15 +73,17 @@ export class Store<T extends KubeObject> {
 
   /** Swaps the whole content for `items` (a relist at `resourceVersion`). */
   replace(items: readonly T[], resourceVersion: string): void {
-    const next = new Map<string, T>();
-    for (const obj of items) next.set(keyOf(obj), obj);
-    const computed = new Map([...next].map(([key, obj]) => [key, this.compute(obj)]));
+    // Every index value is computed before anything changes, so an indexer that throws leaves the store as it was.
+    const computed = items.map((obj) => this.compute(obj));
     this.items.clear();
     this.filed.clear();
     for (const index of this.indices.values()) index.clear();
-    for (const [key, obj] of next) {
-      this.items.set(key, obj);
-      this.index(key, computed.get(key)!);
+    for (let i = 0; i < items.length; i++) {
+      const key = keyOf(items[i]);
+      // A key listed twice keeps its last object, filed once.
+      if (this.items.has(key)) this.unindex(key);
+      this.items.set(key, items[i]);
+      this.index(key, computed[i]);
     }
     this.lastReplaceRv = resourceVersion;
   }
@@ -131,23 +134,25 @@ export class Store<T extends KubeObject> {
     return index;
   }
 
-  private compute(obj: T): Map<string, string[]> {
-    const out = new Map<string, string[]>();
-    for (const [name, fn] of this.indexers) out.set(name, unique(fn(obj)));
+  private compute(obj: T): string[][] {
+    const out: string[][] = [];
+    for (const fn of this.indexers.values()) out.push(unique(fn(obj)));
     return out;
   }
 
-  private index(key: string, values: Map<string, string[]>): void {
-    for (const [name, vals] of values) fileUnder(this.indices.get(name)!, key, vals);
+  /** `values`: as `compute` gives them, one list per index in `indices` order (the indexers'). */
+  private index(key: string, values: string[][]): void {
+    let i = 0;
+    for (const index of this.indices.values()) fileUnder(index, key, values[i++]);
     this.filed.set(key, values);
   }
 
   private unindex(key: string): void {
     const values = this.filed.get(key);
     if (!values) return;
-    for (const [name, vals] of values) {
-      const index = this.indices.get(name)!;
-      for (const value of vals) {
+    let i = 0;
+    for (const index of this.indices.values()) {
+      for (const value of values[i++]) {
         const keys = index.get(value);
         keys?.delete(key);
         // Drop empty buckets so churn over many distinct values does not leak memory.
@@ -159,7 +164,7 @@ export class Store<T extends KubeObject> {
 }
 
 function unique(values: string[]): string[] {
-  return [...new Set(values)];
+  return values.length < 2 ? values : [...new Set(values)];
 }
 
 function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): void {

@@ -51,6 +51,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** The controller on whose behalf the call is made, appended to the user agent. */
   caller?: string;
+  /** Turns a successful answer's text into its body (default: JSON.parse). */
+  decode?: (text: string) => unknown;
 }
 
 export interface Response<T> {
@@ -202,7 +204,8 @@ export class KubeClient {
       throw StatusError.fromResponse(res.statusCode, text || (STATUS_CODES[res.statusCode] ?? ''), first(retryAfter));
     }
     const warnings = [res.headers.warning ?? []].flat().map(parseWarning);
-    return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T, warnings };
+    const decode = opts.decode ?? JSON.parse;
+    return { status: res.statusCode, body: (text ? decode(text) : undefined) as T, warnings };
   }
 
   /**
@@ -231,23 +234,28 @@ export class KubeClient {
     if (res.statusCode !== 200) {
       throw StatusError.fromResponse(res.statusCode, await res.body.text(), first(res.headers['retry-after']));
     }
-    let buffered = '';
+    const emit = (lines: string) => {
+      for (const e of parseLines<WatchEvent<T>>(lines)) onEvent(e);
+    };
+    // Bytes after the last newline seen: a line is decoded only once it is complete, so a character
+    // split across chunks stays whole.
+    let partial: Buffer[] = [];
     try {
-      for await (const chunk of res.body) {
-        buffered += (chunk as Buffer).toString('utf8');
-        let newline = buffered.indexOf('\n');
-        while (newline >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
-          if (line.trim()) onEvent(JSON.parse(line) as WatchEvent<T>);
-          newline = buffered.indexOf('\n');
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        const end = chunk.lastIndexOf(NEWLINE);
+        if (end < 0) {
+          partial.push(chunk);
+          continue;
         }
+        const complete = chunk.subarray(0, end);
+        emit((partial.length ? Buffer.concat([...partial, complete]) : complete).toString('utf8'));
+        partial = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
       }
     } catch (err) {
       if (signal.aborted) return;
       throw err;
     }
-    if (buffered.trim()) onEvent(JSON.parse(buffered) as WatchEvent<T>);
+    if (partial.length) emit(Buffer.concat(partial).toString('utf8'));
   }
 
   private url(path: string, query?: RequestOptions['query']): string {
@@ -284,6 +292,24 @@ export class KubeClient {
       seconds: (performance.now() - started) / 1000,
       path,
     });
+  }
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * The JSON values of newline-delimited `text`, parsed in one go: a newline never occurs inside JSON
+ * text, so the lines make an array once newlines become commas. Blank lines break that; then each
+ * non-blank line is parsed alone.
+ */
+function parseLines<V>(text: string): V[] {
+  try {
+    return JSON.parse(`[${text.replaceAll('\n', ',')}]`) as V[];
+  } catch {
+    return text
+      .split('\n')
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line) as V);
   }
 }
 

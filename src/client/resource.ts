@@ -46,6 +46,30 @@ export interface DeleteOptions {
   caller?: string;
 }
 
+/** A list page whose items are parsed when asked for. */
+export interface ListPage<T extends KubeObject> {
+  metadata: KubeList<T>['metadata'];
+  items(): T[];
+}
+
+/**
+ * A list answer's metadata, parsed from the text before `"items"` (where the reference and we write
+ * it), its items left for later; the whole text is parsed at once when the head does not stand alone.
+ */
+function pageOf<T extends KubeObject>(text: string): ListPage<T> {
+  const itemsAt = text.indexOf('"items":');
+  if (itemsAt > 0) {
+    try {
+      const head = JSON.parse(`${text.slice(0, itemsAt)}"items":null}`) as Partial<KubeList<T>>;
+      if (head.metadata) return { metadata: head.metadata, items: () => (JSON.parse(text) as KubeList<T>).items ?? [] };
+    } catch {
+      // "items" was not a top-level key, or not where the head ends: parse it whole below.
+    }
+  }
+  const list = JSON.parse(text) as KubeList<T>;
+  return { metadata: list.metadata, items: () => list.items ?? [] };
+}
+
 export class ResourceClient<T extends KubeObject = KubeObject> {
   readonly apiVersion: string;
 
@@ -83,6 +107,19 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return (
       await this.client.request<KubeList<T>>('GET', this.path(namespace), { query: { ...query }, signal, caller })
     ).body;
+  }
+
+  /**
+   * One page of a list, its metadata read ahead of its items: a caller can ask for the next page
+   * while it parses this one's.
+   */
+  async listPage(
+    namespace?: string,
+    opts: ListOptions & { signal?: AbortSignal; caller?: string } = {},
+  ): Promise<ListPage<T>> {
+    const { signal, caller, ...query } = opts;
+    const req = { query: { ...query }, signal, caller, decode: pageOf };
+    return (await this.client.request<ListPage<T>>('GET', this.path(namespace), req)).body;
   }
 
   /** Every page of a list, following continue tokens. */

@@ -209,7 +209,7 @@ export class ApiServer {
   }
 
   watchOptions(query: URLSearchParams): ListOptions {
-    return parseListOptions(query, true, this.metaGroup);
+    return parseListOptions(query, true, this.metaGroup, this.options.features('WatchList'));
   }
 
   // ---- writes ----

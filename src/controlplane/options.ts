@@ -35,7 +35,13 @@ function parseInt64(query: URLSearchParams, name: string): number | undefined {
   return Number(v);
 }
 
-export function parseListOptions(query: URLSearchParams, watchVerb: boolean, metaGroup: string): ListOptions {
+/** `watchListEnabled`: whether the server serves sendInitialEvents (its WatchList gate). */
+export function parseListOptions(
+  query: URLSearchParams,
+  watchVerb: boolean,
+  metaGroup: string,
+  watchListEnabled = true,
+): ListOptions {
   const opts: ListOptions = {
     resourceVersion: query.get('resourceVersion') ?? '',
     resourceVersionMatch: (query.get('resourceVersionMatch') ?? '') as RvMatch,
@@ -90,13 +96,23 @@ export function parseListOptions(query: URLSearchParams, watchVerb: boolean, met
   if (opts.sendInitialEvents !== undefined) {
     if (!opts.watch) {
       problems.push(forbiddenProblem('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
-    } else if (match !== 'NotOlderThan') {
-      problems.push(
-        forbiddenProblem(
-          'resourceVersionMatch',
-          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-        ),
-      );
+    } else {
+      if (match !== 'NotOlderThan') {
+        problems.push(
+          forbiddenProblem(
+            'resourceVersionMatch',
+            'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+          ),
+        );
+      }
+      if (!watchListEnabled) {
+        problems.push(
+          forbiddenProblem(
+            'sendInitialEvents',
+            'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+          ),
+        );
+      }
     }
   }
   if (opts.limit < 0) {

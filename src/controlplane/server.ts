@@ -302,6 +302,10 @@ export class ControlPlaneServer {
     tableAccept: string | undefined,
   ): void {
     const api = this.api;
+    // As the reference: a watch-list's initial state is objects, never table rows.
+    if (tableAccept && api.watchOptions(query).sendInitialEvents) {
+      throw notAcceptable(req.headers.accept ?? '', [JSON_TYPE]);
+    }
     let headersSent = false;
     const ensureHeaders = () => {
       if (headersSent) return;
@@ -325,15 +329,17 @@ export class ControlPlaneServer {
       info,
       query,
       {
-        write: (line) => {
+        write: (lines) => {
           ensureHeaders();
-          return res.write(line);
+          // As a Buffer: a string chunk would be measured for its chunk header and then encoded again.
+          return res.write(Buffer.from(lines));
         },
         close: () => {
           ensureHeaders();
           res.end();
         },
         backlog: () => res.writableLength,
+        drained: () => drained(res),
       },
       this.opts.watch,
       () => this.watches.delete(entry),
@@ -382,10 +388,12 @@ export class ControlPlaneServer {
     warnings: string[],
     contentType: string,
   ): void {
+    // Encoded once here: given a string, Node would measure its byte length and then encode it again.
+    const body = typeof text === 'string' ? Buffer.from(text) : text;
     const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
     if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
     res.writeHead(status, headers);
-    res.end(text);
+    res.end(body);
   }
 
   private fail(res: ServerResponse, err: unknown, req: IncomingMessage): void {
@@ -463,6 +471,20 @@ function isList(body: Record<string, unknown>): body is Record<string, unknown> 
 
 function isStoredObject(body: unknown): boolean {
   return typeof body === 'object' && body !== null && 'metadata' in body && !('items' in body);
+}
+
+/** Resolves once the response's queued bytes are sent, or it is closed (then nothing will drain). */
+function drained(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | undefined> {

@@ -9,16 +9,18 @@
 import type { KubeObject, WatchEventType } from '../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../api/registry.ts';
 import type { ApiServer } from './api.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, internalError } from './errors.ts';
 import type { ResourceRequest } from './request-info.ts';
 import type { StoredEvent, WatchSubscriber } from './storage.ts';
 
-/** Where a watch writes: one serialized event per call; `false` means the client is falling behind. */
+/** Where a watch writes: serialized events, one or more lines per call; `false` means the client is falling behind. */
 export interface WatchSink {
-  write(line: string): boolean;
+  write(lines: string): boolean;
   close(): void;
   /** Bytes queued but not yet sent to the client. */
   backlog(): number;
+  /** Resolves once the queued bytes are sent, or the connection is gone. */
+  drained(): Promise<void>;
 }
 
 export interface WatchSettings {
@@ -44,6 +46,14 @@ function eventLine(type: WatchEventType, objectJson: string): string {
   return `{"type":"${type}","object":${objectJson}}\n`;
 }
 
+/** The initial events are written in pieces of about this many characters... */
+const REPLAY_BATCH_CHARS = 64 * 1024;
+/**
+ * ...while less than this is queued for the client; past it, the next waits until the queue has drained.
+ * A queue much deeper than one batch keeps the client fed while the server waits to be scheduled again.
+ */
+const REPLAY_QUEUE_BYTES = 1024 * 1024;
+
 export class WatchStream implements WatchSubscriber {
   private stopped = false;
   private unsubscribe: () => void = () => {};
@@ -51,6 +61,8 @@ export class WatchStream implements WatchSubscriber {
   private readonly matches: (obj: KubeObject) => boolean;
   /** The point the replay reached: live events at or below it were already sent. */
   private replayedRv = 0;
+  /** Live events that arrive while the initial events are still being written, sent right after them. */
+  private pending: StoredEvent[] | undefined;
 
   constructor(
     private readonly api: ApiServer,
@@ -67,8 +79,10 @@ export class WatchStream implements WatchSubscriber {
 
   /**
    * Validates the options (throws ApiError before anything is written), then starts streaming.
-   * Storage is synchronous, so the replay below and the subscription see one consistent point. The
-   * replay may include changes not yet durable: it is held back until they are.
+   * Storage is synchronous, so the snapshot taken here and the subscription see one consistent point;
+   * the initial events are then written from that snapshot as the client takes them, and live events
+   * arriving meanwhile wait until after them. What is sent may include changes not yet durable: it is
+   * held back until they are.
    */
   start(): void {
     const opts = this.api.watchOptions(this.query);
@@ -82,25 +96,23 @@ export class WatchStream implements WatchSubscriber {
     const initial = opts.sendInitialEvents ?? (opts.resourceVersion === '' || opts.resourceVersion === '0');
     try {
       if (initial) {
-        for (const obj of storage.list(rt, this.req.namespace)) {
-          if (this.matches(obj)) this.send('ADDED', this.render(obj));
-        }
-        if (opts.sendInitialEvents) this.sendBookmark(current, true);
+        this.pending = [];
+        this.replay(storage.list(rt, this.req.namespace), opts.sendInitialEvents ? current : undefined).catch(
+          (err: unknown) => this.fail(err),
+        );
       } else if (rv > 0) {
         for (const e of storage.eventsSince(rt, Math.min(rv, current))) this.forward(e);
       }
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       // The reference answers an expired resourceVersion inside the stream, as an ERROR event.
-      this.send('ERROR', JSON.stringify(err.toStatus()));
-      this.stop();
+      this.fail(err);
       return;
     }
     if (opts.allowWatchBookmarks && this.settings.bookmarkIntervalMs > 0) {
-      const timer = setInterval(
-        () => this.sendBookmark(Math.max(storage.deliveredRv(), this.replayedRv), false),
-        this.settings.bookmarkIntervalMs,
-      );
+      const timer = setInterval(() => {
+        if (!this.pending) this.sendBookmark(Math.max(storage.deliveredRv(), this.replayedRv), false);
+      }, this.settings.bookmarkIntervalMs);
       this.timers.push(timer);
     }
     const timeout = opts.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
@@ -108,8 +120,31 @@ export class WatchStream implements WatchSubscriber {
     for (const t of this.timers) t.unref();
   }
 
+  /**
+   * Writes an ADDED event for each matching object, in batches, pausing while the client is well
+   * behind; then the initial-events-end bookmark at `endRv` (when asked for) and the live events held meanwhile.
+   */
+  private async replay(objects: readonly KubeObject[], endRv: number | undefined): Promise<void> {
+    let batch = '';
+    for (let i = 0; i < objects.length && !this.stopped; i++) {
+      if (this.matches(objects[i])) batch += eventLine('ADDED', this.render(objects[i]));
+      if (batch && (batch.length >= REPLAY_BATCH_CHARS || i === objects.length - 1)) {
+        const more = this.write(batch);
+        batch = '';
+        if (!more && this.sink.backlog() >= REPLAY_QUEUE_BYTES) await this.sink.drained();
+      }
+    }
+    if (this.stopped) return;
+    if (endRv !== undefined) this.sendBookmark(endRv, true);
+    const held = this.pending ?? [];
+    this.pending = undefined;
+    for (const e of held) this.forward(e);
+  }
+
   deliver(event: StoredEvent): void {
-    if (!this.stopped && event.rv > this.replayedRv) this.forward(event);
+    if (this.stopped || event.rv <= this.replayedRv) return;
+    if (this.pending) this.pending.push(event);
+    else this.forward(event);
   }
 
   private forward(e: StoredEvent): void {
@@ -136,9 +171,23 @@ export class WatchStream implements WatchSubscriber {
   }
 
   private send(type: WatchEventType, objectJson: string): void {
-    if (this.stopped) return;
-    this.sink.write(eventLine(type, objectJson));
+    this.write(eventLine(type, objectJson));
+  }
+
+  /** Writes lines unless stopped; false when the client should be given time to catch up. */
+  private write(lines: string): boolean {
+    if (this.stopped) return false;
+    const more = this.sink.write(lines);
     if (this.sink.backlog() > this.settings.maxBacklogBytes) this.stop();
+    return more;
+  }
+
+  /** Ends the stream on an error found once it has started: the client gets it as an ERROR event. */
+  private fail(err: unknown): void {
+    if (!(err instanceof ApiError)) console.error('control plane: unexpected error in a watch stream', err);
+    const apiErr = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
+    this.send('ERROR', JSON.stringify(apiErr.toStatus()));
+    this.stop();
   }
 
   stop(): void {
@@ -165,9 +214,9 @@ function heldUntil(sink: WatchSink, ready: Promise<void>): WatchSink {
     () => release(false),
   );
   return {
-    write(line) {
-      if (!queued) return sink.write(line);
-      queued.push(line);
+    write(lines) {
+      if (!queued) return sink.write(lines);
+      queued.push(lines);
       return true;
     },
     close() {
@@ -175,5 +224,10 @@ function heldUntil(sink: WatchSink, ready: Promise<void>): WatchSink {
       else sink.close();
     },
     backlog: () => sink.backlog(),
+    drained: () =>
+      ready.then(
+        () => sink.drained(),
+        () => undefined,
+      ),
   };
 }

@@ -12,6 +12,8 @@ export const DEFAULT_FEATURE_GATES: Readonly<Record<string, boolean>> = {
   CoordinatedLeaderElection: false,
   StatefulSetRecreateStrategy: false,
   MaxUnavailableStatefulSet: true,
+  // Watch-list (sendInitialEvents) served: the reference's server gate, beta and on.
+  WatchList: true,
 };
 
 export function gateEnabled(ctx: Pick<ValidationContext, 'featureGates'> | undefined, name: string): boolean {
