@@ -9,10 +9,11 @@
  *   two bare writes of the same kind of CSR objects (create, PUT /approval) by one client on the same server.
  */
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
+import { KeyObject, sign, webcrypto } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { approvingController } from '../controllers/certificates/approving/controller.ts';
 import { parseRequestPem } from '../controllers/certificates/csr.ts';
@@ -101,7 +102,13 @@ async function msPerCall(n: number, fn: () => Promise<unknown>): Promise<number>
   return (performance.now() - started) / n;
 }
 
-async function signing(caAlg: KeyAlgorithm): Promise<Paired> {
+const signOnThreadPool = promisify(sign);
+
+/**
+ * `issue()` against two floors, each a bare signature of the same TBS bytes with the same CA key: WebCrypto's
+ * (the issue's floor) and node:crypto's as `issue()` makes it (inline, RSA on the thread pool, DER ECDSA).
+ */
+async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const made = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   const ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
   const parsed = parseRequestPem((await requests(1, 'sign'))[0]);
@@ -114,24 +121,32 @@ async function signing(caAlg: KeyAlgorithm): Promise<Paired> {
   const tbs = tbsOf(pemToDer((await issue(input, ca)).pem));
   const { name, hash } = ca.signingAlgorithm;
   const algorithm = name === 'ECDSA' ? { name, hash } : { name };
-  const ours = () => issue(input, ca);
-  const bare = () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs);
-  await msPerCall(20, ours); // warm-up of both sides
-  await msPerCall(20, bare);
-  const rounds: Paired['rounds'] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    // Alternate which side goes first, so that neither always runs on a warmer (or more loaded) machine.
-    const first = r % 2 === 0;
-    const a = await msPerCall(SIGNATURES_PER_ROUND, first ? ours : bare);
-    const b = await msPerCall(SIGNATURES_PER_ROUND, first ? bare : ours);
-    rounds.push(first ? { ours: a, floor: b } : { ours: b, floor: a });
-  }
-  return {
-    name: `build+sign one certificate, ${caAlg} CA`,
-    unit: 'ms',
-    floorName: 'bare WebCrypto sign of its TBS',
-    rounds,
+  const key = { key: KeyObject.from(ca.privateKey), dsaEncoding: 'der' as const };
+  const digest = hash ? hash.replace('-', '').toLowerCase() : null;
+  const sides = {
+    ours: () => issue(input, ca),
+    webcrypto: () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs),
+    node: async () => (name.startsWith('RSA') ? signOnThreadPool(digest, tbs, key) : sign(digest, tbs, key)),
   };
+  const order = Object.keys(sides) as (keyof typeof sides)[];
+  for (const side of order) await msPerCall(20, sides[side]); // warm-up
+  const webcryptoRounds: Paired['rounds'] = [];
+  const nodeRounds: Paired['rounds'] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Rotate which side goes first, so that none always runs on a warmer (or more loaded) machine.
+    const ms: Partial<Record<keyof typeof sides, number>> = {};
+    for (let i = 0; i < order.length; i++) {
+      const side = order[(r + i) % order.length];
+      ms[side] = await msPerCall(SIGNATURES_PER_ROUND, sides[side]);
+    }
+    webcryptoRounds.push({ ours: ms.ours!, floor: ms.webcrypto! });
+    nodeRounds.push({ ours: ms.ours!, floor: ms.node! });
+  }
+  const figure = `build+sign one certificate, ${caAlg} CA`;
+  return [
+    { name: figure, unit: 'ms', floorName: 'bare WebCrypto sign of its TBS', rounds: webcryptoRounds },
+    { name: figure, unit: 'ms', floorName: 'bare node:crypto sign of its TBS', rounds: nodeRounds },
+  ];
 }
 
 async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
@@ -247,7 +262,7 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
 
 export async function run(): Promise<void> {
   const signatures: Paired[] = [];
-  for (const alg of CA_ALGS) signatures.push(await signing(alg));
+  for (const alg of CA_ALGS) signatures.push(...(await signing(alg)));
   report(`certificate build+sign (${ROUNDS} paired rounds of ${SIGNATURES_PER_ROUND} sequential calls)`, signatures);
   const e2e: Paired[] = [];
   for (const alg of CA_ALGS) e2e.push(await endToEnd(alg));
