@@ -1,11 +1,11 @@
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
+import { generateKeyPairSync, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { describe, expect, it } from 'vitest';
 import { opensslRequest, webcryptoRequest } from '../../controllers/certificates/testing.ts';
 import type { KeyAlgorithm } from './keys.ts';
 import { pemToDer } from './pem.ts';
-import { signedPart, verifyRequestSelfSignature } from './request-signature.ts';
+import { publicJwk, signedPart, verifyRequestSelfSignature } from './request-signature.ts';
 
 x509.cryptoProvider.set(webcrypto);
 
@@ -58,6 +58,34 @@ describe('verifyRequestSelfSignature', () => {
     const csr = request(pemToDer(pem));
     expect((csr.signatureAlgorithm as unknown as { name: string }).name).toBe('RSA-PSS');
     expect(await outcome(verifyRequestSelfSignature(csr))).toBe(await outcome(csr.verify()));
+  });
+});
+
+describe('publicJwk', () => {
+  const keys: [string, () => ReturnType<typeof generateKeyPairSync>][] = [
+    ['RSA-2048', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
+    ['EC P-256', () => generateKeyPairSync('ec', { namedCurve: 'P-256' })],
+    ['EC P-384', () => generateKeyPairSync('ec', { namedCurve: 'P-384' })],
+    ['EC P-521', () => generateKeyPairSync('ec', { namedCurve: 'P-521' })],
+    ['Ed25519', () => generateKeyPairSync('ed25519')],
+  ];
+
+  it.each(keys)('gives the JWK node:crypto exports for a %s key', (_name, make) => {
+    const { publicKey } = make();
+    const spki = publicKey.export({ type: 'spki', format: 'der' });
+    expect(publicJwk(spki)).toEqual(publicKey.export({ format: 'jwk' }));
+  });
+
+  it('leaves compressed points and other curves to the library', () => {
+    const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
+    const spki = Buffer.from(p256.export({ type: 'spki', format: 'der' }));
+    // The same SPKI with the point's form octet changed: 0x04 (uncompressed) to 0x02 (compressed).
+    const point = spki.length - 65;
+    expect(spki[point]).toBe(0x04);
+    spki[point] = 0x02;
+    expect(publicJwk(spki)).toBeUndefined();
+    const k1 = generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey;
+    expect(publicJwk(k1.export({ type: 'spki', format: 'der' }))).toBeUndefined();
   });
 });
 
