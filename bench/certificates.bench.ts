@@ -2,11 +2,14 @@
  * `npm run bench -- certificates`, two figures, each against its floor measured in the same run, rounds
  * alternating between the figure and its floor; printed as the median and range of the per-round ratios.
  *
- * - Build and sign one certificate (`issue()`) against a bare WebCrypto signature of the same TBS bytes
- *   with the same CA key, RSA-2048 and ECDSA P-256.
- * - Node client CSRs approved and issued end to end on the embedded control plane (approver with its
- *   SubjectAccessReview, signer, both through HTTPS; completion seen by a watch) against the floor of the
- *   two bare writes of the same kind of CSR objects (create, PUT /approval) by one client on the same server.
+ * - Build and sign one certificate (`issue()`) against a bare signature of the same TBS bytes with the same CA
+ *   key, RSA-2048 and ECDSA P-256: WebCrypto's (the issue's floor) and node:crypto's (what `issue()` uses).
+ * - CSRs approved and issued end to end against the floor of the two bare writes of the same kind of CSR objects
+ *   (create, PUT /approval) on the same server. The control plane runs in this process; the bench client (the
+ *   floor's writes, or the end-to-end round's creates and the watch that sees every certificate) in a child
+ *   process; the controller daemon (approver with its SubjectAccessReview, signer; the reference's 5 + 5
+ *   workers) in another, started for each end-to-end round only, as kube-controller-manager runs apart from the
+ *   API server. Every round starts with no CSR stored; the clock starts once the client's watch is open.
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
