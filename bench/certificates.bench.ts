@@ -7,9 +7,11 @@
  * - CSRs approved and issued end to end against the floor of the two bare writes of the same kind of CSR objects
  *   (create, PUT /approval) on the same server. The control plane runs in this process; the bench client (the
  *   floor's writes, or the end-to-end round's creates and the watch that sees every certificate) in a child
- *   process; the controller daemon (approver with its SubjectAccessReview, signer; the reference's 5 + 5
- *   workers) in another, started for each end-to-end round only, as kube-controller-manager runs apart from the
- *   API server. Every round starts with no CSR stored; the clock starts once the client's watch is open.
+ *   process; the controller daemon (approver with its SubjectAccessReview, signer) in another, started for each
+ *   end-to-end round only, as kube-controller-manager runs apart from the API server. Two end-to-end figures,
+ *   both paired with each round's floor: the daemon with the reference's 5 + 5 workers, and with as many workers
+ *   as the bench client has requests in flight (what `--concurrent-<controller>-syncs` sets). Every round starts
+ *   with no CSR stored; the clock starts once the client's watch is open.
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -37,8 +39,10 @@ import { inParallel } from './run.ts';
 
 const CA_ALGS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256'];
 const ROUNDS = 5;
-/** In-flight requests, as `inParallel` runs them by default. */
+/** In-flight requests of the bench client. */
 const CONCURRENCY = 16;
+/** Workers of the approver and of the signer by default, as in the reference. */
+const REFERENCE_WORKERS = 5;
 /** The client's rate limit: 0 is none, so that the server and the controllers are what is measured. */
 const CLIENT_QPS = 0;
 const CSRS_PER_ROUND = 200;
@@ -215,7 +219,7 @@ class Child {
   }
 }
 
-async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
+async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-certs-'));
   const ca = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   await writeFile(join(dir, 'ca.crt'), ca.certPem);
@@ -241,8 +245,12 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
     return perSecond;
   };
   // The daemon runs for the end-to-end rounds only: the floor has no other watcher than its own client's.
-  const endToEndRound = async (tag: string): Promise<number> => {
-    const daemon = new Child('daemon', [`--kubeconfig=${cp.kubeconfigPath}`, `--ca-dir=${dir}`]);
+  const endToEndRound = async (tag: string, workers: number): Promise<number> => {
+    const daemon = new Child('daemon', [
+      `--kubeconfig=${cp.kubeconfigPath}`,
+      `--ca-dir=${dir}`,
+      `--workers=${workers}`,
+    ]);
     try {
       await daemon.next('ready');
       const watchers = cp.storage.watcherCount(rt);
@@ -257,28 +265,34 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
       clear();
     }
   };
+  const sides = {
+    floor: (tag: string) => floorRound(`bare-${tag}`),
+    reference: (tag: string) => endToEndRound(`e2e-${tag}`, REFERENCE_WORKERS),
+    matched: (tag: string) => endToEndRound(`e2e-matched-${tag}`, CONCURRENCY),
+  };
+  const order = Object.keys(sides) as (keyof typeof sides)[];
   try {
     await client.next('ready');
-    await floorRound(`warm-bare-${caAlg}`.toLowerCase());
-    await endToEndRound(`warm-e2e-${caAlg}`.toLowerCase());
-    const rounds: Paired['rounds'] = [];
+    for (const side of order) await sides[side](`warm-${caAlg}`.toLowerCase());
+    const reference: Paired['rounds'] = [];
+    const matched: Paired['rounds'] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      const tag = `${caAlg.toLowerCase()}-${r}`;
-      // Per second, so that "ours / floor" is the fraction of the floor's rate reached.
-      if (r % 2 === 0) {
-        const floor = await floorRound(`bare-${tag}`);
-        rounds.push({ ours: await endToEndRound(`e2e-${tag}`), floor });
-      } else {
-        const ours = await endToEndRound(`e2e-${tag}`);
-        rounds.push({ ours, floor: await floorRound(`bare-${tag}`) });
+      // Rotate which side goes first; rates per second, so that "ours / floor" is the fraction reached.
+      const rate: Partial<Record<keyof typeof sides, number>> = {};
+      for (let i = 0; i < order.length; i++) {
+        const side = order[(r + i) % order.length];
+        rate[side] = await sides[side](`${caAlg.toLowerCase()}-${r}`);
       }
+      reference.push({ ours: rate.reference!, floor: rate.floor! });
+      matched.push({ ours: rate.matched!, floor: rate.floor! });
     }
-    return {
-      name: `CSRs approved+issued, ${caAlg} CA`,
+    const figure = (workers: number, rounds: Paired['rounds']): Paired => ({
+      name: `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`,
       unit: 'CSR/s',
       floorName: 'bare create+approval',
       rounds,
-    };
+    });
+    return [figure(REFERENCE_WORKERS, reference), figure(CONCURRENCY, matched)];
   } finally {
     await client.stop();
     await cp.stop();
@@ -368,13 +382,20 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
   }
 }
 
-/** The daemon child: the approver and the signer, with the reference's worker counts, until SIGTERM. */
-async function daemonChild(kubeconfig: string, caDir: string, reply: (r: Reply) => void): Promise<void> {
+/** The daemon child: the approver and the signer, each with `workers` workers, until SIGTERM. */
+async function daemonChild(
+  kubeconfig: string,
+  caDir: string,
+  workers: number,
+  reply: (r: Reply) => void,
+): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const registry = new ResourceRegistry('orch');
   const client = new KubeClient(kc, registry, { qps: CLIENT_QPS });
-  const running = await runControllers(client, registry, [approvingController, signingController], {
+  // As `--concurrent-<controller>-syncs` would set them.
+  const controllers = [approvingController, signingController].map((c) => ({ ...c, workers }));
+  const running = await runControllers(client, registry, controllers, {
     signing: {
       certFile: join(caDir, 'ca.crt'),
       keyFile: join(caDir, 'ca.key'),
@@ -392,10 +413,12 @@ export async function run(): Promise<void> {
   for (const alg of CA_ALGS) signatures.push(...(await signing(alg)));
   report(`certificate build+sign (${ROUNDS} paired rounds of ${SIGNATURES_PER_ROUND} sequential calls)`, signatures);
   const e2e: Paired[] = [];
-  for (const alg of CA_ALGS) e2e.push(await endToEnd(alg));
+  for (const alg of CA_ALGS) e2e.push(...(await endToEnd(alg)));
   report(
-    `CSRs end to end (${ROUNDS} paired rounds of ${CSRS_PER_ROUND} CSRs, ${CONCURRENCY} in flight; control plane, ` +
-      `bench client and controller daemon (5 approver and 5 signer workers) in 3 processes; client QPS ` +
+    `CSRs end to end (${ROUNDS} rounds of ${CSRS_PER_ROUND} CSRs, each figure paired with the round's floor; ` +
+      `${CONCURRENCY} in flight from the bench client; control plane, bench client and controller daemon in 3 ` +
+      `processes; daemon with the reference's ${REFERENCE_WORKERS} approver + ${REFERENCE_WORKERS} signer workers, ` +
+      `and with ${CONCURRENCY} + ${CONCURRENCY} (the client's in-flight count); client QPS ` +
       `${CLIENT_QPS || 'unlimited'} for the bench client and the daemon; 1-min load average ${loadavg()[0].toFixed(1)})`,
     e2e,
   );
@@ -415,7 +438,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && arg
     role === 'client' && kubeconfig
       ? clientChild(kubeconfig, reply)
       : role === 'daemon' && kubeconfig && caDir
-        ? daemonChild(kubeconfig, caDir, reply)
+        ? daemonChild(kubeconfig, caDir, Number(arg('workers') ?? REFERENCE_WORKERS), reply)
         : Promise.reject(
             new Error('usage (from the parent bench only): --role=client|daemon --kubeconfig=PATH [--ca-dir=DIR]'),
           );
