@@ -2,17 +2,25 @@
  * `npm run bench -- certificates`, two figures, each against its floor measured in the same run, rounds
  * alternating between the figure and its floor; printed as the median and range of the per-round ratios.
  *
- * - Build and sign one certificate (`issue()`) against a bare WebCrypto signature of the same TBS bytes
- *   with the same CA key, RSA-2048 and ECDSA P-256.
- * - Node client CSRs approved and issued end to end on the embedded control plane (approver with its
- *   SubjectAccessReview, signer, both through HTTPS; completion seen by a watch) against the floor of the
- *   two bare writes of the same kind of CSR objects (create, PUT /approval) by one client on the same server.
+ * - Build and sign one certificate (`issue()`) against a bare signature of the same TBS bytes with the same CA
+ *   key, RSA-2048 and ECDSA P-256: WebCrypto's (the issue's floor) and node:crypto's (what `issue()` uses).
+ * - CSRs approved and issued end to end against the floor of the two bare writes of the same kind of CSR objects
+ *   (create, PUT /approval) on the same server. The control plane runs in this process; the bench client (the
+ *   floor's writes, or the end-to-end round's creates and the watch that sees every certificate) in a child
+ *   process; the controller daemon (approver with its SubjectAccessReview, signer) in another, started for each
+ *   end-to-end round only, as kube-controller-manager runs apart from the API server. Two end-to-end figures,
+ *   both paired with each round's floor: the daemon with the reference's 5 + 5 workers, and with as many workers
+ *   as the bench client has requests in flight (what `--concurrent-<controller>-syncs` sets). Every round starts
+ *   with no CSR stored; the clock starts once the client's watch is open.
  */
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { KeyObject, sign, webcrypto } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { approvingController } from '../controllers/certificates/approving/controller.ts';
 import { parseRequestPem } from '../controllers/certificates/csr.ts';
@@ -20,18 +28,21 @@ import { toSigningCa } from '../controllers/certificates/signing/ca.ts';
 import { issue } from '../controllers/certificates/signing/certificate.ts';
 import { signingController } from '../controllers/certificates/signing/controller.ts';
 import { runControllers, webcryptoRequestWithKeys } from '../controllers/certificates/testing.ts';
+import { ResourceRegistry } from '../src/api/registry.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
-import { type Paired, report } from './paired.ts';
-import { inParallel } from './run.ts';
+import { signedPart } from '../src/pki/request-signature.ts';
+import { inParallel, type Paired, printPaired, type Round } from './run.ts';
 
 const CA_ALGS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256'];
 const ROUNDS = 5;
-/** In-flight requests, as `inParallel` runs them by default. */
+/** In-flight requests of the bench client. */
 const CONCURRENCY = 16;
+/** Workers of the approver and of the signer by default, as in the reference. */
+const REFERENCE_WORKERS = 5;
 /** The client's rate limit: 0 is none, so that the server and the controllers are what is measured. */
 const CLIENT_QPS = 0;
 const CSRS_PER_ROUND = 200;
@@ -48,30 +59,19 @@ async function requests(n: number, tag: string): Promise<string[]> {
   return out;
 }
 
-/** The DER of the first element inside a SEQUENCE: a certificate's to-be-signed part. */
-function tbsOf(der: Uint8Array): Uint8Array<ArrayBuffer> {
-  const header = (at: number): { start: number; length: number } => {
-    const first = der[at + 1];
-    if (first < 0x80) return { start: at + 2, length: first };
-    const bytes = first & 0x7f;
-    let length = 0;
-    for (let i = 0; i < bytes; i++) length = length * 256 + der[at + 2 + i];
-    return { start: at + 2 + bytes, length };
-  };
-  const inner = header(0).start;
-  const tbs = header(inner);
-  return der.slice(inner, tbs.start + tbs.length) as Uint8Array<ArrayBuffer>;
-}
-
-const pemToDer = (pem: string): Uint8Array => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
-
 async function msPerCall(n: number, fn: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < n; i++) await fn();
   return (performance.now() - started) / n;
 }
 
-async function signing(caAlg: KeyAlgorithm): Promise<Paired> {
+const signOnThreadPool = promisify(sign);
+
+/**
+ * `issue()` against two floors, each a bare signature of the same TBS bytes with the same CA key: WebCrypto's
+ * (the issue's floor) and node:crypto's as `issue()` makes it (inline, RSA on the thread pool, DER ECDSA).
+ */
+async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const made = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   const ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
   const parsed = parseRequestPem((await requests(1, 'sign'))[0]);
@@ -81,30 +81,114 @@ async function signing(caAlg: KeyAlgorithm): Promise<Paired> {
     notBefore: new Date(Date.now() - 300_000),
     notAfter: new Date(Date.now() + 86400_000),
   };
-  const tbs = tbsOf(pemToDer((await issue(input, ca)).pem));
+  const tbs = signedPart((await issue(input, ca)).der);
   const { name, hash } = ca.signingAlgorithm;
   const algorithm = name === 'ECDSA' ? { name, hash } : { name };
-  const ours = () => issue(input, ca);
-  const bare = () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs);
-  await msPerCall(20, ours); // warm-up of both sides
-  await msPerCall(20, bare);
-  const rounds: Paired['rounds'] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    // Alternate which side goes first, so that neither always runs on a warmer (or more loaded) machine.
-    const first = r % 2 === 0;
-    const a = await msPerCall(SIGNATURES_PER_ROUND, first ? ours : bare);
-    const b = await msPerCall(SIGNATURES_PER_ROUND, first ? bare : ours);
-    rounds.push(first ? { ours: a, floor: b } : { ours: b, floor: a });
-  }
-  return {
-    name: `build+sign one certificate, ${caAlg} CA`,
-    unit: 'ms',
-    floorName: 'bare WebCrypto sign of its TBS',
-    rounds,
+  const key = { key: KeyObject.from(ca.privateKey), dsaEncoding: 'der' as const };
+  const digest = hash ? hash.replace('-', '').toLowerCase() : null;
+  const sides = {
+    ours: () => issue(input, ca),
+    webcrypto: () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs),
+    node: async () => (name.startsWith('RSA') ? signOnThreadPool(digest, tbs, key) : sign(digest, tbs, key)),
   };
+  const order = Object.keys(sides) as (keyof typeof sides)[];
+  for (const side of order) await msPerCall(20, sides[side]); // warm-up
+  const webcryptoRounds: Round[] = [];
+  const nodeRounds: Round[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Rotate which side goes first, so that none always runs on a warmer (or more loaded) machine.
+    const ms: Partial<Record<keyof typeof sides, number>> = {};
+    for (let i = 0; i < order.length; i++) {
+      const side = order[(r + i) % order.length];
+      ms[side] = await msPerCall(SIGNATURES_PER_ROUND, sides[side]);
+    }
+    webcryptoRounds.push({ ours: ms.ours!, floor: ms.webcrypto! });
+    nodeRounds.push({ ours: ms.ours!, floor: ms.node! });
+  }
+  const figure = `build+sign one certificate, ${caAlg} CA`;
+  return [
+    { name: figure, unit: 'ms', floorName: 'bare WebCrypto sign of its TBS', rounds: webcryptoRounds },
+    { name: figure, unit: 'ms', floorName: 'bare node:crypto sign of its TBS', rounds: nodeRounds },
+  ];
 }
 
-async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
+// ---------------------------------------------------------------------------------------------
+// End to end: the control plane in this process; the bench client and the controller daemon each in a
+// process of their own, as kube-controller-manager runs apart from the API server it talks to.
+
+/** What the parent asks the client child, and what the children answer. */
+type Command = { type: 'floor' | 'e2e'; tag: string } | { type: 'go' };
+type Reply =
+  | { type: 'ready' }
+  | { type: 'watching' }
+  | { type: 'rate'; perSecond: number }
+  | { type: 'error'; message: string };
+
+const CHILD_TIMEOUT_MS = 180_000;
+
+/** A bench child (this file, `--role=...`) and its replies, read one at a time. */
+class Child {
+  private readonly replies: Reply[] = [];
+  private waiting?: () => void;
+  private failure?: Error;
+  readonly exited: Promise<void>;
+  private readonly process: ChildProcess;
+
+  constructor(role: 'client' | 'daemon', args: string[]) {
+    this.process = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), `--role=${role}`, ...args],
+      {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    );
+    this.process.on('message', (m: Reply) => {
+      if (m.type === 'error') this.failure ??= new Error(`${role}: ${m.message}`);
+      else this.replies.push(m);
+      this.waiting?.();
+    });
+    this.exited = new Promise((resolve) =>
+      this.process.on('exit', (code, signal) => {
+        if (code !== 0) this.failure ??= new Error(`${role}: exited with ${signal ?? code}`);
+        this.waiting?.();
+        resolve();
+      }),
+    );
+  }
+
+  send(command: Command): void {
+    this.process.send(command);
+  }
+
+  async next<T extends Reply['type']>(type: T): Promise<Extract<Reply, { type: T }>> {
+    const deadline = setTimeout(() => {
+      this.failure ??= new Error(`no ${type} from the child in ${CHILD_TIMEOUT_MS} ms`);
+      this.waiting?.();
+    }, CHILD_TIMEOUT_MS);
+    try {
+      for (;;) {
+        if (this.failure) throw this.failure;
+        const reply = this.replies.shift();
+        if (reply) {
+          if (reply.type !== type) throw new Error(`expected ${type} from the child, got ${reply.type}`);
+          return reply as Extract<Reply, { type: T }>;
+        }
+        await new Promise<void>((resolve) => {
+          this.waiting = resolve;
+        });
+      }
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-certs-'));
   const ca = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   await writeFile(join(dir, 'ca.crt'), ca.certPem);
@@ -115,39 +199,102 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
     storage: 'memory',
     caCertFile: join(dir, 'ca.crt'),
     caKeyFile: join(dir, 'ca.key'),
-    historySize: 20_000,
   });
   await cp.start();
+  const rt = cp.registry.byKind('CertificateSigningRequest')!;
+  const client = new Child('client', [`--kubeconfig=${cp.kubeconfigPath}`]);
+  /** Each round's CSRs are removed after it, out of the timed window, so that every round starts alike. */
+  const clear = () => {
+    for (const csr of cp.storage.list(rt)) cp.storage.remove(rt, csr.metadata.name!);
+  };
+  const floorRound = async (tag: string): Promise<number> => {
+    client.send({ type: 'floor', tag });
+    const { perSecond } = await client.next('rate');
+    clear();
+    return perSecond;
+  };
+  // The daemon runs for the end-to-end rounds only: the floor has no other watcher than its own client's.
+  const endToEndRound = async (tag: string, workers: number): Promise<number> => {
+    const daemon = new Child('daemon', [
+      `--kubeconfig=${cp.kubeconfigPath}`,
+      `--ca-dir=${dir}`,
+      `--workers=${workers}`,
+    ]);
+    try {
+      await daemon.next('ready');
+      const watchers = cp.storage.watcherCount(rt);
+      client.send({ type: 'e2e', tag });
+      await client.next('watching');
+      // The client's watch is open once the server counts it: only then does the clock start.
+      while (cp.storage.watcherCount(rt) <= watchers) await new Promise((r) => setTimeout(r, 5));
+      client.send({ type: 'go' });
+      return (await client.next('rate')).perSecond;
+    } finally {
+      await daemon.stop();
+      clear();
+    }
+  };
+  const sides = {
+    floor: (tag: string) => floorRound(`bare-${tag}`),
+    reference: (tag: string) => endToEndRound(`e2e-${tag}`, REFERENCE_WORKERS),
+    matched: (tag: string) => endToEndRound(`e2e-matched-${tag}`, CONCURRENCY),
+  };
+  const order = Object.keys(sides) as (keyof typeof sides)[];
+  try {
+    await client.next('ready');
+    for (const side of order) await sides[side](`warm-${caAlg}`.toLowerCase());
+    const reference: Round[] = [];
+    const matched: Round[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // Rotate which side goes first; rates per second, so that "ours / floor" is the fraction reached.
+      const rate: Partial<Record<keyof typeof sides, number>> = {};
+      for (let i = 0; i < order.length; i++) {
+        const side = order[(r + i) % order.length];
+        rate[side] = await sides[side](`${caAlg.toLowerCase()}-${r}`);
+      }
+      reference.push({ ours: rate.reference!, floor: rate.floor! });
+      matched.push({ ours: rate.matched!, floor: rate.floor! });
+    }
+    const figure = (workers: number, rounds: Round[]): Paired => ({
+      name: `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`,
+      unit: 'CSR/s',
+      floorName: 'bare create+approval',
+      rounds,
+    });
+    return [figure(REFERENCE_WORKERS, reference), figure(CONCURRENCY, matched)];
+  } finally {
+    await client.stop();
+    await cp.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The client child: the floor's two writes per CSR, or the creates of an end-to-end round and its watch. */
+async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promise<void> {
   const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  const client = new KubeClient(kc, cp.registry, { qps: CLIENT_QPS });
-  const csrs = client.kind<CertificateSigningRequest>('CertificateSigningRequest');
-  const signers = cp.registry.naming.signers;
+  kc.loadFromFile(kubeconfig);
+  const registry = new ResourceRegistry('orch');
+  const csrs = new KubeClient(kc, registry, { qps: CLIENT_QPS }).kind<CertificateSigningRequest>(
+    'CertificateSigningRequest',
+  );
   const spec = (pem: string, signerName: string) => ({
     request: Buffer.from(pem).toString('base64'),
     signerName,
     usages: ['digital signature' as const, 'client auth' as const],
   });
-  const issued = new Set<string>();
-  let onIssued = () => {};
-  const watching = new AbortController();
-  const watch = csrs
-    .watch(
-      undefined,
-      {},
-      (e) => {
-        if (e.object.status?.certificate && e.object.metadata.name) issued.add(e.object.metadata.name);
-        onIssued();
-      },
-      watching.signal,
-    )
-    .catch((err) => console.error('bench watch ended:', err));
-  const running = await runControllers(client, cp.registry, [approvingController, signingController], {
-    signing: { certFile: join(dir, 'ca.crt'), keyFile: join(dir, 'ca.key'), perSigner: {}, durationMs: 86400_000 },
+  const commands: Command[] = [];
+  let wake = () => {};
+  process.on('message', (c: Command) => {
+    commands.push(c);
+    wake();
   });
+  const next = async (): Promise<Command> => {
+    while (!commands.length) await new Promise<void>((r) => (wake = r));
+    return commands.shift()!;
+  };
 
   // The floor: the same two writes (create, approval) per CSR, bare, for a signer nobody handles.
-  const bareRound = async (tag: string): Promise<number> => {
+  const floor = async (tag: string): Promise<number> => {
     const pems = await requests(CSRS_PER_ROUND, tag);
     const seconds = await inParallel(
       CSRS_PER_ROUND,
@@ -163,66 +310,114 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired> {
     );
     return CSRS_PER_ROUND / seconds;
   };
-  const endToEndRound = async (tag: string): Promise<number> => {
+  const endToEnd = async (tag: string): Promise<number> => {
     const pems = await requests(CSRS_PER_ROUND, tag);
-    const names = pems.map((_, i) => `${tag}-${i}`);
-    const allIssued = new Promise<void>((resolve, reject) => {
-      const timeout = setTimeout(() => reject(new Error(`${tag}: not all issued in 2 minutes`)), 120_000);
-      onIssued = () => {
-        if (names.every((n) => issued.has(n))) {
-          clearTimeout(timeout);
-          resolve();
-        }
-      };
-    });
+    const waitingFor = new Set(pems.map((_, i) => `${tag}-${i}`));
+    let allIssued = () => {};
+    const issued = new Promise<void>((r) => (allIssued = r));
+    const watching = new AbortController();
+    const watch = csrs.watch(
+      undefined,
+      {},
+      (e) => {
+        if (e.object.status?.certificate && waitingFor.delete(e.object.metadata.name!) && !waitingFor.size) allIssued();
+      },
+      watching.signal,
+    );
+    reply({ type: 'watching' });
+    if ((await next()).type !== 'go') throw new Error('expected go');
     const started = performance.now();
     await inParallel(
       CSRS_PER_ROUND,
-      (i) => csrs.create({ metadata: { name: names[i] }, spec: spec(pems[i], signers.apiServerClientNodeAgent) }),
+      (i) =>
+        csrs.create({
+          metadata: { name: `${tag}-${i}` },
+          spec: spec(pems[i], registry.naming.signers.apiServerClientNodeAgent),
+        }),
       CONCURRENCY,
     );
-    await allIssued;
-    return CSRS_PER_ROUND / ((performance.now() - started) / 1000);
+    await Promise.race([issued, watch.then(() => Promise.reject(new Error('the watch ended before all were issued')))]);
+    const seconds = (performance.now() - started) / 1000;
+    watching.abort();
+    await watch.catch(() => undefined);
+    return CSRS_PER_ROUND / seconds;
   };
 
-  try {
-    await bareRound(`warm-bare-${caAlg}`.toLowerCase());
-    await endToEndRound(`warm-e2e-${caAlg}`.toLowerCase());
-    const rounds: Paired['rounds'] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const tag = `${caAlg.toLowerCase()}-${r}`;
-      // Per second, so that "ours / floor" is the fraction of the floor's rate reached.
-      if (r % 2 === 0) {
-        const floor = await bareRound(`bare-${tag}`);
-        rounds.push({ ours: await endToEndRound(`e2e-${tag}`), floor });
-      } else {
-        const ours = await endToEndRound(`e2e-${tag}`);
-        rounds.push({ ours, floor: await bareRound(`bare-${tag}`) });
-      }
-    }
-    return {
-      name: `CSRs approved+issued, ${caAlg} CA`,
-      unit: 'CSR/s',
-      floorName: 'bare create+approval',
-      rounds,
-    };
-  } finally {
-    await running.stop();
-    watching.abort();
-    await watch;
-    await cp.stop();
-    await rm(dir, { recursive: true, force: true });
+  reply({ type: 'ready' });
+  for (;;) {
+    const c = await next();
+    if (c.type === 'go') throw new Error('go outside a round');
+    reply({ type: 'rate', perSecond: await (c.type === 'floor' ? floor(c.tag) : endToEnd(c.tag)) });
   }
+}
+
+/** The daemon child: the approver and the signer, each with `workers` workers, until SIGTERM. */
+async function daemonChild(
+  kubeconfig: string,
+  caDir: string,
+  workers: number,
+  reply: (r: Reply) => void,
+): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const registry = new ResourceRegistry('orch');
+  const client = new KubeClient(kc, registry, { qps: CLIENT_QPS });
+  // As `--concurrent-<controller>-syncs` would set them.
+  const controllers = [approvingController, signingController].map((c) => ({ ...c, workers }));
+  const running = await runControllers(client, registry, controllers, {
+    signing: {
+      certFile: join(caDir, 'ca.crt'),
+      keyFile: join(caDir, 'ca.key'),
+      perSigner: {},
+      durationMs: 86400_000,
+    },
+  });
+  reply({ type: 'ready' });
+  await new Promise<void>((resolve) => process.once('SIGTERM', resolve));
+  await running.stop();
 }
 
 export async function run(): Promise<void> {
   const signatures: Paired[] = [];
-  for (const alg of CA_ALGS) signatures.push(await signing(alg));
-  report(`certificate build+sign (${ROUNDS} paired rounds of ${SIGNATURES_PER_ROUND} sequential calls)`, signatures);
+  for (const alg of CA_ALGS) signatures.push(...(await signing(alg)));
+  printPaired(
+    `certificate build+sign (${ROUNDS} paired rounds of ${SIGNATURES_PER_ROUND} sequential calls)`,
+    signatures,
+  );
   const e2e: Paired[] = [];
-  for (const alg of CA_ALGS) e2e.push(await endToEnd(alg));
-  report(
-    `CSRs end to end (${ROUNDS} paired rounds of ${CSRS_PER_ROUND} CSRs, ${CONCURRENCY} in flight, client QPS ${CLIENT_QPS || 'unlimited'})`,
+  for (const alg of CA_ALGS) e2e.push(...(await endToEnd(alg)));
+  printPaired(
+    `CSRs end to end (${ROUNDS} rounds of ${CSRS_PER_ROUND} CSRs, each figure paired with the round's floor; ` +
+      `${CONCURRENCY} in flight from the bench client; control plane, bench client and controller daemon in 3 ` +
+      `processes; daemon with the reference's ${REFERENCE_WORKERS} approver + ${REFERENCE_WORKERS} signer workers, ` +
+      `and with ${CONCURRENCY} + ${CONCURRENCY} (the client's in-flight count); client QPS ` +
+      `${CLIENT_QPS || 'unlimited'} for the bench client and the daemon; 1-min load average ${loadavg()[0].toFixed(1)})`,
     e2e,
+  );
+}
+
+function arg(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return process.argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && arg('role')) {
+  const kubeconfig = arg('kubeconfig');
+  const caDir = arg('ca-dir');
+  const reply = (r: Reply) => process.send!(r);
+  const role = arg('role');
+  const child =
+    role === 'client' && kubeconfig
+      ? clientChild(kubeconfig, reply)
+      : role === 'daemon' && kubeconfig && caDir
+        ? daemonChild(kubeconfig, caDir, Number(arg('workers') ?? REFERENCE_WORKERS), reply)
+        : Promise.reject(
+            new Error('usage (from the parent bench only): --role=client|daemon --kubeconfig=PATH [--ca-dir=DIR]'),
+          );
+  child.then(
+    () => process.exit(0),
+    (err) => {
+      process.send?.({ type: 'error', message: (err as Error)?.stack ?? String(err) }, () => process.exit(1));
+    },
   );
 }

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { startTestCluster } from '../test/support/cluster.ts';
-import { pairedRounds, report } from './paired.ts';
+import { interleaved, printPaired } from './run.ts';
 import { startEchoServer } from './support/echo.ts';
 
 const CLIENTS = 2;
@@ -80,9 +80,9 @@ export async function run(): Promise<void> {
     // Warm-up of both sides: JIT, connections.
     await plane();
     await bare();
-    const rounds = await pairedRounds(ROUNDS, plane, bare);
+    const rounds = await interleaved(ROUNDS, plane, bare);
     const cpuRounds = rounds.map((_, i) => ({ ours: cpu.plane[i + 1], floor: cpu.bare[i + 1] }));
-    report(
+    printPaired(
       `ConfigMap creates, memory store, ${CLIENTS} client processes × ${IN_FLIGHT_PER_CLIENT} in flight, ` +
         `HTTPS keep-alive, client QPS unlimited (${ROUNDS} paired rounds of ${CLIENTS * CREATES_PER_CLIENT}, goal ≥ 0.75×)`,
       [

@@ -93,6 +93,21 @@ export function pairedFigure(name: string, unit: string, floorName: string, roun
   };
 }
 
+/** A figure and its floor before the rounds are summarised. */
+export interface Paired {
+  name: string;
+  unit: string;
+  floorName: string;
+  rounds: Round[];
+}
+
+export function printPaired(group: string, figures: Paired[]): void {
+  print(
+    group,
+    figures.map((f) => pairedFigure(f.name, f.unit, f.floorName, f.rounds)),
+  );
+}
+
 /** Runs `fn(0..n-1)` with `concurrency` calls in flight; returns the seconds it took. */
 export async function inParallel(n: number, fn: (i: number) => Promise<unknown>, concurrency = 64): Promise<number> {
   const started = performance.now();

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Paired, pairedRounds, report } from './paired.ts';
+import { interleaved, type Paired, printPaired } from './run.ts';
 
 const ROUNDS = 5;
 const ROOT = resolve(import.meta.dirname, '..');
@@ -67,26 +67,26 @@ export async function run(): Promise<void> {
         name: 'fresh data directory (CA, keys, seeding)',
         unit: 'ms',
         floorName: 'node --import tsx -e 0',
-        rounds: await pairedRounds(ROUNDS, () => daemon(join(dir, `fresh-${fresh++}`)), floor),
+        rounds: await interleaved(ROUNDS, () => daemon(join(dir, `fresh-${fresh++}`)), floor),
       },
       {
         name: 'warm data directory',
         unit: 'ms',
         floorName: 'node --import tsx -e 0',
-        rounds: await pairedRounds(ROUNDS, () => daemon(warm), floor),
+        rounds: await interleaved(ROUNDS, () => daemon(warm), floor),
       },
       {
         name: 'npm start (warm data directory)',
         unit: 'ms',
         floorName: 'node --import tsx -e 0',
-        rounds: await pairedRounds(
+        rounds: await interleaved(
           ROUNDS,
           () => timed('npm', ['start', '--', ...daemonArgs(warm).slice(1)], STARTED),
           floor,
         ),
       },
     ];
-    report(`npm start to "${STARTED}" (${ROUNDS} paired rounds, goal ≤ 1,500 ms)`, figures);
+    printPaired(`npm start to "${STARTED}" (${ROUNDS} paired rounds, goal ≤ 1,500 ms)`, figures);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -10,6 +10,7 @@ import {
   nodeAgentClientProblem,
   nodeAgentServingProblem,
   type ParsedRequest,
+  parseRequest,
   parseRequestPem,
   RequestParseError,
   verifyRequestSignature,
@@ -258,6 +259,38 @@ describe('parsing bad requests', () => {
     der[der.length - 5] ^= 0xff; // inside the signature
     const p = parseRequestPem(derToPem(der, 'CERTIFICATE REQUEST'));
     expect(await verifyRequestSignature(p)).toMatch(/^unable to verify certificate request signature/);
+  });
+});
+
+describe('parseRequest', () => {
+  const signer = 'orch.io/orch-apiserver-client-nodeagent';
+  const usages = ['client auth'];
+
+  it('parses a request once, and never serves one request for another under the same name', async () => {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const first = (await webcryptoRequestWithKeys(keys, { ...NODE, commonName: 'system:node:first' })).pem;
+    const second = (await webcryptoRequestWithKeys(keys, { ...NODE, commonName: 'system:node:second' })).pem;
+    const parsed = parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }));
+    expect(parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }))).toBe(parsed);
+    const other = parseRequest(csrObject(second, { name: 'same', signerName: signer, usages }));
+    expect(other.subject.commonName).toBe('system:node:second');
+    expect(parseRequest(csrObject(first, { name: 'same', signerName: signer, usages })).subject.commonName).toBe(
+      'system:node:first',
+    );
+  });
+
+  it('keeps no failed parse: a bad request is reported each time', () => {
+    const bad = csrObject('not a request', { signerName: signer, usages });
+    expect(() => parseRequest(bad)).toThrow(RequestParseError);
+    expect(() => parseRequest(bad)).toThrow('PEM block type must be CERTIFICATE REQUEST');
+  });
+
+  it('verifies a parsed request once and gives the same answer after', async () => {
+    const { pem } = await webcryptoRequestWithKeys(await generateKeyPair('Ed25519'), NODE);
+    const parsed = parseRequest(csrObject(pem, { signerName: signer, usages }));
+    const answer = verifyRequestSignature(parsed);
+    expect(verifyRequestSignature(parsed)).toBe(answer);
+    expect(await answer).toBeUndefined();
   });
 });
 

@@ -11,6 +11,7 @@ import type {
   CertificateSigningRequestCondition,
 } from '../../src/api/types/certificates.ts';
 import { splitPemBlocks } from '../../src/pki/pem.ts';
+import { verifyRequestSelfSignature } from '../../src/pki/request-signature.ts';
 import type { Clock } from '../../src/util/clock.ts';
 import { itemExponential, maxOf, type RateLimiter, tokenBucket } from '../../src/workqueue/ratelimit.ts';
 
@@ -135,8 +136,30 @@ export function parseRequestPem(pem: string): ParsedRequest {
   }
 }
 
+/** Parsed requests kept (least recently used dropped first), and the longest `spec.request` text kept. */
+const PARSED_CACHE_SIZE = 1024;
+const MAX_CACHED_REQUEST_CHARS = 16 * 1024;
+const parsedByRequest = new Map<string, ParsedRequest>();
+
+/**
+ * The CSR's request, parsed once per process for the same `spec.request` text (the approver, the signer and
+ * every later reconcile of the CSR share it): a request is immutable, and its parse depends on its bytes only.
+ * Callers must not change what it returns. Requests that do not parse are not kept.
+ */
 export function parseRequest(csr: CertificateSigningRequest): ParsedRequest {
-  return parseRequestPem(requestPem(csr));
+  const request = csr.spec?.request ?? '';
+  const cached = parsedByRequest.get(request);
+  if (cached) {
+    parsedByRequest.delete(request); // re-inserted below as the most recently used
+    parsedByRequest.set(request, cached);
+    return cached;
+  }
+  const parsed = parseRequestPem(requestPem(csr));
+  if (request.length <= MAX_CACHED_REQUEST_CHARS) {
+    if (parsedByRequest.size >= PARSED_CACHE_SIZE) parsedByRequest.delete(parsedByRequest.keys().next().value!);
+    parsedByRequest.set(request, parsed);
+  }
+  return parsed;
 }
 
 function readSubject(name: x509.Name): { subject: Subject; empty: boolean } {
@@ -189,10 +212,24 @@ function readSans(csr: x509.Pkcs10CertificateRequest) {
   return out;
 }
 
-/** Checks the request's self-signature; the reference's message when it does not verify. */
-export async function verifyRequestSignature(parsed: ParsedRequest): Promise<string | undefined> {
+const verified = new WeakMap<ParsedRequest, Promise<string | undefined>>();
+
+/**
+ * Checks the request's self-signature; the reference's message when it does not verify. Checked once per parsed
+ * request (see {@link parseRequest}): the answer depends on the request's bytes only.
+ */
+export function verifyRequestSignature(parsed: ParsedRequest): Promise<string | undefined> {
+  let answer = verified.get(parsed);
+  if (!answer) {
+    answer = checkRequestSignature(parsed);
+    verified.set(parsed, answer);
+  }
+  return answer;
+}
+
+async function checkRequestSignature(parsed: ParsedRequest): Promise<string | undefined> {
   try {
-    if (await parsed.csr.verify()) return undefined;
+    if (await verifyRequestSelfSignature(parsed.csr)) return undefined;
     return 'unable to verify certificate request signature: x509: signature verification failure';
   } catch (err) {
     return `unable to verify certificate request signature: ${(err as Error).message}`;

@@ -60,7 +60,10 @@ export function pemToDer(pem: string, type?: string): Uint8Array {
 
 /** Encodes DER as a PEM block with 64-character lines and a final newline. */
 export function derToPem(der: Uint8Array | ArrayBuffer, type: string): string {
-  const base64 = Buffer.from(new Uint8Array(der)).toString('base64');
-  const lines = base64.match(/.{1,64}/g) ?? [];
-  return [`-----BEGIN ${type}-----`, ...lines, `-----END ${type}-----`, ''].join('\n');
+  // A view of the bytes, not a copy.
+  const bytes = der instanceof ArrayBuffer ? Buffer.from(der) : Buffer.from(der.buffer, der.byteOffset, der.byteLength);
+  const base64 = bytes.toString('base64');
+  let pem = `-----BEGIN ${type}-----\n`;
+  for (let at = 0; at < base64.length; at += 64) pem += `${base64.slice(at, at + 64)}\n`;
+  return `${pem}-----END ${type}-----\n`;
 }

@@ -184,3 +184,36 @@ describe('subject re-encoding', () => {
     expect(hex).toContain(Buffer.from(utf8).toString('hex'));
   });
 });
+
+describe('serials and validity', () => {
+  let ca: SigningCa;
+  let parsed: ReturnType<typeof parseRequestPem>;
+  beforeAll(async () => {
+    const made = await createSelfSignedCa({ commonName: 'serials CA', keyAlg: 'Ed25519' });
+    ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
+    parsed = parseRequestPem((await webcryptoRequest('ECDSA-P256', NODE)).pem);
+  });
+
+  it('gives every certificate its own random serial, past many refills of the random pool', async () => {
+    const serials = new Set<string>();
+    const notBefore = new Date();
+    const notAfter = new Date(notBefore.getTime() + HOUR);
+    for (let i = 0; i < 600; i++) {
+      const { pem } = await issue({ parsed, usages: ['client auth'], notBefore, notAfter }, ca);
+      serials.add(new X509Certificate(pem).serialNumber);
+    }
+    expect(serials.size).toBe(600);
+  });
+
+  it('writes UTCTime through 2049 and GeneralizedTime from 2050, to the second', async () => {
+    const notBefore = new Date('2049-12-31T23:59:58Z');
+    const notAfter = new Date('2050-01-01T00:00:09Z');
+    const { pem } = await issue({ parsed, usages: ['client auth'], notBefore, notAfter }, ca);
+    const text = openssl(['asn1parse', '-in', 'leaf.pem'], { 'leaf.pem': pem });
+    expect(text).toContain('UTCTIME           :491231235958Z');
+    expect(text).toContain('GENERALIZEDTIME   :20500101000009Z');
+    const leaf = new X509Certificate(pem);
+    expect(new Date(leaf.validFrom).getTime()).toBe(notBefore.getTime());
+    expect(new Date(leaf.validTo).getTime()).toBe(notAfter.getTime());
+  });
+});

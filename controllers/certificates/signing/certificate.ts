@@ -9,10 +9,15 @@
  * structures, and kept; the SANs per certificate with the same structures. The small per-certificate parts
  * (serial, validity, subject) and the SEQUENCEs around it all are written as DER directly: serialising a whole
  * TBSCertificate structure costs about two ECDSA P-256 signatures (`npm run bench -- certificates`). Nothing
- * is parsed back or serialised twice, and WebCrypto signs once.
+ * is parsed back or serialised twice.
+ *
+ * node:crypto signs, with the CA key's KeyObject made once per CA: it writes ECDSA signatures as DER directly
+ * (WebCrypto's r‖s would need re-encoding), and an ECDSA or Ed25519 signature (tens of microseconds) costs less
+ * made inline than the hop to the thread pool WebCrypto takes; RSA's (about a millisecond) is still made there.
  */
 import 'reflect-metadata';
-import { randomBytes, webcrypto } from 'node:crypto';
+import { KeyObject, randomBytes, sign, type webcrypto } from 'node:crypto';
+import { promisify } from 'node:util';
 import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
 import {
   AlgorithmIdentifier,
@@ -43,6 +48,12 @@ export interface SigningCa {
 
 /** What every certificate a CA issues shares, DER-encoded once. */
 interface PreparedCa {
+  /** The CA's private key as node:crypto signs with it, ECDSA signatures in DER. */
+  signingKey: { key: KeyObject; dsaEncoding: 'der' };
+  /** The digest node:crypto names (`sha256`), or null for Ed25519, whose signature has its own. */
+  digest: string | null;
+  /** RSA: signed on the thread pool. */
+  onThreadPool: boolean;
   issuer: Buffer;
   /** The signature AlgorithmIdentifier, inside the TBSCertificate and after it. */
   signature: Buffer;
@@ -55,6 +66,9 @@ interface PreparedCa {
 const MAX_USAGE_LISTS = 64;
 
 const prepared = new WeakMap<SigningCa, PreparedCa>();
+
+/** The first content octet of a BIT STRING of whole bytes. */
+const NO_UNUSED_BITS = Buffer.from([0]);
 
 /** `[0] EXPLICIT Version`: v3. */
 const VERSION_3 = Buffer.from([0xa0, 0x03, 0x02, 0x01, 0x02]);
@@ -87,7 +101,11 @@ const der = (structure: object): Buffer => Buffer.from(AsnConvert.serialize(stru
 function prepareCa(ca: SigningCa): PreparedCa {
   let p = prepared.get(ca);
   if (!p) {
+    const { name, hash } = ca.signingAlgorithm;
     p = {
+      signingKey: { key: KeyObject.from(ca.privateKey), dsaEncoding: 'der' },
+      digest: hash ? hash.replace('-', '').toLowerCase() : null,
+      onThreadPool: name.startsWith('RSA'),
       issuer: Buffer.from(ca.cert.subjectName.toArrayBuffer()),
       signature: signatureAlgorithm(ca.signingAlgorithm),
       authorityKeyId: Buffer.from(ca.authorityKeyId.rawData),
@@ -129,12 +147,9 @@ export function subjectName(p: ParsedRequest): Buffer {
     // A multi-valued RDN is a DER SET OF: its values sorted by their encodings, as Go's encoder does.
     const encoded = values.map(directoryString).sort(Buffer.compare);
     const oidDer = ATTRIBUTE_OIDS.get(oid) as Buffer;
-    rdns.push(
-      derElement(
-        0x31,
-        encoded.map((value) => derElement(0x30, [oidDer, value])),
-      ),
-    );
+    const attributes: Buffer[] = [];
+    for (const value of encoded) attributes.push(derElement(0x30, [oidDer, value]));
+    rdns.push(derElement(0x31, attributes));
   }
   return derElement(0x30, rdns);
 }
@@ -144,20 +159,39 @@ function directoryString(v: string): Buffer {
   return derElement(PRINTABLE.test(v) ? 0x13 : 0x0c, [Buffer.from(v, 'utf8')]);
 }
 
+const twoDigits = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
+
 /** An X.509 Time (RFC 5280 §4.1.2.5): UTCTime through 2049, GeneralizedTime after; whole seconds. */
 function derTime(t: Date): Buffer {
-  const digits = t.toISOString().slice(0, 19).replace(/[-T:]/g, '');
-  return t.getUTCFullYear() > 2049
-    ? derElement(0x18, [Buffer.from(`${digits}Z`)])
-    : derElement(0x17, [Buffer.from(`${digits.slice(2)}Z`)]);
+  const year = t.getUTCFullYear();
+  const rest =
+    twoDigits(t.getUTCMonth() + 1) +
+    twoDigits(t.getUTCDate()) +
+    twoDigits(t.getUTCHours()) +
+    twoDigits(t.getUTCMinutes()) +
+    `${twoDigits(t.getUTCSeconds())}Z`;
+  return year > 2049
+    ? derElement(0x18, [Buffer.from(`${year}${rest}`, 'latin1')])
+    : derElement(0x17, [Buffer.from(`${twoDigits(year % 100)}${rest}`, 'latin1')]);
 }
 
-/** A DER element (tag, definite length up to 64 KiB) around already-encoded content. */
+/** A DER element (tag, definite length up to 64 KiB) around already-encoded content, written in one buffer. */
 function derElement(tag: number, content: Uint8Array[]): Buffer {
-  const n = content.reduce((sum, c) => sum + c.length, 0);
+  let n = 0;
+  for (const c of content) n += c.length;
   if (n > 0xffff) throw new Error(`DER element of ${n} bytes: too long`);
-  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
-  return Buffer.concat([Buffer.from([tag, ...length]), ...content]);
+  const header = n < 0x80 ? 2 : n < 0x100 ? 3 : 4;
+  const out = Buffer.allocUnsafe(header + n);
+  out[0] = tag;
+  if (header === 2) out[1] = n;
+  else if (header === 3) out.set([0x81, n], 1);
+  else out.set([0x82, n >> 8, n & 0xff], 1);
+  let at = header;
+  for (const c of content) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 export interface CertificateRequestInput {
@@ -206,18 +240,35 @@ function certificateExtensions(input: CertificateRequestInput, ca: PreparedCa): 
   return [...fixed, extension(id_ce_subjectAltName, p.subjectEmpty, new GeneralNames(names))];
 }
 
-/** WebCrypto's ECDSA signature (r‖s, fixed width) as the DER ECDSA-Sig-Value a certificate carries. */
-function ecdsaSigValue(signature: ArrayBuffer): Buffer {
-  const half = signature.byteLength / 2;
-  const integer = (from: number) => derElement(0x02, [positiveInteger(new Uint8Array(signature, from, half))]);
-  return derElement(0x30, [integer(0), integer(half)]);
+const signOnThreadPool = promisify(sign);
+
+/** The signature of the TBS bytes as a certificate carries it (ECDSA: the DER ECDSA-Sig-Value). */
+function signTbs(tbs: Buffer, ready: PreparedCa): Buffer | Promise<Buffer> {
+  return ready.onThreadPool
+    ? signOnThreadPool(ready.digest, tbs, ready.signingKey)
+    : sign(ready.digest, tbs, ready.signingKey);
+}
+
+/** Random serials, cut from a buffer refilled once per SERIALS_PER_FILL certificates rather than once each. */
+const SERIAL_BYTES = 16;
+const SERIALS_PER_FILL = 256;
+let serialPool = Buffer.alloc(0);
+let serialOffset = 0;
+
+function randomSerial(): Buffer {
+  if (serialOffset >= serialPool.length) {
+    serialPool = randomBytes(SERIAL_BYTES * SERIALS_PER_FILL);
+    serialOffset = 0;
+  }
+  serialOffset += SERIAL_BYTES;
+  return serialPool.subarray(serialOffset - SERIAL_BYTES, serialOffset);
 }
 
 /** Signs the certificate; returns its DER and its PEM (one block, 64-column base64, trailing newline). */
 export async function issue(input: CertificateRequestInput, ca: SigningCa): Promise<{ der: Buffer; pem: string }> {
   const ready = prepareCa(ca);
   // 16 random bytes: uniform in [0, 2^128).
-  const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomBytes(16);
+  const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomSerial();
   // TBSCertificate ::= SEQUENCE { [0] version, serialNumber, signature, issuer, validity, subject,
   // subjectPublicKeyInfo (the request's, as it is), [3] extensions }
   const tbsDer = derElement(0x30, [
@@ -230,11 +281,10 @@ export async function issue(input: CertificateRequestInput, ca: SigningCa): Prom
     new Uint8Array(input.parsed.csr.publicKey.rawData),
     derElement(0xa3, [derElement(0x30, certificateExtensions(input, ready))]),
   ]);
-  const signed = await webcrypto.subtle.sign(ca.signingAlgorithm, ca.privateKey, tbsDer);
-  const signatureValue = ca.signingAlgorithm.name === 'ECDSA' ? ecdsaSigValue(signed) : signed;
+  const signatureValue = await signTbs(tbsDer, ready);
   // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }, around the
   // signed bytes as they are: serialising the TBSCertificate structure again would cost as much as the first time.
-  const bitString = derElement(0x03, [Buffer.from([0]), new Uint8Array(signatureValue)]);
+  const bitString = derElement(0x03, [NO_UNUSED_BITS, signatureValue]);
   const certificate = derElement(0x30, [tbsDer, ready.signature, bitString]);
   return { der: certificate, pem: derToPem(certificate, 'CERTIFICATE') };
 }

@@ -27,7 +27,7 @@ import {
 } from './field-errors.ts';
 import { decodePem } from './pem.ts';
 import { absent, arr, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
-import { checkCertificateRequest, parseCertificate } from './x509.ts';
+import { certificateParseError, checkCertificateRequest } from './x509.ts';
 
 /** The key usages a request may name, in the reference's (sorted) order. */
 export const KEY_USAGES: readonly string[] = [
@@ -161,8 +161,8 @@ function certificateProblem(data: Buffer | undefined): string | undefined {
     if (Object.keys(block.headers).length) return 'no PEM block headers are permitted';
     blocks++;
     if (block.bytes.length === 0) return 'found CERTIFICATE PEM block containing 0 certificates';
-    const parsed = parseCertificate(block.bytes);
-    if (!parsed.ok) return parsed.error;
+    const malformed = certificateParseError(block.bytes);
+    if (malformed) return malformed;
     rest = next.rest;
   }
   return blocks === 0 ? 'must contain at least one CERTIFICATE PEM block' : undefined;
