@@ -1,6 +1,7 @@
 /**
- * The embedded control plane under load through real HTTPS: creates/s and patches/s (against the
- * limit of a bare HTTPS JSON echo on the same machine with the same client), a 10k-object list,
+ * The embedded control plane under load through real HTTPS: creates/s and patches/s (each round paired
+ * with a bare HTTPS JSON echo on the same machine and the same client; `creates` runs the clients in their
+ * own processes), a 10k-object list,
  * watch fan-out to 10 watchers, and heap per 10k stored objects. Then the stores: creates/s of the
  * embedded and etcd stores as a ratio to the memory store (interleaved rounds), and the restart time
  * with 50k objects.
@@ -16,7 +17,7 @@ import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src
 import { Storage } from '../src/controlplane/storage.ts';
 import { startTestCluster, testStorage } from '../test/support/cluster.ts';
 import { etcdAvailable } from '../test/support/etcd.ts';
-import { type Figure, inParallel, print } from './run.ts';
+import { type Figure, inParallel, interleaved, median, pairedFigure, print } from './run.ts';
 import { startEchoServer } from './support/echo.ts';
 
 const configMap = (i: number) => ({
@@ -30,23 +31,31 @@ const configMap = (i: number) => ({
   data: { key: `value-${i}`, payload: 'x'.repeat(200) },
 });
 
-/** The same client against a server that only parses the JSON body and echoes it: the transport limit. */
-async function echoLimit(cp: ControlPlane, kc: KubeConfig, n: number): Promise<number> {
+/**
+ * The same client against a server that only parses the JSON body and echoes it: the transport limit.
+ * Returns the writes/s of `n` POSTs.
+ */
+async function echoFloor(
+  cp: ControlPlane,
+  kc: KubeConfig,
+): Promise<{ rate: (n: number) => Promise<number>; close(): void }> {
   const server = await startEchoServer(cp.clusterCa);
-  const port = server.port;
   const echo = new KubeConfig();
   echo.loadFromOptions({
-    clusters: kc.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
+    clusters: kc.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${server.port}` })),
     users: kc.getUsers(),
     contexts: kc.getContexts(),
     currentContext: kc.getCurrentContext(),
   });
   const client = new KubeClient(echo, cp.registry, { qps: 0 });
-  const seconds = await inParallel(n, (i) =>
-    client.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(i) }),
-  );
-  server.close();
-  return n / seconds;
+  return {
+    rate: async (n) =>
+      n /
+      (await inParallel(n, (i) =>
+        client.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(i) }),
+      )),
+    close: () => server.close(),
+  };
 }
 
 function heapPer10k(): number {
@@ -81,19 +90,31 @@ export async function run(): Promise<void> {
   const { cp, kc, client } = cluster;
   const cms = client.kind('ConfigMap');
   try {
-    const n = 5000;
-    await echoLimit(cp, kc, 1000); // warm-up: JIT and TLS sessions
-    const limit = await echoLimit(cp, kc, n);
+    const floor = await echoFloor(cp, kc);
+    await floor.rate(1000); // warm-up: JIT and TLS sessions
     // Warm-up in another namespace, so the timed creates run on compiled code too.
     const warmNamespace = cp.registry.naming.initialNamespaces[1];
     await inParallel(1000, (i) =>
       cms.create({ ...configMap(i), metadata: { ...configMap(i).metadata, namespace: warmNamespace } }),
     );
-    const createSeconds = await inParallel(n, (i) => cms.create(configMap(i)));
-    const patchSeconds = await inParallel(n, (i) =>
-      cms.patch('default', configMap(i).metadata.name, { data: { key: `patched-${i}` } }, 'merge'),
+    const n = 2000;
+    const createRounds = await interleaved(
+      ROUNDS,
+      async (round) => n / (await inParallel(n, (i) => cms.create(configMap(round * n + i)))),
+      () => floor.rate(n),
     );
-    await inParallel(10_000 - n, (i) => cms.create(configMap(n + i)));
+    const patchRounds = await interleaved(
+      ROUNDS,
+      async (round) =>
+        n /
+        (await inParallel(n, (i) =>
+          cms.patch('default', configMap(i).metadata.name, { data: { key: `patched-${round}-${i}` } }, 'merge'),
+        )),
+      () => floor.rate(n),
+    );
+    floor.close();
+    const created = ROUNDS * n;
+    await inParallel(10_000 - created, (i) => cms.create(configMap(created + i)));
     const listTimes: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
@@ -139,29 +160,22 @@ export async function run(): Promise<void> {
     const watchSeconds = (performance.now() - watchStart) / 1000;
     abort.abort();
 
-    print('embedded control plane (HTTPS, 64 concurrent requests)', [
-      {
-        name: 'creates/s',
-        value: n / createSeconds,
-        unit: 'req/s',
-        against: { name: 'bare HTTPS JSON echo', value: limit },
-      },
-      {
-        name: 'merge patches/s',
-        value: n / patchSeconds,
-        unit: 'req/s',
-        against: { name: 'bare HTTPS JSON echo', value: limit },
-      },
-      { name: 'list of 10k ConfigMaps (median of 5)', value: listTimes[2], unit: 'ms' },
-      {
-        name: 'paged list of 10k (limit 500)',
-        value: pagedMs,
-        unit: 'ms',
-        against: { name: 'one-shot list', value: listTimes[2] },
-      },
-      { name: 'watch fan-out to 10 watchers', value: (watchers * updates) / watchSeconds, unit: 'events/s' },
-      { name: 'heap per 10k stored pods (needs --expose-gc)', value: heapPer10k(), unit: 'MiB' },
-    ]);
+    print(
+      `embedded control plane (HTTPS, one in-process client, 64 concurrent requests, QPS unlimited, memory store)`,
+      [
+        pairedFigure('creates/s', 'req/s', 'bare HTTPS JSON echo', createRounds),
+        pairedFigure('merge patches/s', 'req/s', 'bare HTTPS JSON echo', patchRounds),
+        { name: 'list of 10k ConfigMaps (median of 5)', value: listTimes[2], unit: 'ms' },
+        {
+          name: 'paged list of 10k (limit 500)',
+          value: pagedMs,
+          unit: 'ms',
+          against: { name: 'one-shot list', value: listTimes[2] },
+        },
+        { name: 'watch fan-out to 10 watchers', value: (watchers * updates) / watchSeconds, unit: 'events/s' },
+        { name: 'heap per 10k stored pods (needs --expose-gc)', value: heapPer10k(), unit: 'MiB' },
+      ],
+    );
   } finally {
     await cluster.stop();
   }
@@ -207,7 +221,6 @@ async function stores(): Promise<void> {
       }
     }
     for (const { cp } of planes.values()) await cp.stop();
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
     const memory = rates.get('memory')!;
     figures.push({ name: 'creates/s, memory store', value: median(memory), unit: 'req/s' });
     for (const kind of kinds.filter((k) => k !== 'memory')) {
