@@ -116,8 +116,6 @@ export interface HistogramSample {
   labels: Record<string, string | number>;
   value: number;
   native?: NativeBuckets;
-  /** The series' labels, one object for all its samples; only from `getForPromString()`. */
-  sharedLabels?: Record<string, string>;
 }
 
 export interface HistogramFamily {
@@ -128,11 +126,19 @@ export interface HistogramFamily {
   values: HistogramSample[];
 }
 
-interface Series {
-  labels: Record<string, string>;
+/** One series of a histogram as its classic buckets: what the text formats show. */
+export interface ClassicSeries {
+  /** Labels whose value is undefined are not shown. */
+  labels: Record<string, string | number | undefined>;
   count: number;
   sum: number;
-  /** Per classic bound, non-cumulative; the last slot is the +Inf bucket. */
+  /** Per classic bound, non-cumulative, in the bounds' order (a slot after the last bound is not read). */
+  classic: ArrayLike<number>;
+}
+
+interface Series extends ClassicSeries {
+  labels: Record<string, string>;
+  /** The last slot is the +Inf bucket. */
   classic: number[];
   schema: number;
   zeroCount: number;
@@ -224,23 +230,14 @@ export class NativeHistogram<L extends string = string> {
 
   /** prom-client's collection interface: classic samples; `_count` also carries the native buckets. */
   async get(): Promise<HistogramFamily> {
-    return this.collect(true);
-  }
-
-  /** For the text formats (as prom-client's own histogram): no native buckets; a series' samples share its labels. */
-  async getForPromString(): Promise<HistogramFamily> {
-    return this.collect(false);
-  }
-
-  private collect(forJson: boolean): HistogramFamily {
     const values: HistogramSample[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const s of this.series.values()) {
-      // JSON samples each carry all their labels; text ones name the series' labels as shared.
-      const sample = (metricName: string, value: number, labels: HistogramSample['labels']) =>
-        forJson
-          ? { metricName, value, labels: { ...s.labels, ...labels } }
-          : { metricName, value, labels, sharedLabels: s.labels };
+      const sample = (metricName: string, value: number, labels: HistogramSample['labels']) => ({
+        metricName,
+        value,
+        labels: { ...s.labels, ...labels },
+      });
       let cumulative = 0;
       this.classicBuckets.forEach((le, i) => {
         cumulative += s.classic[i];
@@ -248,10 +245,14 @@ export class NativeHistogram<L extends string = string> {
       });
       values.push(sample(bucketName, s.count, { le: '+Inf' }));
       values.push(sample(`${this.name}_sum`, s.sum, {}));
-      const count = sample(`${this.name}_count`, s.count, {});
-      values.push(forJson ? { ...count, native: nativeOf(s, this.zeroThreshold) } : count);
+      values.push({ ...sample(`${this.name}_count`, s.count, {}), native: nativeOf(s, this.zeroThreshold) });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** The series as classic histograms, for the text formats to render without building samples. */
+  classicSeries(): Iterable<ClassicSeries> {
+    return this.series.values();
   }
 
   private validLabels(labels: LabelValues<L>): Record<string, string> {
