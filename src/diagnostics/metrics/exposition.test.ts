@@ -8,8 +8,9 @@ import {
   Summary,
 } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CONTENT_TYPES, negotiate, renderMetrics } from './exposition.ts';
+import { CONTENT_TYPES, negotiate, renderMetrics, toMetricFamilies } from './exposition.ts';
 import { nativeHistogram } from './native-histogram.ts';
+import { encodeDelimited } from './protobuf.ts';
 import { decodeMetricFamilies, expandBuckets } from './protobuf-decode.ts';
 
 const PROTO = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
@@ -324,6 +325,18 @@ describe('text rendering of histograms from their state', () => {
     const normalised = theirs.replace(/\{le="([^"]*)",(.*)\} /g, '{$2,le="$1"} ').replace(/\n\n/g, '\n');
     expect(ours).toBe(normalised.endsWith('\n') ? normalised : `${normalised}\n`);
   });
+
+  it.each([true, false])(
+    'encodes protobuf as from prom-client’s JSON samples (native histograms gate %s)',
+    async (nativeHistograms) => {
+      const registry = varied();
+      const native = nativeHistogram({ name: 'n', help: 'N.', labelNames: ['k'], schema: 1, registers: [registry] });
+      for (const v of [0.0005, 0.7, 3, 0, -2, 1e-300]) native.observe({ k: 'a"b' }, v);
+      const { body } = await renderMetrics(registry, PROTO, { nativeHistograms });
+      const families = toMetricFamilies((await registry.getMetricsAsJSON()) as never, nativeHistograms);
+      expect(body).toEqual(encodeDelimited(families));
+    },
+  );
 
   it('renders a native histogram’s classic series as prom-client renders the same observations', async () => {
     const bounds = [0.001, 0.5, 1, 2.5];

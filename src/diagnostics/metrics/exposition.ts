@@ -8,8 +8,15 @@
  * buckets go out only in protobuf and only with the `NativeHistograms` gate on.
  */
 import { Histogram as PromHistogram, type Registry, type RegistryContentType } from 'prom-client';
-import { type ClassicSeries, type HistogramSample, NativeHistogram } from './native-histogram.ts';
-import { encodeDelimited, type FamilyType, type Histogram, type Metric, type MetricFamily } from './protobuf.ts';
+import { type ClassicSeries, type HistogramSample, NativeHistogram, type NativeSeries } from './native-histogram.ts';
+import {
+  encodeDelimited,
+  type FamilyType,
+  type Histogram,
+  type Metric,
+  type MetricFamily,
+  type NativeBuckets,
+} from './protobuf.ts';
 
 export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
 
@@ -109,9 +116,7 @@ export async function renderMetrics(
   const format = negotiate(accept);
   const body =
     format === 'protobuf'
-      ? encodeDelimited(
-          toMetricFamilies((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[], options.nativeHistograms),
-        )
+      ? encodeDelimited(await protobufFamilies(registry, options.nativeHistograms))
       : await renderText(registry, format === 'openmetrics');
   return { contentType: CONTENT_TYPES[format], body };
 }
@@ -232,7 +237,7 @@ interface PromHistogramState {
 async function classicHistogram(metric: unknown, openMetrics: boolean): Promise<ClassicHistogram | undefined> {
   if (metric instanceof NativeHistogram) {
     const { name, help, classicBuckets: bounds } = metric;
-    return { name, help, bounds, series: metric.classicSeries() };
+    return { name, help, bounds, series: metric.allSeries() };
   }
   if (!(metric instanceof PromHistogram)) return undefined;
   const h = metric as unknown as PromHistogramState;
@@ -275,18 +280,22 @@ async function metricText(metric: Collectable, openMetrics: boolean): Promise<st
 }
 
 /**
- * Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (`# EOF`). A registry with default labels
- * goes through `getMetricsAsJSON()`, which adds them (prom-client has no getter for them: the field is read as
- * its own text rendering reads it; the default-labels test guards this).
+ * Whether the registry has default labels. Such a registry goes through `getMetricsAsJSON()`, which adds them
+ * (prom-client has no getter for them: the field is read as its own text rendering reads it; the default-labels
+ * test guards this).
  */
-async function renderText(registry: Registry<RegistryContentType>, openMetrics: boolean): Promise<string> {
+function hasDefaultLabels(registry: Registry<RegistryContentType>): boolean {
   const defaults = (registry as unknown as { _defaultLabels?: object })._defaultLabels;
-  const families =
-    defaults && Object.keys(defaults).length > 0
-      ? ((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[]).map((f) => familyText(f, openMetrics))
-      : await Promise.all(
-          (registry.getMetricsAsArray() as unknown as Collectable[]).map((m) => metricText(m, openMetrics)),
-        );
+  return defaults !== undefined && Object.keys(defaults).length > 0;
+}
+
+/** Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (`# EOF`). */
+async function renderText(registry: Registry<RegistryContentType>, openMetrics: boolean): Promise<string> {
+  const families = hasDefaultLabels(registry)
+    ? ((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[]).map((f) => familyText(f, openMetrics))
+    : await Promise.all(
+        (registry.getMetricsAsArray() as unknown as Collectable[]).map((m) => metricText(m, openMetrics)),
+      );
   return `${families.join('')}${openMetrics ? '# EOF\n' : ''}`;
 }
 
@@ -339,6 +348,45 @@ function groupSeries(f: FamilyJSON, splitLabel: string): Map<string, SeriesSampl
     current.samples.push(s);
   }
   return series;
+}
+
+function histogramMetric(bounds: readonly number[], s: ClassicSeries, native?: NativeBuckets): Metric {
+  const buckets: Array<[number, number]> = [];
+  let cumulative = 0;
+  for (let i = 0; i < bounds.length; i++) {
+    cumulative += s.classic[i];
+    buckets.push([bounds[i], cumulative]);
+  }
+  const histogram: Histogram = { count: s.count, sum: s.sum, buckets };
+  if (native) histogram.native = native;
+  return { labels: labelPairs(s.labels), histogram };
+}
+
+/** A histogram's protobuf metrics straight from its state; undefined for other metrics. */
+async function histogramMetrics(metric: Collectable, nativeHistograms: boolean): Promise<Metric[] | undefined> {
+  if (metric instanceof NativeHistogram) {
+    const native = (s: NativeSeries) => (nativeHistograms ? metric.nativeBuckets(s) : undefined);
+    return [...metric.allSeries()].map((s) => histogramMetric(metric.classicBuckets, s, native(s)));
+  }
+  const h = await classicHistogram(metric, false);
+  return h && [...h.series].map((s) => histogramMetric(h.bounds, s));
+}
+
+async function metricFamilies(metric: Collectable, nativeHistograms: boolean): Promise<MetricFamily[]> {
+  const { name, help } = metric as unknown as { name: string; help: string };
+  const histograms = await histogramMetrics(metric, nativeHistograms);
+  if (!histograms) return toMetricFamilies([(await metric.get()) as FamilyJSON], nativeHistograms);
+  return histograms.length ? [{ name, help, type: 'histogram', metrics: histograms }] : [];
+}
+
+async function protobufFamilies(
+  registry: Registry<RegistryContentType>,
+  nativeHistograms: boolean,
+): Promise<MetricFamily[]> {
+  if (hasDefaultLabels(registry))
+    return toMetricFamilies((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[], nativeHistograms);
+  const metrics = registry.getMetricsAsArray() as unknown as Collectable[];
+  return (await Promise.all(metrics.map((m) => metricFamilies(m, nativeHistograms)))).flat();
 }
 
 /** Converts prom-client's JSON to protobuf families; families without samples are left out. */

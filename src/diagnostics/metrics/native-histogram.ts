@@ -136,7 +136,8 @@ export interface ClassicSeries {
   classic: ArrayLike<number>;
 }
 
-interface Series extends ClassicSeries {
+/** A series' full state. */
+export interface NativeSeries extends ClassicSeries {
   labels: Record<string, string>;
   /** The last slot is the +Inf bucket. */
   classic: number[];
@@ -159,7 +160,7 @@ export class NativeHistogram<L extends string = string> {
   readonly schema: number;
   readonly maxBuckets: number;
   readonly zeroThreshold: number;
-  private series = new Map<string, Series>();
+  private series = new Map<string, NativeSeries>();
 
   constructor(config: NativeHistogramConfig<L>) {
     const { name, help, labelNames = [], schema = 3, maxBuckets = DEFAULT_MAX_BUCKETS } = config;
@@ -245,14 +246,19 @@ export class NativeHistogram<L extends string = string> {
       });
       values.push(sample(bucketName, s.count, { le: '+Inf' }));
       values.push(sample(`${this.name}_sum`, s.sum, {}));
-      values.push({ ...sample(`${this.name}_count`, s.count, {}), native: nativeOf(s, this.zeroThreshold) });
+      values.push({ ...sample(`${this.name}_count`, s.count, {}), native: this.nativeBuckets(s) });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
-  /** The series as classic histograms, for the text formats to render without building samples. */
-  classicSeries(): Iterable<ClassicSeries> {
+  /** The series, for the expositions to render without building samples. */
+  allSeries(): Iterable<NativeSeries> {
     return this.series.values();
+  }
+
+  /** The exponential buckets of one of `allSeries()`. */
+  nativeBuckets(s: NativeSeries): NativeBuckets {
+    return nativeOf(s, this.zeroThreshold);
   }
 
   private validLabels(labels: LabelValues<L>): Record<string, string> {
@@ -270,7 +276,7 @@ export class NativeHistogram<L extends string = string> {
     return JSON.stringify(this.labelNames.map((n) => labels[n] ?? null));
   }
 
-  private seriesFor(raw: LabelValues<L>): Series {
+  private seriesFor(raw: LabelValues<L>): NativeSeries {
     const labels = this.validLabels(raw);
     const key = this.key(labels);
     let s = this.series.get(key);
@@ -295,7 +301,7 @@ function sorted(buckets: Map<number, number>): Array<[number, number]> {
   return [...buckets].sort((a, b) => a[0] - b[0]);
 }
 
-function nativeOf(s: Series, zeroThreshold: number): NativeBuckets {
+function nativeOf(s: NativeSeries, zeroThreshold: number): NativeBuckets {
   return {
     schema: s.schema,
     zeroThreshold,
