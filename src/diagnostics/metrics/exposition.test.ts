@@ -285,6 +285,27 @@ describe('renderMetrics', () => {
     const text = (await renderMetrics(registry, 'text/plain', { nativeHistograms: false })).body as string;
     expect(text).toContain('hits_total 1\n');
   });
+
+  it("writes a histogram's exemplars in OpenMetrics, its series labels first and le last", async () => {
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    // <string>: prom-client's typings would limit exemplar label names to the metric's label names.
+    const h = new Histogram<string>({
+      name: 'op_seconds',
+      help: 'Ops.',
+      labelNames: ['verb'],
+      buckets: [1],
+      enableExemplars: true,
+      registers: [registry],
+    });
+    h.observe({ labels: { verb: 'GET' }, value: 0.5, exemplarLabels: { trace_id: 'abc' } });
+    const om = (await renderMetrics(registry, 'application/openmetrics-text', { nativeHistograms: false }))
+      .body as string;
+    expect(om).toMatch(/^op_seconds_bucket\{verb="GET",le="1"\} 1 # \{trace_id="abc"\} 0\.5 \d+(\.\d+)?$/m);
+    expect(om).toContain('op_seconds_sum{verb="GET"} 0.5\nop_seconds_count{verb="GET"} 1\n# EOF\n');
+    const text = (await renderMetrics(registry, 'text/plain', { nativeHistograms: false })).body as string;
+    expect(text).toContain('op_seconds_bucket{verb="GET",le="1"} 1\nop_seconds_bucket{verb="GET",le="+Inf"} 1\n');
+  });
 });
 
 describe('text rendering of histograms from their state', () => {
