@@ -1,7 +1,16 @@
-import { Counter, Gauge, Histogram, type OpenMetricsContentType, Registry, Summary } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type OpenMetricsContentType,
+  Registry,
+  type RegistryContentType,
+  Summary,
+} from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CONTENT_TYPES, negotiate, renderMetrics } from './exposition.ts';
+import { CONTENT_TYPES, negotiate, renderMetrics, toMetricFamilies } from './exposition.ts';
 import { nativeHistogram } from './native-histogram.ts';
+import { encodeDelimited } from './protobuf.ts';
 import { decodeMetricFamilies, expandBuckets } from './protobuf-decode.ts';
 
 const PROTO = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
@@ -275,5 +284,93 @@ describe('renderMetrics', () => {
     expect(om).toMatch(/^hits_total 1 # \{trace_id="abc"\} 1 \d+(\.\d+)?$/m);
     const text = (await renderMetrics(registry, 'text/plain', { nativeHistograms: false })).body as string;
     expect(text).toContain('hits_total 1\n');
+  });
+
+  it("writes a histogram's exemplars in OpenMetrics, its series labels first and le last", async () => {
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    // <string>: prom-client's typings would limit exemplar label names to the metric's label names.
+    const h = new Histogram<string>({
+      name: 'op_seconds',
+      help: 'Ops.',
+      labelNames: ['verb'],
+      buckets: [1],
+      enableExemplars: true,
+      registers: [registry],
+    });
+    h.observe({ labels: { verb: 'GET' }, value: 0.5, exemplarLabels: { trace_id: 'abc' } });
+    const om = (await renderMetrics(registry, 'application/openmetrics-text', { nativeHistograms: false }))
+      .body as string;
+    expect(om).toMatch(/^op_seconds_bucket\{verb="GET",le="1"\} 1 # \{trace_id="abc"\} 0\.5 \d+(\.\d+)?$/m);
+    expect(om).toContain('op_seconds_sum{verb="GET"} 0.5\nop_seconds_count{verb="GET"} 1\n# EOF\n');
+    const text = (await renderMetrics(registry, 'text/plain', { nativeHistograms: false })).body as string;
+    expect(text).toContain('op_seconds_bucket{verb="GET",le="1"} 1\nop_seconds_bucket{verb="GET",le="+Inf"} 1\n');
+  });
+});
+
+describe('text rendering of histograms from their state', () => {
+  /** Histograms with and without labels, escaped labels and help, one without series; extreme values; others. */
+  function varied(): Registry<RegistryContentType> {
+    const registry = new Registry<RegistryContentType>();
+    const registers = [registry];
+    const labelled = new Histogram({
+      name: 'op_seconds',
+      help: 'Ops \\ back\nslash.', // no quotes: prom-client does not escape them in OpenMetrics HELP
+      labelNames: ['verb', 'path'],
+      buckets: [0.001, 0.5, 1, 2.5, 1e6],
+      registers,
+    });
+    const bare = new Histogram({ name: 'bare_seconds', help: 'No labels.', registers });
+    new Histogram({ name: 'unused_seconds', help: 'Never observed.', labelNames: ['x'], registers });
+    const gauge = new Gauge({ name: 'level', help: 'A gauge.', labelNames: ['k'], registers });
+    new Counter({ name: 'ops_total', help: 'A counter.', registers }).inc(7);
+    for (const [i, v] of [0.0005, 0.7, 3, 1e300, 1e-300, -2, 0.5].entries()) {
+      labelled.observe({ verb: i % 2 ? 'GET' : 'PUT', path: 'a\\b\n"c"' }, v);
+      labelled.observe({ path: '/x', verb: 'LIST' }, v * 2); // labels in another order
+      bare.observe(v);
+    }
+    gauge.set({ k: 'v' }, Number.NEGATIVE_INFINITY);
+    return registry;
+  }
+
+  it.each([
+    ['text 0.0.4', CONTENT_TYPES.text, Registry.PROMETHEUS_CONTENT_TYPE],
+    ['OpenMetrics', CONTENT_TYPES.openmetrics, Registry.OPENMETRICS_CONTENT_TYPE],
+  ] as const)('equals prom-client’s own %s of the same registry', async (_, accept, contentType) => {
+    const registry = varied();
+    const ours = (await renderMetrics(registry, accept, { nativeHistograms: false })).body as string;
+    registry.setContentType(contentType);
+    const theirs = await registry.metrics();
+    // prom-client puts `le` first in a labelled histogram's buckets (we put it last, as client_golang) and
+    // separates families by a blank line.
+    const normalised = theirs.replace(/\{le="([^"]*)",(.*)\} /g, '{$2,le="$1"} ').replace(/\n\n/g, '\n');
+    expect(ours).toBe(normalised.endsWith('\n') ? normalised : `${normalised}\n`);
+  });
+
+  it.each([true, false])(
+    'encodes protobuf as from prom-client’s JSON samples (native histograms gate %s)',
+    async (nativeHistograms) => {
+      const registry = varied();
+      const native = nativeHistogram({ name: 'n', help: 'N.', labelNames: ['k'], schema: 1, registers: [registry] });
+      for (const v of [0.0005, 0.7, 3, 0, -2, 1e-300]) native.observe({ k: 'a"b' }, v);
+      const { body } = await renderMetrics(registry, PROTO, { nativeHistograms });
+      const families = toMetricFamilies((await registry.getMetricsAsJSON()) as never, nativeHistograms);
+      expect(body).toEqual(encodeDelimited(families));
+    },
+  );
+
+  it('renders a native histogram’s classic series as prom-client renders the same observations', async () => {
+    const bounds = [0.001, 0.5, 1, 2.5];
+    const ours = new Registry();
+    const theirs = new Registry();
+    const config = { name: 'n_seconds', help: 'N.', labelNames: ['k'] };
+    const native = nativeHistogram({ ...config, classicBuckets: bounds, registers: [ours] });
+    const classic = new Histogram({ ...config, buckets: bounds, registers: [theirs] });
+    for (const v of [0.0005, 0.7, 3, 1, -2, 1e-300]) {
+      native.observe({ k: 'a"b' }, v);
+      classic.observe({ k: 'a"b' }, v);
+    }
+    const text = (r: Registry) => renderMetrics(r, undefined, { nativeHistograms: true }).then((x) => x.body);
+    expect(await text(ours)).toBe(await text(theirs));
   });
 });

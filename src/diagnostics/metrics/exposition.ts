@@ -2,14 +2,21 @@
  * Renders a prom-client Registry in the format the scraper's `Accept` asks for: Prometheus text 0.0.4 (the
  * default), OpenMetrics 1.0.0, or delimited protobuf. All three are rendered here, so no shared registry state
  * changes per request (prom-client's own OpenMetrics rendering renames counters in place). Protobuf is built from
- * `getMetricsAsJSON()`; the text formats from each metric's `getForPromString()` where it has one, as prom-client's
- * own text does: a histogram's samples then share one labels object per series instead of a copy per bucket, and
- * the series' labels are rendered once. Native histogram
+ * `getMetricsAsJSON()`. In the text formats, histograms (prom-client's and native ones) are written straight from
+ * their per-series state: one sample object per bucket would cost more than the text itself; other metrics from
+ * their samples (`getForPromString()` where the metric has one, as prom-client's own text). Native histogram
  * buckets go out only in protobuf and only with the `NativeHistograms` gate on.
  */
-import type { Registry, RegistryContentType } from 'prom-client';
-import type { HistogramSample } from './native-histogram.ts';
-import { encodeDelimited, type FamilyType, type Histogram, type Metric, type MetricFamily } from './protobuf.ts';
+import { Histogram as PromHistogram, type Registry, type RegistryContentType } from 'prom-client';
+import { type ClassicSeries, type HistogramSample, NativeHistogram, type NativeSeries } from './native-histogram.ts';
+import {
+  encodeDelimited,
+  type FamilyType,
+  type Histogram,
+  type Metric,
+  type MetricFamily,
+  type NativeBuckets,
+} from './protobuf.ts';
 
 export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
 
@@ -88,7 +95,7 @@ interface FamilyJSON {
 
 type Labels = Record<string, string | number | undefined>;
 
-interface SampleJSON extends Partial<Omit<HistogramSample, 'value' | 'labels' | 'sharedLabels'>> {
+interface SampleJSON extends Partial<Omit<HistogramSample, 'value' | 'labels'>> {
   value: number;
   labels?: Labels;
   /** The series' labels, one object for all of its samples (`getForPromString()`); `labels` has the rest. */
@@ -109,30 +116,14 @@ export async function renderMetrics(
   const format = negotiate(accept);
   const body =
     format === 'protobuf'
-      ? encodeDelimited(
-          toMetricFamilies((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[], options.nativeHistograms),
-        )
-      : renderText(await textFamilies(registry), format === 'openmetrics');
+      ? encodeDelimited(await protobufFamilies(registry, options.nativeHistograms))
+      : await renderText(registry, format === 'openmetrics');
   return { contentType: CONTENT_TYPES[format], body };
 }
 
 interface Collectable {
   get(): Promise<FamilyJSON> | FamilyJSON;
   getForPromString?(): Promise<FamilyJSON> | FamilyJSON;
-}
-
-/**
- * Every metric's samples for the text formats, with shared series labels where the metric offers them. A
- * registry with default labels goes through `getMetricsAsJSON()`, which adds them (prom-client has no getter
- * for them: the field is read as its own text rendering reads it; the default-labels test guards this).
- */
-async function textFamilies(registry: Registry<RegistryContentType>): Promise<FamilyJSON[]> {
-  const defaults = (registry as unknown as { _defaultLabels?: object })._defaultLabels;
-  if (defaults && Object.keys(defaults).length > 0)
-    return (await registry.getMetricsAsJSON()) as unknown as FamilyJSON[];
-  return Promise.all(
-    (registry.getMetricsAsArray() as unknown as Collectable[]).map((m) => (m.getForPromString ?? m.get).call(m)),
-  );
 }
 
 export function formatNumber(v: number): string {
@@ -182,41 +173,130 @@ function labelString(labels: Labels | undefined): string {
   return pairs ? `{${pairs}}` : '';
 }
 
-/** Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (counters' `_total` samples, `# EOF`). */
-export function renderText(families: readonly FamilyJSON[], openMetrics: boolean): string {
-  const lines: string[] = [];
+function familyHeader(name: string, help: string, type: string, openMetrics: boolean): string {
+  return `# HELP ${name} ${escapeHelp(help, openMetrics)}\n# TYPE ${name} ${type}\n`;
+}
+
+/** One family's text from its samples (counters' `_total` samples in OpenMetrics). */
+function familyText(f: FamilyJSON, openMetrics: boolean): string {
+  const counter = f.type === 'counter';
+  const family = openMetrics && counter ? f.name.replace(/_total$/, '') : f.name;
+  const type = ['counter', 'gauge', 'histogram', 'summary'].includes(f.type)
+    ? f.type
+    : openMetrics
+      ? 'unknown'
+      : 'untyped';
+  let out = familyHeader(family, f.help, type, openMetrics);
   // The rendered shared labels of the series the last sample belonged to.
   let shared: Labels | undefined;
   let sharedText = '';
-  for (const f of families) {
-    const counter = f.type === 'counter';
-    const family = openMetrics && counter ? f.name.replace(/_total$/, '') : f.name;
-    const type = ['counter', 'gauge', 'histogram', 'summary'].includes(f.type)
-      ? f.type
-      : openMetrics
-        ? 'unknown'
-        : 'untyped';
-    lines.push(`# HELP ${family} ${escapeHelp(f.help, openMetrics)}`, `# TYPE ${family} ${type}`);
-    for (const s of f.values ?? []) {
-      const name = openMetrics && counter ? `${family}_total` : (s.metricName ?? f.name);
-      if (s.sharedLabels !== shared) {
-        shared = s.sharedLabels;
-        sharedText = labelPairsText(shared);
-      }
-      const own = labelPairsText(s.labels);
-      // The series' labels first, so `le` comes last as in client_golang.
-      const pairs = own && sharedText ? `${sharedText},${own}` : sharedText || own;
-      let line = `${name}${pairs ? `{${pairs}}` : ''} ${formatNumber(s.value)}`;
-      if (openMetrics && s.exemplar) {
-        const { labelSet, value, timestamp } = s.exemplar;
-        line += ` # ${labelString(labelSet) || '{}'} ${formatNumber(value)}`;
-        if (timestamp !== undefined) line += ` ${formatNumber(timestamp)}`;
-      }
-      lines.push(line);
+  for (const s of f.values ?? []) {
+    const name = openMetrics && counter ? `${family}_total` : (s.metricName ?? f.name);
+    if (s.sharedLabels !== shared) {
+      shared = s.sharedLabels;
+      sharedText = labelPairsText(shared);
     }
+    const own = labelPairsText(s.labels);
+    // The series' labels first, so `le` comes last as in client_golang.
+    const pairs = own && sharedText ? `${sharedText},${own}` : sharedText || own;
+    out += `${name}${pairs ? `{${pairs}}` : ''} ${formatNumber(s.value)}`;
+    if (openMetrics && s.exemplar) {
+      const { labelSet, value, timestamp } = s.exemplar;
+      out += ` # ${labelString(labelSet) || '{}'} ${formatNumber(value)}`;
+      if (timestamp !== undefined) out += ` ${formatNumber(timestamp)}`;
+    }
+    out += '\n';
   }
-  if (openMetrics) lines.push('# EOF');
-  return lines.length ? `${lines.join('\n')}\n` : '';
+  return out;
+}
+
+/** A histogram as its classic series, read from the metric's state rather than from sample objects. */
+interface ClassicHistogram {
+  name: string;
+  help: string;
+  /** Finite upper bounds, increasing; +Inf is implied. */
+  bounds: readonly number[];
+  series: Iterable<ClassicSeries>;
+}
+
+/**
+ * The part of prom-client's Histogram read here: its per-series state. prom-client has no public accessor for
+ * it (its own `getForPromString()` builds an object per bucket); the test comparing with prom-client's own
+ * text guards these fields.
+ */
+interface PromHistogramState {
+  name: string;
+  help: string;
+  upperBounds: number[];
+  hashMap: Record<string, { labels: Labels; bucketValues: Record<string, number>; sum: number; count: number }>;
+  enableExemplars: boolean;
+  collect?: () => unknown;
+}
+
+/** `metric` as a classic histogram when it is one we can read directly (not one with exemplars to show). */
+async function classicHistogram(metric: unknown, openMetrics: boolean): Promise<ClassicHistogram | undefined> {
+  if (metric instanceof NativeHistogram) {
+    const { name, help, classicBuckets: bounds } = metric;
+    return { name, help, bounds, series: metric.allSeries() };
+  }
+  if (!(metric instanceof PromHistogram)) return undefined;
+  const h = metric as unknown as PromHistogramState;
+  if (openMetrics && h.enableExemplars) return undefined;
+  if (h.collect) await h.collect();
+  const bounds = h.upperBounds;
+  const keys = bounds.map(String);
+  const series = Object.values(h.hashMap).map(({ labels, bucketValues, sum, count }) => ({
+    labels,
+    sum,
+    count,
+    classic: keys.map((k) => bucketValues[k]),
+  }));
+  return { name: h.name, help: h.help, bounds, series };
+}
+
+/** A classic histogram's text: per series its cumulative buckets (`le` last, as client_golang), sum and count. */
+function histogramText({ name, help, bounds, series }: ClassicHistogram, openMetrics: boolean): string {
+  const les = bounds.map((b) => `le="${formatNumber(b)}"} `);
+  let out = familyHeader(name, help, 'histogram', openMetrics);
+  for (const { labels, classic, sum, count } of series) {
+    const pairs = labelPairsText(labels);
+    const bucket = pairs ? `${name}_bucket{${pairs},` : `${name}_bucket{`;
+    const own = pairs ? `{${pairs}} ` : ' ';
+    let cumulative = 0;
+    for (let i = 0; i < les.length; i++) {
+      cumulative += classic[i];
+      out += `${bucket}${les[i]}${formatNumber(cumulative)}\n`;
+    }
+    out += `${bucket}le="+Inf"} ${formatNumber(count)}\n`;
+    out += `${name}_sum${own}${formatNumber(sum)}\n${name}_count${own}${formatNumber(count)}\n`;
+  }
+  return out;
+}
+
+async function metricText(metric: Collectable, openMetrics: boolean): Promise<string> {
+  const histogram = await classicHistogram(metric, openMetrics);
+  if (histogram) return histogramText(histogram, openMetrics);
+  return familyText(await (metric.getForPromString ?? metric.get).call(metric), openMetrics);
+}
+
+/**
+ * Whether the registry has default labels. Such a registry goes through `getMetricsAsJSON()`, which adds them
+ * (prom-client has no getter for them: the field is read as its own text rendering reads it; the default-labels
+ * test guards this).
+ */
+function hasDefaultLabels(registry: Registry<RegistryContentType>): boolean {
+  const defaults = (registry as unknown as { _defaultLabels?: object })._defaultLabels;
+  return defaults !== undefined && Object.keys(defaults).length > 0;
+}
+
+/** Prometheus text 0.0.4 or, with `openMetrics`, OpenMetrics 1.0.0 (`# EOF`). */
+async function renderText(registry: Registry<RegistryContentType>, openMetrics: boolean): Promise<string> {
+  const families = hasDefaultLabels(registry)
+    ? ((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[]).map((f) => familyText(f, openMetrics))
+    : await Promise.all(
+        (registry.getMetricsAsArray() as unknown as Collectable[]).map((m) => metricText(m, openMetrics)),
+      );
+  return `${families.join('')}${openMetrics ? '# EOF\n' : ''}`;
 }
 
 type LabelPairs = Array<[string, string]>;
@@ -268,6 +348,45 @@ function groupSeries(f: FamilyJSON, splitLabel: string): Map<string, SeriesSampl
     current.samples.push(s);
   }
   return series;
+}
+
+function histogramMetric(bounds: readonly number[], s: ClassicSeries, native?: NativeBuckets): Metric {
+  const buckets: Array<[number, number]> = [];
+  let cumulative = 0;
+  for (let i = 0; i < bounds.length; i++) {
+    cumulative += s.classic[i];
+    buckets.push([bounds[i], cumulative]);
+  }
+  const histogram: Histogram = { count: s.count, sum: s.sum, buckets };
+  if (native) histogram.native = native;
+  return { labels: labelPairs(s.labels), histogram };
+}
+
+/** A histogram's protobuf metrics straight from its state; undefined for other metrics. */
+async function histogramMetrics(metric: Collectable, nativeHistograms: boolean): Promise<Metric[] | undefined> {
+  if (metric instanceof NativeHistogram) {
+    const native = (s: NativeSeries) => (nativeHistograms ? metric.nativeBuckets(s) : undefined);
+    return [...metric.allSeries()].map((s) => histogramMetric(metric.classicBuckets, s, native(s)));
+  }
+  const h = await classicHistogram(metric, false);
+  return h && [...h.series].map((s) => histogramMetric(h.bounds, s));
+}
+
+async function metricFamilies(metric: Collectable, nativeHistograms: boolean): Promise<MetricFamily[]> {
+  const { name, help } = metric as unknown as { name: string; help: string };
+  const histograms = await histogramMetrics(metric, nativeHistograms);
+  if (!histograms) return toMetricFamilies([(await metric.get()) as FamilyJSON], nativeHistograms);
+  return histograms.length ? [{ name, help, type: 'histogram', metrics: histograms }] : [];
+}
+
+async function protobufFamilies(
+  registry: Registry<RegistryContentType>,
+  nativeHistograms: boolean,
+): Promise<MetricFamily[]> {
+  if (hasDefaultLabels(registry))
+    return toMetricFamilies((await registry.getMetricsAsJSON()) as unknown as FamilyJSON[], nativeHistograms);
+  const metrics = registry.getMetricsAsArray() as unknown as Collectable[];
+  return (await Promise.all(metrics.map((m) => metricFamilies(m, nativeHistograms)))).flat();
 }
 
 /** Converts prom-client's JSON to protobuf families; families without samples are left out. */

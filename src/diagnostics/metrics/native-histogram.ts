@@ -116,8 +116,6 @@ export interface HistogramSample {
   labels: Record<string, string | number>;
   value: number;
   native?: NativeBuckets;
-  /** The series' labels, one object for all its samples; only from `getForPromString()`. */
-  sharedLabels?: Record<string, string>;
 }
 
 export interface HistogramFamily {
@@ -128,11 +126,20 @@ export interface HistogramFamily {
   values: HistogramSample[];
 }
 
-interface Series {
-  labels: Record<string, string>;
+/** One series of a histogram as its classic buckets: what the text formats show. */
+export interface ClassicSeries {
+  /** Labels whose value is undefined are not shown. */
+  labels: Record<string, string | number | undefined>;
   count: number;
   sum: number;
-  /** Per classic bound, non-cumulative; the last slot is the +Inf bucket. */
+  /** Per classic bound, non-cumulative, in the bounds' order (a slot after the last bound is not read). */
+  classic: ArrayLike<number>;
+}
+
+/** A series' full state. */
+export interface NativeSeries extends ClassicSeries {
+  labels: Record<string, string>;
+  /** The last slot is the +Inf bucket. */
   classic: number[];
   schema: number;
   zeroCount: number;
@@ -153,7 +160,7 @@ export class NativeHistogram<L extends string = string> {
   readonly schema: number;
   readonly maxBuckets: number;
   readonly zeroThreshold: number;
-  private series = new Map<string, Series>();
+  private series = new Map<string, NativeSeries>();
 
   constructor(config: NativeHistogramConfig<L>) {
     const { name, help, labelNames = [], schema = 3, maxBuckets = DEFAULT_MAX_BUCKETS } = config;
@@ -224,23 +231,14 @@ export class NativeHistogram<L extends string = string> {
 
   /** prom-client's collection interface: classic samples; `_count` also carries the native buckets. */
   async get(): Promise<HistogramFamily> {
-    return this.collect(true);
-  }
-
-  /** For the text formats (as prom-client's own histogram): no native buckets; a series' samples share its labels. */
-  async getForPromString(): Promise<HistogramFamily> {
-    return this.collect(false);
-  }
-
-  private collect(forJson: boolean): HistogramFamily {
     const values: HistogramSample[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const s of this.series.values()) {
-      // JSON samples each carry all their labels; text ones name the series' labels as shared.
-      const sample = (metricName: string, value: number, labels: HistogramSample['labels']) =>
-        forJson
-          ? { metricName, value, labels: { ...s.labels, ...labels } }
-          : { metricName, value, labels, sharedLabels: s.labels };
+      const sample = (metricName: string, value: number, labels: HistogramSample['labels']) => ({
+        metricName,
+        value,
+        labels: { ...s.labels, ...labels },
+      });
       let cumulative = 0;
       this.classicBuckets.forEach((le, i) => {
         cumulative += s.classic[i];
@@ -248,10 +246,19 @@ export class NativeHistogram<L extends string = string> {
       });
       values.push(sample(bucketName, s.count, { le: '+Inf' }));
       values.push(sample(`${this.name}_sum`, s.sum, {}));
-      const count = sample(`${this.name}_count`, s.count, {});
-      values.push(forJson ? { ...count, native: nativeOf(s, this.zeroThreshold) } : count);
+      values.push({ ...sample(`${this.name}_count`, s.count, {}), native: this.nativeBuckets(s) });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** The series, for the expositions to render without building samples. */
+  allSeries(): Iterable<NativeSeries> {
+    return this.series.values();
+  }
+
+  /** The exponential buckets of one of `allSeries()`. */
+  nativeBuckets(s: NativeSeries): NativeBuckets {
+    return nativeOf(s, this.zeroThreshold);
   }
 
   private validLabels(labels: LabelValues<L>): Record<string, string> {
@@ -269,7 +276,7 @@ export class NativeHistogram<L extends string = string> {
     return JSON.stringify(this.labelNames.map((n) => labels[n] ?? null));
   }
 
-  private seriesFor(raw: LabelValues<L>): Series {
+  private seriesFor(raw: LabelValues<L>): NativeSeries {
     const labels = this.validLabels(raw);
     const key = this.key(labels);
     let s = this.series.get(key);
@@ -294,7 +301,7 @@ function sorted(buckets: Map<number, number>): Array<[number, number]> {
   return [...buckets].sort((a, b) => a[0] - b[0]);
 }
 
-function nativeOf(s: Series, zeroThreshold: number): NativeBuckets {
+function nativeOf(s: NativeSeries, zeroThreshold: number): NativeBuckets {
   return {
     schema: s.schema,
     zeroThreshold,
