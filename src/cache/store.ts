@@ -106,9 +106,12 @@ export class Store<T extends KubeObject> {
     return [...this.items.keys()];
   }
 
-  /** Objects filed under `value` in the index `name`. */
+  /** Objects filed under `value` in the index `name`, in a fresh array the caller may keep or change. */
   byIndex(name: string, value: string): T[] {
-    return this.indexKeys(name, value).map((key) => this.items.get(key)!);
+    const objects: T[] = [];
+    // Straight from the bucket: this is on every controller's sync path, so no intermediate key array.
+    for (const key of this.indexNamed(name).get(value) ?? []) objects.push(this.items.get(key)!);
+    return objects;
   }
 
   /** Keys filed under `value` in the index `name`. */
