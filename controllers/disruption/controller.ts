@@ -34,8 +34,9 @@ import {
 import { READ, rule } from '../../src/controller/permissions.ts';
 import { rfc3339 } from '../../src/util/time.ts';
 import { ACTION_MATCH, EVENT_MULTIPLE_PDBS, STALE_POD_KEY_PREFIX } from './constants.ts';
-import { failSafeStatus, type PlannedEvent, planSync, type SyncPlan, usesScale } from './core.ts';
+import { failSafeStatus, type PlannedEvent, planSync, usesScale } from './core.ts';
 import { controllerRefOf, type ScaleLookup, WORKLOAD_KINDS, type WorkloadKind, type Workloads } from './finders.ts';
+import { NoopSyncs, type ReadWorkload, type WorkloadRead } from './noop.ts';
 import {
   candidateIndexValues,
   clearedDisruptionTarget,
@@ -76,29 +77,6 @@ function unwrap<T>(obj: T | DeletedFinalStateUnknown<T>): T {
   return isTombstone(obj) ? obj.obj : obj;
 }
 
-/** A typed finder's read of a workload and what it found. */
-interface WorkloadRead {
-  kind: WorkloadKind;
-  namespace: string;
-  name: string;
-  found: KubeObject | undefined;
-}
-
-/**
- * The inputs of a sync that found nothing to do: synced again over the very same cached objects it is a
- * no-op again (the plan is a pure function of them, and of the clock only through `disruptedPods`, which a
- * no-op sync without a recheck time does not have).
- */
-interface NoopSync {
-  pdb: PodDisruptionBudget;
-  candidates: readonly Pod[];
-  reads: readonly WorkloadRead[];
-}
-
-function isNoop(plan: SyncPlan): boolean {
-  return !plan.status && plan.error === undefined && plan.events.length === 0 && plan.recheckAtMs === undefined;
-}
-
 function replicasOf(obj: KubeObject): unknown {
   return (obj.spec as { replicas?: unknown } | undefined)?.replicas;
 }
@@ -114,8 +92,10 @@ export class DisruptionReconciler implements Reconciler {
   private readonly dependents = new Map<string, Set<string>>();
   /** PDB key → the UIDs it depended on at its last sync. */
   private readonly dependsOn = new Map<string, string[]>();
-  /** PDB key → the inputs of its last sync, when that sync was a no-op (a resync of it can stop there). */
-  private readonly lastNoop = new Map<string, NoopSync>();
+  /** Budgets whose last sync was a no-op: a resync over the same cached objects stops there. */
+  private readonly noops = new NoopSyncs();
+  private readonly readWorkload: ReadWorkload = (kind, namespace, name) =>
+    this.workloads.get(kind)?.get(namespace, name);
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -238,19 +218,18 @@ export class DisruptionReconciler implements Reconciler {
     const pdb = this.pdbs.get(namespace, name);
     if (!pdb) {
       this.track(key, []);
-      this.lastNoop.delete(key);
+      this.noops.forget(key);
       return done;
     }
     const candidates = this.candidates(pdb);
-    const last = this.lastNoop.get(key);
-    if (last && this.unchanged(last, pdb, candidates)) return done;
-    this.lastNoop.delete(key);
+    if (this.noops.unchanged(key, pdb, candidates, this.readWorkload)) return done;
+    this.noops.forget(key);
 
     let generic = new Map<string, ScaleLookup>();
     const reads: WorkloadRead[] = [];
     const workloads: Workloads = {
       get: (kind, namespace, name) => {
-        const found = this.workloads.get(kind)?.get(namespace, name);
+        const found = this.readWorkload(kind, namespace, name);
         reads.push({ kind, namespace, name, found });
         return found;
       },
@@ -263,7 +242,7 @@ export class DisruptionReconciler implements Reconciler {
     const plan = planSync({ pdb, candidates, workloads, nowMs });
     this.track(key, plan.controllers);
     // Scales fetched from the API are not cached objects: a sync that used one is never skipped.
-    if (isNoop(plan) && generic.size === 0) this.lastNoop.set(key, { pdb, candidates, reads });
+    if (generic.size === 0) this.noops.record(key, plan, { pdb, candidates, reads });
     for (const e of plan.events) this.record(e);
 
     if (plan.error !== undefined) {
@@ -284,13 +263,6 @@ export class DisruptionReconciler implements Reconciler {
     }
     if (plan.recheckAtMs !== undefined) this.enqueue.addAfter(key, Math.max(0, plan.recheckAtMs - nowMs));
     return done;
-  }
-
-  /** Whether a sync would see exactly the objects `last` saw (cached objects are replaced, never mutated). */
-  private unchanged(last: NoopSync, pdb: PodDisruptionBudget, candidates: readonly Pod[]): boolean {
-    if (last.pdb !== pdb || last.candidates.length !== candidates.length) return false;
-    for (let i = 0; i < candidates.length; i++) if (last.candidates[i] !== candidates[i]) return false;
-    return last.reads.every((r) => this.workloads.get(r.kind)?.get(r.namespace, r.name) === r.found);
   }
 
   private async writeStatus(
