@@ -16,7 +16,7 @@ import { splitKey } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../src/api/types/policy.ts';
 import { type DeletedFinalStateUnknown, isTombstone, type Lister } from '../../src/cache/informer.ts';
-import { keyOf } from '../../src/cache/store.ts';
+import { keyOf, type Store } from '../../src/cache/store.ts';
 import { isConflict, isNotFound } from '../../src/client/errors.ts';
 import type { ResourceClient } from '../../src/client/resource.ts';
 import {
@@ -83,6 +83,9 @@ function replicasOf(obj: KubeObject): unknown {
 
 export class DisruptionReconciler implements Reconciler {
   private readonly pods: Lister<Pod>;
+  private readonly podCache: Store<Pod>;
+  /** Where each cached budget's candidate pods are filed (cached objects are replaced, never changed). */
+  private readonly candidatesWhere = new WeakMap<PodDisruptionBudget, string[] | 'namespace'>();
   private readonly pdbs: Lister<PodDisruptionBudget>;
   private readonly workloads = new Map<WorkloadKind, Lister<KubeObject>>();
   private readonly pdbClient: ResourceClient<PodDisruptionBudget>;
@@ -109,6 +112,7 @@ export class DisruptionReconciler implements Reconciler {
     const podInformer = ctx.informers.informerFor<Pod>(rt('Pod'));
     podInformer.addIndexer(POD_LABEL_INDEX, podIndexValues);
     this.pods = podInformer.lister();
+    this.podCache = podInformer.getStore();
     const pdbInformer = ctx.informers.informerFor<PodDisruptionBudget>(rt('PodDisruptionBudget'));
     pdbInformer.addIndexer(PDB_SELECTOR_INDEX, pdbIndexValues);
     this.pdbs = pdbInformer.lister();
@@ -207,10 +211,16 @@ export class DisruptionReconciler implements Reconciler {
 
   // ---- PDB sync ----
 
-  private candidates(pdb: PodDisruptionBudget): Pod[] {
-    const where = candidateIndexValues(pdb);
+  /** The pods the budget may select; for one pinned value, the cache's shared array (the same while unchanged). */
+  private candidates(pdb: PodDisruptionBudget): readonly Pod[] {
+    let where = this.candidatesWhere.get(pdb);
+    if (where === undefined) {
+      where = candidateIndexValues(pdb);
+      this.candidatesWhere.set(pdb, where);
+    }
     if (where === 'namespace') return this.pods.list(pdb.metadata.namespace ?? '');
-    return where.flatMap((value) => this.pods.byIndex(POD_LABEL_INDEX, value));
+    if (where.length === 1) return this.podCache.byIndexShared(POD_LABEL_INDEX, where[0]);
+    return where.flatMap((value) => this.podCache.byIndexShared(POD_LABEL_INDEX, value));
   }
 
   private async syncPdb(key: string, signal: AbortSignal): Promise<Result> {

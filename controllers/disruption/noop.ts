@@ -50,8 +50,11 @@ export class NoopSyncs {
   /** Whether the last sync of `key` was a no-op over exactly these objects (workloads read again through `read`). */
   unchanged(key: string, pdb: PodDisruptionBudget, candidates: readonly Pod[], read: ReadWorkload): boolean {
     const last = this.last.get(key);
-    if (last?.pdb !== pdb || last.candidates.length !== candidates.length) return false;
-    for (let i = 0; i < candidates.length; i++) if (last.candidates[i] !== candidates[i]) return false;
+    if (last?.pdb !== pdb) return false;
+    if (last.candidates !== candidates) {
+      if (last.candidates.length !== candidates.length) return false;
+      for (let i = 0; i < candidates.length; i++) if (last.candidates[i] !== candidates[i]) return false;
+    }
     return last.reads.every((r) => read(r.kind, r.namespace, r.name) === r.found);
   }
 }

@@ -25,6 +25,8 @@ export class Store<T extends KubeObject> {
    * object, so removal stays exact even if someone mutated a cached object.
    */
   private readonly filed = new Map<string, Map<string, string[]>>();
+  /** Index bucket → the frozen array `byIndexShared` handed out for it; dropped whenever the bucket changes. */
+  private readonly shared = new WeakMap<Set<string>, readonly T[]>();
   private lastReplaceRv = '';
 
   constructor(indexers: Record<string, IndexFunc<T>> = {}) {
@@ -114,6 +116,21 @@ export class Store<T extends KubeObject> {
     return objects;
   }
 
+  /**
+   * Objects filed under `value` in the index `name`, as one frozen array shared by every caller until an object
+   * filed there is added, replaced or removed: the same array again means the same objects.
+   */
+  byIndexShared(name: string, value: string): readonly T[] {
+    const keys = this.indexNamed(name).get(value);
+    if (!keys) return NONE;
+    let objects = this.shared.get(keys);
+    if (!objects) {
+      objects = Object.freeze(this.byIndex(name, value));
+      this.shared.set(keys, objects);
+    }
+    return objects as readonly T[];
+  }
+
   /** Keys filed under `value` in the index `name`. */
   indexKeys(name: string, value: string): string[] {
     return [...(this.indexNamed(name).get(value) ?? [])];
@@ -141,7 +158,9 @@ export class Store<T extends KubeObject> {
   }
 
   private index(key: string, values: Map<string, string[]>): void {
-    for (const [name, vals] of values) fileUnder(this.indices.get(name)!, key, vals);
+    for (const [name, vals] of values) {
+      for (const keys of fileUnder(this.indices.get(name)!, key, vals)) this.shared.delete(keys);
+    }
     this.filed.set(key, values);
   }
 
@@ -152,9 +171,11 @@ export class Store<T extends KubeObject> {
       const index = this.indices.get(name)!;
       for (const value of vals) {
         const keys = index.get(value);
-        keys?.delete(key);
+        if (!keys) continue;
+        keys.delete(key);
+        this.shared.delete(keys);
         // Drop empty buckets so churn over many distinct values does not leak memory.
-        if (keys?.size === 0) index.delete(value);
+        if (keys.size === 0) index.delete(value);
       }
     }
     this.filed.delete(key);
@@ -165,7 +186,11 @@ function unique(values: string[]): string[] {
   return [...new Set(values)];
 }
 
-function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): void {
+const NONE: readonly never[] = Object.freeze([]);
+
+/** Files `key` under each of `values`; returns the buckets it went into. */
+function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): Set<string>[] {
+  const buckets: Set<string>[] = [];
   for (const value of values) {
     let keys = index.get(value);
     if (!keys) {
@@ -173,5 +198,7 @@ function fileUnder(index: Map<string, Set<string>>, key: string, values: string[
       index.set(value, keys);
     }
     keys.add(key);
+    buckets.push(keys);
   }
+  return buckets;
 }
