@@ -16,7 +16,7 @@ import { splitKey } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../src/api/types/policy.ts';
 import { type DeletedFinalStateUnknown, isTombstone, type Lister } from '../../src/cache/informer.ts';
-import { keyOf } from '../../src/cache/store.ts';
+import { keyOf, type Store } from '../../src/cache/store.ts';
 import { isConflict, isNotFound } from '../../src/client/errors.ts';
 import type { ResourceClient } from '../../src/client/resource.ts';
 import {
@@ -36,6 +36,7 @@ import { rfc3339 } from '../../src/util/time.ts';
 import { ACTION_MATCH, EVENT_MULTIPLE_PDBS, STALE_POD_KEY_PREFIX } from './constants.ts';
 import { failSafeStatus, type PlannedEvent, planSync, usesScale } from './core.ts';
 import { controllerRefOf, type ScaleLookup, WORKLOAD_KINDS, type WorkloadKind, type Workloads } from './finders.ts';
+import { NoopSyncs, type ReadWorkload, type WorkloadRead } from './noop.ts';
 import {
   candidateIndexValues,
   clearedDisruptionTarget,
@@ -82,6 +83,9 @@ function replicasOf(obj: KubeObject): unknown {
 
 export class DisruptionReconciler implements Reconciler {
   private readonly pods: Lister<Pod>;
+  private readonly podCache: Store<Pod>;
+  /** Where each cached budget's candidate pods are filed (cached objects are replaced, never changed). */
+  private readonly candidatesWhere = new WeakMap<PodDisruptionBudget, string[] | 'namespace'>();
   private readonly pdbs: Lister<PodDisruptionBudget>;
   private readonly workloads = new Map<WorkloadKind, Lister<KubeObject>>();
   private readonly pdbClient: ResourceClient<PodDisruptionBudget>;
@@ -91,6 +95,10 @@ export class DisruptionReconciler implements Reconciler {
   private readonly dependents = new Map<string, Set<string>>();
   /** PDB key → the UIDs it depended on at its last sync. */
   private readonly dependsOn = new Map<string, string[]>();
+  /** Budgets whose last sync was a no-op: a resync over the same cached objects stops there. */
+  private readonly noops = new NoopSyncs();
+  private readonly readWorkload: ReadWorkload = (kind, namespace, name) =>
+    this.workloads.get(kind)?.get(namespace, name);
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -104,6 +112,7 @@ export class DisruptionReconciler implements Reconciler {
     const podInformer = ctx.informers.informerFor<Pod>(rt('Pod'));
     podInformer.addIndexer(POD_LABEL_INDEX, podIndexValues);
     this.pods = podInformer.lister();
+    this.podCache = podInformer.getStore();
     const pdbInformer = ctx.informers.informerFor<PodDisruptionBudget>(rt('PodDisruptionBudget'));
     pdbInformer.addIndexer(PDB_SELECTOR_INDEX, pdbIndexValues);
     this.pdbs = pdbInformer.lister();
@@ -202,10 +211,16 @@ export class DisruptionReconciler implements Reconciler {
 
   // ---- PDB sync ----
 
-  private candidates(pdb: PodDisruptionBudget): Pod[] {
-    const where = candidateIndexValues(pdb);
+  /** The pods the budget may select; for one pinned value, the cache's shared array (the same while unchanged). */
+  private candidates(pdb: PodDisruptionBudget): readonly Pod[] {
+    let where = this.candidatesWhere.get(pdb);
+    if (where === undefined) {
+      where = candidateIndexValues(pdb);
+      this.candidatesWhere.set(pdb, where);
+    }
     if (where === 'namespace') return this.pods.list(pdb.metadata.namespace ?? '');
-    return where.flatMap((value) => this.pods.byIndex(POD_LABEL_INDEX, value));
+    if (where.length === 1) return this.podCache.byIndexShared(POD_LABEL_INDEX, where[0]);
+    return where.flatMap((value) => this.podCache.byIndexShared(POD_LABEL_INDEX, value));
   }
 
   private async syncPdb(key: string, signal: AbortSignal): Promise<Result> {
@@ -213,12 +228,21 @@ export class DisruptionReconciler implements Reconciler {
     const pdb = this.pdbs.get(namespace, name);
     if (!pdb) {
       this.track(key, []);
+      this.noops.forget(key);
       return done;
     }
     const candidates = this.candidates(pdb);
+    if (this.noops.unchanged(key, pdb, candidates, this.readWorkload)) return done;
+    this.noops.forget(key);
+
     let generic = new Map<string, ScaleLookup>();
+    const reads: WorkloadRead[] = [];
     const workloads: Workloads = {
-      get: (kind, ns, n) => this.workloads.get(kind)?.get(ns, n),
+      get: (kind, namespace, name) => {
+        const found = this.readWorkload(kind, namespace, name);
+        reads.push({ kind, namespace, name, found });
+        return found;
+      },
       scale: (ref) => generic.get(ref.uid) ?? { notFound: true },
     };
     if (usesScale(pdb)) {
@@ -227,6 +251,8 @@ export class DisruptionReconciler implements Reconciler {
     const nowMs = this.nowMs();
     const plan = planSync({ pdb, candidates, workloads, nowMs });
     this.track(key, plan.controllers);
+    // Scales fetched from the API are not cached objects: a sync that used one is never skipped.
+    if (generic.size === 0) this.noops.record(key, plan, { pdb, candidates, reads });
     for (const e of plan.events) this.record(e);
 
     if (plan.error !== undefined) {

@@ -162,6 +162,42 @@ function rng(seed: number): () => number {
   };
 }
 
+describe('Store: shared index arrays', () => {
+  it('hands out one frozen array per bucket until an object filed there changes', () => {
+    const s = newStore();
+    const a = obj('ns', 'a', { app: 'web' });
+    const b = obj('ns', 'b', { app: 'web' });
+    s.add(a);
+    s.add(b);
+    s.add(obj('ns', 'c', { app: 'db' }));
+    const web = s.byIndexShared('app', 'web');
+    expect(web).toEqual([a, b]);
+    expect(Object.isFrozen(web)).toBe(true);
+    expect(s.byIndexShared('app', 'web')).toBe(web);
+    expect(s.byIndex('app', 'web')).not.toBe(web); // the copying one is the caller's to change
+
+    s.update(obj('ns', 'c', { app: 'db' }, '2')); // another bucket
+    expect(s.byIndexShared('app', 'web')).toBe(web);
+
+    const changes: Array<[string, () => void]> = [
+      ['update of a member', () => s.update(obj('ns', 'a', { app: 'web' }, '2'))],
+      ['a member added', () => s.add(obj('ns', 'd', { app: 'web' }))],
+      ['a member moved out', () => s.update(obj('ns', 'd', { app: 'db' }))],
+      ['a member deleted', () => s.delete('ns/b')],
+      ['replace', () => s.replace([obj('ns', 'e', { app: 'web' })], '9')],
+    ];
+    let last = web;
+    for (const [what, change] of changes) {
+      change();
+      const now = s.byIndexShared('app', 'web');
+      expect(now, what).not.toBe(last);
+      expect(now, what).toEqual(s.byIndex('app', 'web'));
+      last = now;
+    }
+    expect(s.byIndexShared('app', 'none')).toEqual([]);
+  });
+});
+
 describe('Store: property', () => {
   const indexers: Record<string, IndexFunc<KubeObject>> = {
     [NAMESPACE_INDEX]: (o) => [o.metadata.namespace ?? ''],

@@ -26,6 +26,8 @@ export class Store<T extends KubeObject> {
    * mutated a cached object.
    */
   private readonly filed = new Map<string, string[][]>();
+  /** Index bucket → the frozen array `byIndexShared` handed out for it; dropped whenever the bucket changes. */
+  private readonly shared = new WeakMap<Set<string>, readonly T[]>();
   private lastReplaceRv = '';
 
   constructor(indexers: Record<string, IndexFunc<T>> = {}) {
@@ -109,9 +111,27 @@ export class Store<T extends KubeObject> {
     return [...this.items.keys()];
   }
 
-  /** Objects filed under `value` in the index `name`. */
+  /** Objects filed under `value` in the index `name`, in a fresh array the caller may keep or change. */
   byIndex(name: string, value: string): T[] {
-    return this.indexKeys(name, value).map((key) => this.items.get(key)!);
+    const objects: T[] = [];
+    // Straight from the bucket: this is on every controller's sync path, so no intermediate key array.
+    for (const key of this.indexNamed(name).get(value) ?? []) objects.push(this.items.get(key)!);
+    return objects;
+  }
+
+  /**
+   * Objects filed under `value` in the index `name`, as one frozen array shared by every caller until an object
+   * filed there is added, replaced or removed: the same array again means the same objects.
+   */
+  byIndexShared(name: string, value: string): readonly T[] {
+    const keys = this.indexNamed(name).get(value);
+    if (!keys) return NONE;
+    let objects = this.shared.get(keys);
+    if (!objects) {
+      objects = Object.freeze(this.byIndex(name, value));
+      this.shared.set(keys, objects);
+    }
+    return objects as readonly T[];
   }
 
   /** Keys filed under `value` in the index `name`. */
@@ -143,7 +163,9 @@ export class Store<T extends KubeObject> {
   /** `values`: as `compute` gives them, one list per index in `indices` order (the indexers'). */
   private index(key: string, values: string[][]): void {
     let i = 0;
-    for (const index of this.indices.values()) fileUnder(index, key, values[i++]);
+    for (const index of this.indices.values()) {
+      for (const keys of fileUnder(index, key, values[i++])) this.shared.delete(keys);
+    }
     this.filed.set(key, values);
   }
 
@@ -154,9 +176,11 @@ export class Store<T extends KubeObject> {
     for (const index of this.indices.values()) {
       for (const value of values[i++]) {
         const keys = index.get(value);
-        keys?.delete(key);
+        if (!keys) continue;
+        keys.delete(key);
+        this.shared.delete(keys);
         // Drop empty buckets so churn over many distinct values does not leak memory.
-        if (keys?.size === 0) index.delete(value);
+        if (keys.size === 0) index.delete(value);
       }
     }
     this.filed.delete(key);
@@ -167,7 +191,11 @@ function unique(values: string[]): string[] {
   return values.length < 2 ? values : [...new Set(values)];
 }
 
-function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): void {
+const NONE: readonly never[] = Object.freeze([]);
+
+/** Files `key` under each of `values`; returns the buckets it went into. */
+function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): Set<string>[] {
+  const buckets: Set<string>[] = [];
   for (const value of values) {
     let keys = index.get(value);
     if (!keys) {
@@ -175,5 +203,7 @@ function fileUnder(index: Map<string, Set<string>>, key: string, values: string[
       index.set(value, keys);
     }
     keys.add(key);
+    buckets.push(keys);
   }
+  return buckets;
 }

@@ -87,6 +87,23 @@ describe('workqueue metrics', () => {
     ]);
   });
 
+  it("exports every series from the queue's creation and renders the histograms as prom-client does", async () => {
+    const { q, registry, clock } = setup();
+    const text = async () => (await registry.metrics()).split('\n');
+    expect(await text()).toContain('workqueue_work_duration_seconds_count{name="q"} 0');
+    q.add('a');
+    await q.get();
+    clock.step(20);
+    q.done('a');
+    const lines = await text();
+    expect(lines).toContain('# TYPE workqueue_work_duration_seconds histogram');
+    expect(lines).toContain('workqueue_work_duration_seconds_bucket{le="0.01",name="q"} 0');
+    expect(lines).toContain('workqueue_work_duration_seconds_bucket{le="0.1",name="q"} 1');
+    expect(lines).toContain('workqueue_work_duration_seconds_bucket{le="+Inf",name="q"} 1');
+    expect(lines).toContain('workqueue_work_duration_seconds_sum{name="q"} 0.02');
+    expect(lines).toContain('workqueue_queue_duration_seconds_bucket{le="1e-8",name="q"} 1');
+  });
+
   it('reports unfinished work and the longest-running worker at scrape time', async () => {
     const { q, registry, clock } = setup();
     q.add('a');
