@@ -270,6 +270,8 @@ describe('a pod name taken by a foreign pod', () => {
       spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'other:1' }] },
     };
     await pods().create(squatter);
+    // Once the foreign pod is Ready nothing changes any more, so any further sync would be a loop.
+    await eventually(async () => isReady(await pods().get(ns, 'solo-0')), 20_000, 'the foreign pod Ready');
     await sets().create(statefulSet(ns, 'solo', { replicas: 1 }));
     const s = await waitForSet(ns, 'solo', (x) => condition(x)?.reason === 'FailedCreate');
     expect(condition(s)).toMatchObject({ status: 'False' });
