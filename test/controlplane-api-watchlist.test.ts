@@ -331,7 +331,7 @@ describe('watch-list write pacing', () => {
       return JSON.stringify(obj);
     };
     const stream = new WatchStream(cluster.cp.api, req, query, sink, settings, undefined, render);
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const logged = vi.spyOn(cluster.cp.log, 'error').mockImplementation(() => {});
     try {
       stream.start();
       await new Promise((r) => setImmediate(r));

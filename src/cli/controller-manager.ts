@@ -154,6 +154,7 @@ async function main(): Promise<number> {
         gates.asMap(),
         requested === 'auto' ? (loaded.flavor ?? 'orch') : requested,
         DAEMON_FLAG_NAMES,
+        logger,
       )
     : undefined;
   if (embedded) {

@@ -1,7 +1,9 @@
 /** Flags and start-up of the embedded control plane, shared by both commands. */
+
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
 import { type FlavorName, naming } from '../api/naming.ts';
 import { translateNames } from '../api/translate.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS, type StorageKind } from '../controlplane/control-plane.ts';
@@ -141,6 +143,8 @@ export async function startEmbedded(
   featureGates: Record<string, boolean>,
   flavor: FlavorName,
   names: EmbeddedFlagNames,
+  /** The daemon's logger, for the control plane's own messages. */
+  log?: Logger,
 ): Promise<ControlPlane> {
   const dataDir = flags.string('data-dir')!;
   const host = flags.string(names.bind)!;
@@ -158,6 +162,7 @@ export async function startEmbedded(
     caKeyFile: flags.string('ca-key-file'),
     tokenAuthFile: flags.string('token-auth-file'),
     auditLogPath: flags.string('audit-log-path'),
+    log,
     featureGates,
     etcdCompactionIntervalMs: flags.durationMs('etcd-compaction-interval')!,
     continueTtlMs: flags.durationMs('continue-ttl')!,

@@ -5,8 +5,10 @@
  * a proxy to the backend of every APIService that names a Service — served while its `Available`
  * condition is True, answered 503 with the condition's message otherwise.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'node:https';
+import type { Logger } from 'pino';
 import {
   availableCondition,
   type BackendTls,
@@ -110,6 +112,7 @@ export interface AggregatorOptions {
   authorizer: Pick<Authorizer, 'authorize'>;
   /** Stores a new object with its server-set metadata (the control plane's `seed`). */
   seed: (obj: KubeObject) => Promise<unknown>;
+  log: Logger;
 }
 
 export class Aggregator {
@@ -143,7 +146,7 @@ export class Aggregator {
         this.restoring = true;
         setImmediate(() => {
           this.restoring = false;
-          this.restore().catch((err) => console.error(`aggregator: cannot restore the APIServices: ${err.message}`));
+          this.restore().catch((err) => this.opts.log.error({ err }, 'cannot restore the local APIServices'));
         });
       }
     });

@@ -3,7 +3,9 @@
  * the storage, with metadata handling, optimistic concurrency, subresources, defaulting, validation,
  * admission, dry runs, paging, exact-version reads and watches.
  */
+
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { labelSelectorAsString } from '../api/labels.ts';
 import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
@@ -56,6 +58,8 @@ export interface ObjectValidation {
 }
 
 export interface ApiOptions {
+  /** The control plane's logger. */
+  log: Logger;
   now: () => Date;
   /** How long a list's continue token stays valid. */
   continueTtlMs: number;

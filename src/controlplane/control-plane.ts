@@ -5,9 +5,11 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { type KubeObject, objectKey } from '../api/meta.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
+import { createLogger } from '../log/logger.ts';
 import {
   type CertificateWithKey,
   createSelfSignedCa,
@@ -93,6 +95,8 @@ export interface ControlPlaneOptions {
   accessCheck?: AccessChecker;
   /** Where every write is logged as a JSON-lines audit Event (`--audit-log-path`); none when unset. */
   auditLogPath?: string;
+  /** Where the control plane's own messages go (the daemon passes its logger); JSON lines on stderr when unset. */
+  log?: Logger;
 }
 
 export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
@@ -120,6 +124,7 @@ export class ControlPlane {
   readonly api: ApiServer;
   readonly tokens = new TokenAuthenticator();
   readonly options: ControlPlaneOptions;
+  readonly log: Logger;
   /** Decides requests, admission's access questions and the access reviews. */
   readonly authorizer: Authorizer;
   /** Bound service account tokens (TokenRequest), their signing key loaded or generated at start. */
@@ -139,6 +144,7 @@ export class ControlPlane {
 
   constructor(options: Partial<ControlPlaneOptions> = {}) {
     this.options = { ...DEFAULT_CONTROL_PLANE_OPTIONS, ...options };
+    this.log = (this.options.log ?? createLogger({ verbosity: 0, format: 'json' })).child({ logger: 'control-plane' });
     this.registry = new ResourceRegistry(naming(this.options.flavor));
     this.storage = new Storage({ historySize: this.options.historySize });
     const o = this.options;
@@ -149,6 +155,7 @@ export class ControlPlane {
         : new RbacAuthorizer(this.storage, this.registry);
     const can: AccessChecker = o.accessCheck ?? accessChecker(this.authorizer);
     this.api = new ApiServer(this.registry, this.storage, {
+      log: this.log,
       now: o.now,
       continueTtlMs: o.continueTtlMs,
       features,
@@ -220,6 +227,7 @@ export class ControlPlane {
       registry: this.registry,
       authorizer: this.authorizer,
       seed: (obj) => this.seedIfAbsent(obj),
+      log: this.log,
     });
     await this.aggregator.start();
     if (o.auditLogPath) this.audit = new AuditLog(o.auditLogPath, this.registry.naming);
@@ -272,6 +280,7 @@ export class ControlPlane {
         servers: o.etcdServers,
         prefix: o.etcdPrefix,
         compactionIntervalMs: o.etcdCompactionIntervalMs,
+        log: this.log,
       });
       return;
     }
@@ -279,7 +288,7 @@ export class ControlPlane {
     const { journal, skipped } = await Journal.open(this.storage, kv, this.registry, o.historySize);
     this.journal = journal;
     if (skipped > 0) {
-      console.warn(`control plane: ${skipped} stored objects belong to resources this flavor does not serve`);
+      this.log.warn({ skipped }, 'stored objects belong to resources this flavor does not serve');
     }
   }
 

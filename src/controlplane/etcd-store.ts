@@ -17,6 +17,7 @@
  *
  * Keys: `<prefix><apiVersion>/<plural>|<namespace>/<name>`; other keys under the prefix are ignored.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Etcd3,
@@ -27,6 +28,7 @@ import {
   type IWatchResponse,
   type Watcher,
 } from 'etcd3';
+import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey, splitKey } from '../api/meta.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
@@ -54,6 +56,7 @@ export interface EtcdStoreOptions {
   prefix: string;
   /** 0 disables compaction. */
   compactionIntervalMs: number;
+  log: Logger;
 }
 
 export class EtcdStore implements StorageBackend {
@@ -69,6 +72,7 @@ export class EtcdStore implements StorageBackend {
     private readonly prefix: string,
     private readonly storage: Storage,
     registry: ResourceRegistry,
+    private readonly log: Logger,
   ) {
     this.byId = new Map(registry.all.map((rt) => [resourceId(rt), rt]));
   }
@@ -76,7 +80,7 @@ export class EtcdStore implements StorageBackend {
   /** Loads the prefix into an empty `storage`, which from then on follows etcd and writes through it. */
   static async open(storage: Storage, registry: ResourceRegistry, o: EtcdStoreOptions): Promise<EtcdStore> {
     const client = new Etcd3({ hosts: o.servers, dialTimeout: 10_000 });
-    const store = new EtcdStore(client, o.prefix, storage, registry);
+    const store = new EtcdStore(client, o.prefix, storage, registry, o.log);
     try {
       await store.load();
     } catch (err) {
@@ -227,7 +231,7 @@ export class EtcdStore implements StorageBackend {
    * and follow from there, as the reference's cacher relists. Retried until it works or the store closes.
    */
   private async relist(err: Error): Promise<void> {
-    console.error(`control plane: the etcd watch ended (${err.message}); loading ${this.prefix} again`);
+    this.log.error({ err, prefix: this.prefix }, 'the etcd watch ended; loading the prefix again');
     // etcd has ended that watch already: nothing to cancel.
     this.watcher = undefined;
     for (let delay = 100; !this.closed; delay = Math.min(2 * delay, MAX_RETRY_DELAY_MS)) {
@@ -238,7 +242,7 @@ export class EtcdStore implements StorageBackend {
         this.follow(state.rv + 1);
         return;
       } catch (e) {
-        console.error(`control plane: cannot load ${this.prefix} from etcd: ${(e as Error).message}`);
+        this.log.error({ err: e, prefix: this.prefix }, 'cannot load the prefix from etcd');
         await sleep(delay);
       }
     }
@@ -354,7 +358,7 @@ export class EtcdStore implements StorageBackend {
         version = won ? version + 1 : Number(claim.responses[0].response_range?.kvs[0]?.version ?? 0);
         if (won && previous > 0) await this.compactTo(previous);
         previous = Number(claim.header.revision);
-      })().catch((err) => console.error(`control plane: etcd compaction failed: ${(err as Error).message}`));
+      })().catch((err) => this.log.error({ err }, 'etcd compaction failed'));
     }, intervalMs);
     this.compactor.unref();
   }

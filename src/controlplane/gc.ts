@@ -190,7 +190,7 @@ export class GarbageCollector {
         () => {},
         (err) => {
           if (err instanceof ApiError && ['Conflict', 'NotFound'].includes(err.reason)) return;
-          console.error(`garbage collector: a write failed: ${(err as Error).message}`);
+          this.api.options.log.error({ err, logger: 'garbage-collector' }, 'a write failed');
         },
       )
       .finally(() => this.writing.delete(done));

@@ -398,7 +398,8 @@ export class ControlPlaneServer {
 
   private fail(res: ServerResponse, err: unknown, req: IncomingMessage): void {
     const apiErr = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
-    if (!(err instanceof ApiError)) console.error('control plane: unexpected error', req.method, req.url, err);
+    if (!(err instanceof ApiError))
+      this.api.options.log.error({ err, verb: req.method, uri: req.url }, 'unexpected error');
     if (res.headersSent) {
       res.end();
       return;

@@ -184,7 +184,7 @@ export class WatchStream implements WatchSubscriber {
 
   /** Ends the stream on an error found once it has started: the client gets it as an ERROR event. */
   private fail(err: unknown): void {
-    if (!(err instanceof ApiError)) console.error('control plane: unexpected error in a watch stream', err);
+    if (!(err instanceof ApiError)) this.api.options.log.error({ err }, 'unexpected error in a watch stream');
     const apiErr = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
     this.send('ERROR', JSON.stringify(apiErr.toStatus()));
     this.stop();
