@@ -35,7 +35,7 @@ import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
 import { signedPart } from '../src/pki/request-signature.ts';
-import { inParallel, type Paired, printPaired, type Round } from './run.ts';
+import { inParallel, type Paired, printPaired, type Round, rotatedRounds } from './run.ts';
 
 const CA_ALGS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256'];
 const ROUNDS = 5;
@@ -91,20 +91,15 @@ async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
     webcrypto: () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs),
     node: async () => (name.startsWith('RSA') ? signOnThreadPool(digest, tbs, key) : sign(digest, tbs, key)),
   };
-  const order = Object.keys(sides) as (keyof typeof sides)[];
-  for (const side of order) await msPerCall(20, sides[side]); // warm-up
-  const webcryptoRounds: Round[] = [];
-  const nodeRounds: Round[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    // Rotate which side goes first, so that none always runs on a warmer (or more loaded) machine.
-    const ms: Partial<Record<keyof typeof sides, number>> = {};
-    for (let i = 0; i < order.length; i++) {
-      const side = order[(r + i) % order.length];
-      ms[side] = await msPerCall(SIGNATURES_PER_ROUND, sides[side]);
-    }
-    webcryptoRounds.push({ ours: ms.ours!, floor: ms.webcrypto! });
-    nodeRounds.push({ ours: ms.ours!, floor: ms.node! });
-  }
+  for (const call of Object.values(sides)) await msPerCall(20, call); // warm-up
+  const timed = (call: () => Promise<unknown>) => () => msPerCall(SIGNATURES_PER_ROUND, call);
+  const ms = await rotatedRounds(ROUNDS, {
+    ours: timed(sides.ours),
+    webcrypto: timed(sides.webcrypto),
+    node: timed(sides.node),
+  });
+  const webcryptoRounds = ms.map((m): Round => ({ ours: m.ours, floor: m.webcrypto }));
+  const nodeRounds = ms.map((m): Round => ({ ours: m.ours, floor: m.node }));
   const figure = `build+sign one certificate, ${caAlg} CA`;
   return [
     { name: figure, unit: 'ms', floorName: 'bare WebCrypto sign of its TBS', rounds: webcryptoRounds },
@@ -234,27 +229,23 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
       clear();
     }
   };
+  // Rates per second, so that "ours / floor" is the fraction reached.
   const sides = {
     floor: (tag: string) => floorRound(`bare-${tag}`),
     reference: (tag: string) => endToEndRound(`e2e-${tag}`, REFERENCE_WORKERS),
     matched: (tag: string) => endToEndRound(`e2e-matched-${tag}`, CONCURRENCY),
   };
-  const order = Object.keys(sides) as (keyof typeof sides)[];
   try {
     await client.next('ready');
-    for (const side of order) await sides[side](`warm-${caAlg}`.toLowerCase());
-    const reference: Round[] = [];
-    const matched: Round[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      // Rotate which side goes first; rates per second, so that "ours / floor" is the fraction reached.
-      const rate: Partial<Record<keyof typeof sides, number>> = {};
-      for (let i = 0; i < order.length; i++) {
-        const side = order[(r + i) % order.length];
-        rate[side] = await sides[side](`${caAlg.toLowerCase()}-${r}`);
-      }
-      reference.push({ ours: rate.reference!, floor: rate.floor! });
-      matched.push({ ours: rate.matched!, floor: rate.floor! });
-    }
+    for (const side of Object.values(sides)) await side(`warm-${caAlg}`.toLowerCase());
+    const tagged = (side: (tag: string) => Promise<number>) => (r: number) => side(`${caAlg.toLowerCase()}-${r}`);
+    const rates = await rotatedRounds(ROUNDS, {
+      floor: tagged(sides.floor),
+      reference: tagged(sides.reference),
+      matched: tagged(sides.matched),
+    });
+    const reference = rates.map((r): Round => ({ ours: r.reference, floor: r.floor }));
+    const matched = rates.map((r): Round => ({ ours: r.matched, floor: r.floor }));
     const figure = (workers: number, rounds: Round[]): Paired => ({
       name: `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`,
       unit: 'CSR/s',

@@ -11,7 +11,7 @@
  * A side's time runs from the start of its sync (after its imports) to the informer saying it is
  * synced with the whole state in its cache (client-node: its list applied and 50,000 objects
  * cached). Its peak RSS is the child's kernel high-water mark at that moment (`maxRSS`), imports
- * included, as is: nothing subtracted. Rounds alternate the order of the sides; each figure is the
+ * included, as is: nothing subtracted. Rounds rotate which side goes first; each figure is the
  * median of the per-round ratios, with the per-round values. The child's CPU time over the sync is
  * reported too: on a shared machine it moves less with other load than the wall time. With
  * `INFORMER_BENCH_PROFILE=<dir>`, CPU profiles of the server (this process) and of each child over
@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { ControlPlane } from '../src/controlplane/control-plane.ts';
+import { median, rotatedRounds } from './run.ts';
 
 const OBJECTS = 50_000;
 const ROUNDS = Number(process.env.INFORMER_BENCH_ROUNDS ?? 5);
@@ -92,17 +93,16 @@ export async function run(): Promise<void> {
     // The server caches each stored object's JSON on first use: fill it now, not in the first side's time.
     for (const obj of cp.storage.list(rt)) toJson(obj);
     const loadBefore = loadavg()[0];
-    const rounds: Record<Side, Result>[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? SIDES : [...SIDES].reverse();
-      const round = {} as Record<Side, Result>;
-      for (const side of order) {
-        round[side] = await profiled(profileDir && join(profileDir, `server-${side}-${r}.cpuprofile`), () =>
-          runSide(cp, side, r, profileDir),
-        );
-      }
-      rounds.push(round);
-    }
+    const sides = Object.fromEntries(
+      SIDES.map((side) => [
+        side,
+        (r: number) =>
+          profiled(profileDir && join(profileDir, `server-${side}-${r}.cpuprofile`), () =>
+            runSide(cp, side, r, profileDir),
+          ),
+      ]),
+    ) as Record<Side, (round: number) => Promise<Result>>;
+    const rounds = await rotatedRounds(ROUNDS, sides);
     report(rounds, loadBefore, loadavg()[0]);
   } finally {
     await cp.stop();
@@ -127,7 +127,6 @@ async function profiled<T>(path: string | undefined, fn: () => Promise<T>): Prom
 }
 
 function report(rounds: Record<Side, Result>[], loadBefore: number, loadAfter: number): void {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const fmt = (x: number) => (x >= 100 ? Math.round(x).toString() : x.toFixed(2));
   const line = (label: string, xs: number[], unit: string) =>
     console.log(`${label.padEnd(44)} ${fmt(median(xs)).padStart(8)}${unit}  (rounds: ${xs.map(fmt).join(', ')})`);

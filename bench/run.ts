@@ -93,6 +93,27 @@ export function pairedFigure(name: string, unit: string, floorName: string, roun
   };
 }
 
+/**
+ * For benchmarks with more than two sides: `rounds` rounds of every side, the side that goes first rotating each
+ * round so that none always runs on a warmer (or more loaded) machine; per round, each side's value.
+ */
+export async function rotatedRounds<K extends string, V = number>(
+  rounds: number,
+  sides: Record<K, (round: number) => Promise<V>>,
+): Promise<Record<K, V>[]> {
+  const order = Object.keys(sides) as K[];
+  const out: Record<K, V>[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const values = {} as Record<K, V>;
+    for (let i = 0; i < order.length; i++) {
+      const side = order[(r + i) % order.length];
+      values[side] = await sides[side](r);
+    }
+    out.push(values);
+  }
+  return out;
+}
+
 /** A figure and its floor before the rounds are summarised. */
 export interface Paired {
   name: string;
