@@ -2,14 +2,18 @@
  * `npm run bench -- creates`: ConfigMap creates/s on the embedded control plane (memory store, in this process and
  * alone in it) from 2 client processes, against the floor of a bare node HTTPS server that parses each JSON body
  * and answers it back with 201, from the same 2 clients. Each client keeps HTTPS keep-alive connections and the same
- * number of requests in flight, with no rate limit; rounds alternate which server goes first.
+ * number of requests in flight, with no rate limit; rounds alternate which server goes first. With
+ * `CREATES_BENCH_PROFILE=<dir>`, a CPU profile of this process (the control plane's) over each of its runs is written
+ * there.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { startTestCluster } from '../test/support/cluster.ts';
 import { interleaved, printPaired } from './run.ts';
 import { startEchoServer } from './support/echo.ts';
+import { profiled } from './support/profile.ts';
 
 const CLIENTS = 2;
 const IN_FLIGHT_PER_CLIENT = 32;
@@ -66,11 +70,14 @@ export async function run(): Promise<void> {
     BENCH_KEY: Buffer.from(user.keyData!, 'base64').toString(),
   };
   const clients = Array.from({ length: CLIENTS }, () => startClient(tls));
+  const profileDir = process.env.CREATES_BENCH_PROFILE;
+  if (profileDir) await mkdir(profileDir, { recursive: true });
   let run = 0;
   // Each side's CPU per create, in the order of its runs: the same rounds as the rates.
   const cpu = { plane: [] as number[], bare: [] as number[] };
   const measured = async (side: keyof typeof cpu, url: string, tag: string) => {
-    const { rate, cpuUs } = await createsPerSecond(clients, url, tag);
+    const profile = profileDir && join(profileDir, `${side}-${cpu[side].length}.cpuprofile`);
+    const { rate, cpuUs } = await profiled(profile, () => createsPerSecond(clients, url, tag));
     cpu[side].push(cpuUs);
     return rate;
   };

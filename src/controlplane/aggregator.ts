@@ -184,6 +184,8 @@ export class Aggregator {
 
   /** The remote APIService serving this path, if any: `/apis/<group>/<version>[/...]`. */
   remoteFor(path: string): APIService | undefined {
+    // Most requests are for /api/...: none of them is split.
+    if (!path.includes('apis/')) return undefined;
     const [apis, g, v] = path.split('/').filter(Boolean);
     if (apis !== 'apis' || !g || !v) return undefined;
     const s = this.opts.storage.get(this.apiServices, `${v}.${g}`) as APIService | undefined;

@@ -697,7 +697,8 @@ export class ApiServer {
           (given.kind !== rt.kind ? `, or the kind (${given.kind}) does not match ${rt.kind}` : ''),
       );
     }
-    return { ...given, ...obj, ...given };
+    const inPlace = obj.apiVersion === apiVersion && obj.kind === rt.kind && startsWithTypeMeta(obj);
+    return inPlace ? obj : { ...given, ...obj, ...given };
   }
 
   /** Status starts empty on create, except the phases the reference sets. */
@@ -736,7 +737,11 @@ export class ApiServer {
       warnings: effects.warnings,
       auditAnnotations: effects.auditAnnotations,
     };
-    for (const plugin of this.options.admission) await plugin.admit?.(attrs);
+    // Only a plugin's promise is awaited: most answer at once, and each await is a turn of the microtask queue.
+    for (const plugin of this.options.admission) {
+      const pending = plugin.admit?.(attrs);
+      if (pending) await pending;
+    }
     if (object) {
       const validation = this.options.validation;
       if (validation && !subresource) validation.defaults(rt, object);
@@ -751,7 +756,10 @@ export class ApiServer {
       const problems = validation ? await validation.validate(operation, rt, object, oldObject, subresource) : [];
       if (problems.length) throw invalid(rt, object.metadata.name, problems);
     }
-    for (const plugin of this.options.admission) await plugin.validate?.(attrs);
+    for (const plugin of this.options.admission) {
+      const pending = plugin.validate?.(attrs);
+      if (pending) await pending;
+    }
   }
 
   private decode(
@@ -807,7 +815,7 @@ export class ApiServer {
       throw badRequest(strictDecodingError(unknown, decoded.duplicate));
     }
     // Ignore and Warn drop unknown fields, as decoding into the typed object does in the reference.
-    if (schema) dropUnknownFields(decoded.object, schema, directives);
+    if (schema && decoded.unknown.length) dropUnknownFields(decoded.object, schema, directives);
     if (opts.fieldValidation === 'Ignore') return { object: decoded.object, warnings: [] };
     // Strategic-merge directives (`$patch`, `$setElementOrder/...`) are instructions, not fields.
     if (contentType.startsWith('application/strategic-merge-patch+json')) {
@@ -939,6 +947,16 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
     if (child !== undefined) dropUnknownFields(obj[key], child, directives);
     else if (!(directives && key.startsWith('$'))) delete obj[key];
   }
+}
+
+/** Whether an object's first two keys are apiVersion and kind, in that order (as clients send them). */
+function startsWithTypeMeta(obj: object): boolean {
+  let position = 0;
+  for (const key in obj) {
+    if (key !== (position === 0 ? 'apiVersion' : 'kind')) return false;
+    if (++position === 2) return true;
+  }
+  return false;
 }
 
 /** Sets the managed fields of an object; an empty list leaves none. */

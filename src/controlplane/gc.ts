@@ -64,6 +64,7 @@ export class GarbageCollector {
 
   private index(c: Commit): void {
     const { object, previous, type } = c.event;
+    if (!previous?.metadata.ownerReferences && !object.metadata.ownerReferences) return;
     const ref = { rt: c.rt, key: objectKey(object.metadata) };
     const refKey = `${c.rt.group}/${c.rt.plural}/${ref.key}`;
     for (const o of previous?.metadata.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(refKey);

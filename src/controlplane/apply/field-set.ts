@@ -109,16 +109,17 @@ export function toFieldsV1(set: FieldSet): Record<string, unknown> {
   // Sorted, a member comes before what it holds: its `.` goes first, as the reference writes it.
   for (const key of [...set].sort()) {
     let node = root;
-    let end = -1;
-    for (const element of pathElements(key)) {
+    // Elements are read in place (no split): `start` is where the current one begins.
+    for (let start = 0, end = key.indexOf(SEPARATOR); ; start = end + 1, end = key.indexOf(SEPARATOR, start)) {
+      const element = end < 0 ? key.slice(start) : key.slice(start, end);
       let next = node[element] as Record<string, unknown> | undefined;
       if (next === undefined) {
         // The first child of a member: the member's own path is the key up to this element.
-        if (end > 0 && isEmpty(node) && set.has(key.slice(0, end))) node['.'] = {};
+        if (start > 0 && isEmpty(node) && set.has(key.slice(0, start - 1))) node['.'] = {};
         next = node[element] = {};
       }
-      end += element.length + 1;
       node = next;
+      if (end < 0) break;
     }
   }
   return root;

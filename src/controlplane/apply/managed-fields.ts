@@ -171,6 +171,13 @@ function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEnt
 function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 'Update'): Manager {
   const found = managers.find((m) => sameEntry(m.entry, owner.manager, operation, owner.subresource));
   if (found) return found;
+  const manager = newManager(owner, operation, new Set());
+  managers.push(manager);
+  return manager;
+}
+
+/** A manager's first entry, owning `set`. */
+function newManager(owner: FieldOwner, operation: 'Apply' | 'Update', set: FieldSet): Manager {
   const entry: ManagedFieldsEntry = {
     manager: owner.manager,
     operation,
@@ -180,9 +187,7 @@ function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 
     fieldsV1: {},
     ...(owner.subresource ? { subresource: owner.subresource } : {}),
   };
-  const manager = { entry, set: new Set<string>(), changed: true };
-  managers.push(manager);
-  return manager;
+  return { entry, set, changed: true };
 }
 
 /**
@@ -190,20 +195,21 @@ function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 
  * it added or changed, and what it removed leaves every manager.
  */
 export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
-  // On create everything is gained: no old leaves to compare values with.
-  const creating = old === undefined;
+  if (old === undefined) {
+    // A create: everything is gained, by the only manager there is.
+    const created = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true });
+    return created.size > 0 ? writeManagers([newManager(owner, 'Update', created)], owner) : [];
+  }
   const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
   const oldLeaves = new Map<string, unknown>();
-  const nextLeaves = creating ? undefined : new Map<string, unknown>();
+  const nextLeaves = new Map<string, unknown>();
   const oldSet = toFieldSet(trackedPart(old, owner), owner.schema, [], { mapsAreMembers: true, leaves: oldLeaves });
   const nextSet = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true, leaves: nextLeaves });
   const removed = [...oldSet].filter((key) => !nextSet.has(key));
   // New paths, and leaves whose value changed (list items and maps count only by appearing).
-  const gained = creating
-    ? [...nextSet]
-    : [...nextSet].filter(
-        (key) => !oldSet.has(key) || (nextLeaves!.has(key) && !sameValue(nextLeaves!.get(key), oldLeaves.get(key))),
-      );
+  const gained = [...nextSet].filter(
+    (key) => !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key))),
+  );
   // What the update removed leaves every manager; what it set or changed becomes the updater's alone.
   for (const manager of managers) {
     for (const key of removed) remove(manager, key);
