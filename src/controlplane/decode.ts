@@ -89,39 +89,9 @@ const PAIRWISE_LIMIT = 32;
  * duplicates.
  */
 export function findDuplicateKeys(text: string): string[] {
-  const keyStart: number[] = [];
-  const keyEnd: number[] = [];
-  let keyCount = 0;
-  // Per nesting level: where its keys begin on the key stack, the key being read (objects) or the element
-  // index (arrays, -1 for objects), and the Set of key strings once pairwise comparison is given up.
-  const firstKey: number[] = [];
-  const currentKey: number[] = [];
-  const index: number[] = [];
-  const sets: (Set<string> | undefined)[] = [];
-  let depth = -1;
+  const keys = new KeyStack(text);
   let expectKey = false;
   let duplicates: string[] | undefined;
-
-  const keyText = (k: number): string => decodeKey(text, keyStart[k], keyEnd[k]);
-  const isDuplicate = (start: number, end: number): boolean => {
-    let set = sets[depth];
-    if (set === undefined && (keyCount - firstKey[depth] >= PAIRWISE_LIMIT || hasBackslash(text, start, end))) {
-      set = new Set();
-      for (let k = firstKey[depth]; k < keyCount; k++) set.add(keyText(k));
-      sets[depth] = set;
-    }
-    if (set !== undefined) {
-      const key = decodeKey(text, start, end);
-      if (set.has(key)) return true;
-      set.add(key);
-      return false;
-    }
-    for (let k = firstKey[depth]; k < keyCount; k++) {
-      if (keyEnd[k] - keyStart[k] === end - start && sameText(text, keyStart[k], start, end - start)) return true;
-    }
-    return false;
-  };
-
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
@@ -130,15 +100,8 @@ export function findDuplicateKeys(text: string): string[] {
       while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
       if (end < 0) break; // unterminated string: not JSON, nothing more to find
       if (expectKey) {
-        const duplicate = isDuplicate(start, end);
-        keyStart[keyCount] = start;
-        keyEnd[keyCount] = end;
-        currentKey[depth] = keyCount++;
-        if (duplicate) {
-          let path = '';
-          for (let d = 0; d <= depth; d++) {
-            path = index[d] >= 0 ? `${path}[${index[d]}]` : join(path, keyText(currentKey[d]));
-          }
+        if (keys.push(start, end)) {
+          const path = keys.path();
           duplicates ??= [];
           if (!duplicates.includes(path)) duplicates.push(path);
         }
@@ -146,21 +109,99 @@ export function findDuplicateKeys(text: string): string[] {
       }
       i = end;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      depth++;
-      firstKey[depth] = keyCount;
-      index[depth] = c === OPEN_BRACE ? -1 : 0;
-      sets[depth] = undefined;
+      keys.open(c === OPEN_BRACE);
       expectKey = c === OPEN_BRACE;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      keyCount = firstKey[depth];
-      depth--;
+      keys.close();
       expectKey = false;
     } else if (c === COMMA) {
-      if (index[depth] >= 0) index[depth]++;
+      if (keys.inArray()) keys.nextItem();
       else expectKey = true;
     }
   }
   return duplicates ?? [];
+}
+
+/**
+ * The keys of the open objects of a JSON text, as offsets into it (a class rather than closures over
+ * locals: it is made once per request body).
+ */
+class KeyStack {
+  private readonly keyStart: number[] = [];
+  private readonly keyEnd: number[] = [];
+  private keyCount = 0;
+  // Per nesting level: where its keys begin on the key stack, the key being read (objects) or the element
+  // index (arrays, -1 for objects), and the Set of key strings once pairwise comparison is given up.
+  private readonly firstKey: number[] = [];
+  private readonly currentKey: number[] = [];
+  private readonly index: number[] = [];
+  private readonly sets: (Set<string> | undefined)[] = [];
+  private depth = -1;
+
+  constructor(private readonly text: string) {}
+
+  open(isObject: boolean): void {
+    const depth = ++this.depth;
+    this.firstKey[depth] = this.keyCount;
+    this.index[depth] = isObject ? -1 : 0;
+    this.sets[depth] = undefined;
+  }
+
+  close(): void {
+    this.keyCount = this.firstKey[this.depth];
+    this.depth--;
+  }
+
+  inArray(): boolean {
+    return this.index[this.depth] >= 0;
+  }
+
+  nextItem(): void {
+    this.index[this.depth]++;
+  }
+
+  /** Adds the key between two offsets to the innermost object; true when that object already has it. */
+  push(start: number, end: number): boolean {
+    const duplicate = this.has(start, end);
+    this.keyStart[this.keyCount] = start;
+    this.keyEnd[this.keyCount] = end;
+    this.currentKey[this.depth] = this.keyCount++;
+    return duplicate;
+  }
+
+  /** The path of the key read last, e.g. `spec.containers[0].image`. */
+  path(): string {
+    let path = '';
+    for (let d = 0; d <= this.depth; d++) {
+      path = this.index[d] >= 0 ? `${path}[${this.index[d]}]` : join(path, this.keyText(this.currentKey[d]));
+    }
+    return path;
+  }
+
+  private keyText(k: number): string {
+    return decodeKey(this.text, this.keyStart[k], this.keyEnd[k]);
+  }
+
+  private has(start: number, end: number): boolean {
+    const { text, depth, keyStart, keyEnd } = this;
+    const first = this.firstKey[depth];
+    let set = this.sets[depth];
+    if (set === undefined && (this.keyCount - first >= PAIRWISE_LIMIT || hasBackslash(text, start, end))) {
+      set = new Set();
+      for (let k = first; k < this.keyCount; k++) set.add(this.keyText(k));
+      this.sets[depth] = set;
+    }
+    if (set !== undefined) {
+      const key = decodeKey(text, start, end);
+      if (set.has(key)) return true;
+      set.add(key);
+      return false;
+    }
+    for (let k = first; k < this.keyCount; k++) {
+      if (keyEnd[k] - keyStart[k] === end - start && sameText(text, keyStart[k], start, end - start)) return true;
+    }
+    return false;
+  }
 }
 
 /** Whether the quote at `at` is preceded by an odd number of backslashes. */
