@@ -33,6 +33,7 @@ export class GarbageCollector {
   start(): void {
     this.stopCommits = this.api.storage.onCommit((c) => {
       this.index(c);
+      if (!concernsCollector(c)) return;
       this.queue.push(c);
       this.schedule();
     });
@@ -207,4 +208,14 @@ function sameOwners(a: KubeObject | undefined, b: KubeObject): boolean {
   const ua = (a?.metadata.ownerReferences ?? []).map((o) => o.uid).join(',');
   const ub = (b.metadata.ownerReferences ?? []).map((o) => o.uid).join(',');
   return ua === ub;
+}
+
+/**
+ * Whether processing a change can do anything: a deletion (of a possible owner or dependent), or an object that
+ * has owners or is being deleted. Any later change that gives an object owners or a deletionTimestamp is a change
+ * of its own, processed then.
+ */
+function concernsCollector(c: Commit): boolean {
+  const { type, object } = c.event;
+  return type === 'DELETED' || !!object.metadata.ownerReferences?.length || !!object.metadata.deletionTimestamp;
 }
