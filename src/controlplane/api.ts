@@ -23,7 +23,7 @@ import {
   type ManagedFieldsEntry,
   recordUpdate,
 } from './apply/managed-fields.ts';
-import { decodeBody, fieldValidationWarnings, isDecodable, strictDecodingError } from './decode.ts';
+import { decodeBody, fieldValidationWarnings, isBlank, isDecodable, strictDecodingError } from './decode.ts';
 import {
   ApiError,
   badRequest,
@@ -569,7 +569,7 @@ export class ApiServer {
 
   deleteOptions(query: URLSearchParams, body: RequestBody | undefined): DeleteOptions {
     let fromBody: Omit<Partial<DeleteOptions>, 'dryRun'> & { dryRun?: string[] } = {};
-    if (body?.text.trim()) {
+    if (body && !isBlank(body.text)) {
       try {
         fromBody = decodeBody(body.text, body.contentType, undefined).object as typeof fromBody;
       } catch (err) {
@@ -797,7 +797,7 @@ export class ApiServer {
     contentType: string,
     opts: WriteOptions,
   ): { object: unknown; warnings: string[] } {
-    if (!body?.text.trim()) throw badRequest('the request body is empty');
+    if (!body || isBlank(body.text)) throw badRequest('the request body is empty');
     if (!isDecodable(contentType)) throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
     const schema = schemaFor(rt.kind, apiVersionOf(rt));
     let decoded: ReturnType<typeof decodeBody>;

@@ -31,6 +31,13 @@ const JSON_TYPES = new Set([
 ]);
 const YAML_TYPES = new Set(['application/yaml', 'application/apply-patch+yaml']);
 
+const BLANK = /^\s*$/;
+
+/** Whether a body is only white space (tested, not trimmed: a body can be megabytes). */
+export function isBlank(text: string): boolean {
+  return BLANK.test(text);
+}
+
 /** Whether `decodeBody` understands a content type (JSON, YAML, a patch type, or Kubernetes protobuf). */
 export function isDecodable(contentType: string): boolean {
   const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
@@ -89,7 +96,7 @@ const PAIRWISE_LIMIT = 32;
  * duplicates.
  */
 export function findDuplicateKeys(text: string): string[] {
-  const keys = new KeyStack(text);
+  const keys = scratchKeys.reset(text);
   let expectKey = false;
   let duplicates: string[] | undefined;
   for (let i = 0; i < text.length; i++) {
@@ -122,10 +129,7 @@ export function findDuplicateKeys(text: string): string[] {
   return duplicates ?? [];
 }
 
-/**
- * The keys of the open objects of a JSON text, as offsets into it (a class rather than closures over
- * locals: it is made once per request body).
- */
+/** The keys of the open objects of a JSON text, as offsets into it. */
 class KeyStack {
   private readonly keyStart: number[] = [];
   private readonly keyEnd: number[] = [];
@@ -137,8 +141,15 @@ class KeyStack {
   private readonly index: number[] = [];
   private readonly sets: (Set<string> | undefined)[] = [];
   private depth = -1;
+  private text = '';
 
-  constructor(private readonly text: string) {}
+  /** Starts on a text; the arrays keep their room from the texts before (what is beyond the stack is never read). */
+  reset(text: string): this {
+    this.text = text;
+    this.keyCount = 0;
+    this.depth = -1;
+    return this;
+  }
 
   open(isObject: boolean): void {
     const depth = ++this.depth;
@@ -203,6 +214,9 @@ class KeyStack {
     return false;
   }
 }
+
+/** One stack for every scan: a scan runs to its end without yielding, and bodies come one after another. */
+const scratchKeys = new KeyStack();
 
 /** Whether the quote at `at` is preceded by an odd number of backslashes. */
 function isEscaped(text: string, at: number): boolean {
@@ -319,7 +333,7 @@ export function decodeKindBody(
   kind: string,
   apiVersions: readonly string[],
 ): KubeObject {
-  if (!body?.text.trim()) throw badRequest('the request body is empty');
+  if (!body || isBlank(body.text)) throw badRequest('the request body is empty');
   if (!isDecodable(body.contentType)) {
     throw unsupportedMediaType(body.contentType, ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
   }

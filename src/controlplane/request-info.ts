@@ -76,12 +76,14 @@ export function parseRequest(
   let namespace: string | undefined;
   // `/namespaces/<ns>/<plural>/...` addresses a namespaced resource; `/namespaces/<name>[/<sub>]`
   // addresses the Namespace object itself.
-  if (segments[0] === 'namespaces' && segments.length >= 3 && registry.resource(group, version, segments[2])) {
+  let rt =
+    segments[0] === 'namespaces' && segments.length >= 3 ? registry.resource(group, version, segments[2]) : undefined;
+  if (rt) {
     namespace = segments[1];
     segments = segments.slice(2);
   }
   const [plural, name, subresource, ...extra] = segments;
-  const rt = plural ? registry.resource(group, version, plural) : undefined;
+  rt ??= plural ? registry.resource(group, version, plural) : undefined;
   if (!rt || extra.length > 0 || segments.includes('')) return undefined;
   checkSegment('Namespace', namespace);
   checkSegment('Name', name);

@@ -89,7 +89,8 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
     return;
   }
   const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
-  for (const [field, fieldValue] of Object.entries(value)) {
+  for (const field in value) {
+    const fieldValue = value[field];
     const fieldSchema = fieldNode(node, field);
     const fieldKey = child(key, `f:${field}`);
     walk(fieldValue, fieldSchema, fieldKey, out, options);

@@ -92,7 +92,8 @@ const UNTRACKED_METADATA = new Set([
 function trackedPart(object: unknown, owner: FieldOwner): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!isPlainObject(object)) return out;
-  for (const [field, value] of Object.entries(object)) {
+  for (const field in object) {
+    const value = object[field];
     if (field === 'apiVersion' || field === 'kind' || !owner.tracked(field)) continue;
     if (field === 'metadata' && isPlainObject(value)) {
       const metadata: Record<string, unknown> = {};

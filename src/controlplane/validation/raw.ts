@@ -124,7 +124,7 @@ function walk(value: unknown, shape: Shape, path: string, errs: FieldError[]): v
     errs.push(invalid(path, value, 'must be of type object'));
     return;
   }
-  for (const [k, v] of Object.entries(value)) walk(v, shape.values, key(path, k), errs);
+  for (const k in value) walk(value[k], shape.values, key(path, k), errs);
 }
 
 function scalarProblem(value: unknown, shape: Scalar): string | undefined {
