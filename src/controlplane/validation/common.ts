@@ -461,9 +461,10 @@ function validateFinalizers(finalizers: unknown, path: string): FieldError[] {
 
 function validateManagedFields(entries: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  arr(entries)?.forEach((raw, i) => {
-    const e = obj(raw);
-    if (!e) return;
+  const list = arr(entries) ?? [];
+  for (let i = 0; i < list.length; i++) {
+    const e = obj(list[i]);
+    if (!e) continue;
     const p = index(path, i);
     if (e.operation !== 'Apply' && e.operation !== 'Update') {
       errs.push(invalid(child(p, 'operation'), e.operation ?? '', 'must be `Apply` or `Update`'));
@@ -475,9 +476,19 @@ function validateManagedFields(entries: unknown, path: string): FieldError[] {
     if (byteLength(manager) > 128) errs.push(tooLong(child(p, 'manager'), 128));
     const sub = str(e.subresource) ?? '';
     if (byteLength(sub) > 256) errs.push(tooLong(child(p, 'subresource'), 256));
-  });
+  }
   return errs;
 }
+
+/** The rules of ObjectMeta's members beyond name and namespace, by member. */
+const META_MEMBER_RULES: [string, (value: unknown, path: string) => FieldError[]][] = [
+  ['generation', (value, path) => validateNonnegativeField(int(value), path)],
+  ['labels', validateLabels],
+  ['annotations', validateAnnotations],
+  ['ownerReferences', validateOwnerReferences],
+  ['finalizers', validateFinalizers],
+  ['managedFields', validateManagedFields],
+];
 
 function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): FieldError[] {
   const errs: FieldError[] = [];
@@ -490,12 +501,10 @@ function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): Field
   } else if (namespace) {
     errs.push(forbidden(child(path, 'namespace'), 'not allowed on this type'));
   }
-  errs.push(...validateNonnegativeField(int(meta.generation), child(path, 'generation')));
-  errs.push(...validateLabels(meta.labels, child(path, 'labels')));
-  errs.push(...validateAnnotations(meta.annotations, child(path, 'annotations')));
-  errs.push(...validateOwnerReferences(meta.ownerReferences, child(path, 'ownerReferences')));
-  errs.push(...validateFinalizers(meta.finalizers, child(path, 'finalizers')));
-  errs.push(...validateManagedFields(meta.managedFields, child(path, 'managedFields')));
+  // Each rule finds nothing in an absent member: only those present are checked (and their paths made).
+  for (const [field, rule] of META_MEMBER_RULES) {
+    if (meta[field] !== undefined) errs.push(...rule(meta[field], child(path, field)));
+  }
   return errs;
 }
 

@@ -105,11 +105,8 @@ function walk(value: unknown, shape: Shape, path: string, errs: FieldError[]): v
       errs.push(invalid(path, value, 'must be of type object'));
       return;
     }
-    // Only the fields present: a path is built for each, and shapes such as ObjectMeta's are mostly absent.
-    for (const name in shape.fields) {
-      const field = value[name];
-      if (field !== null && field !== undefined) walk(field, shape.fields[name], child(path, name), errs);
-    }
+    // Only the fields present: shapes such as ObjectMeta's are mostly absent.
+    for (const name in shape.fields) member(value[name], shape.fields[name], path, name, child, errs);
     return;
   }
   if ('items' in shape) {
@@ -117,14 +114,34 @@ function walk(value: unknown, shape: Shape, path: string, errs: FieldError[]): v
       errs.push(invalid(path, value, 'must be of type array'));
       return;
     }
-    for (let i = 0; i < value.length; i++) walk(value[i], shape.items, index(path, i), errs);
+    for (let i = 0; i < value.length; i++) member(value[i], shape.items, path, i, index, errs);
     return;
   }
   if (!isObj(value)) {
     errs.push(invalid(path, value, 'must be of type object'));
     return;
   }
-  for (const k in value) walk(value[k], shape.values, key(path, k), errs);
+  for (const k in value) member(value[k], shape.values, path, k, key, errs);
+}
+
+/**
+ * Walks a member of the value at `parent`: its path (`join(parent, segment)`) is made only for a member that
+ * holds others or is of the wrong type, not for every scalar that is right.
+ */
+function member<S>(
+  value: unknown,
+  shape: Shape,
+  parent: string,
+  segment: S,
+  join: (path: string, segment: S) => string,
+  errs: FieldError[],
+): void {
+  if (value === null || value === undefined) return;
+  if (typeof shape !== 'string') walk(value, shape, join(parent, segment), errs);
+  else {
+    const problem = scalarProblem(value, shape);
+    if (problem) errs.push(invalid(join(parent, segment), value, problem));
+  }
 }
 
 function scalarProblem(value: unknown, shape: Scalar): string | undefined {
