@@ -295,7 +295,7 @@ function findUnknownFields(value: unknown, node: Node, at: (string | number)[], 
     return;
   }
   if (Array.isArray(value)) return;
-  for (const key of Object.keys(value)) {
+  for (const key in value) {
     const child = 'map' in node ? node.map : Object.hasOwn(node.object, key) ? node.object[key] : undefined;
     if (typeof child === 'string') continue;
     at.push(key);

@@ -94,7 +94,7 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
     const fieldSchema = fieldNode(node, field);
     const fieldKey = child(key, `f:${field}`);
     walk(fieldValue, fieldSchema, fieldKey, out, options);
-    const empty = isPlainObject(fieldValue) && Object.keys(fieldValue).length === 0;
+    const empty = isPlainObject(fieldValue) && isEmpty(fieldValue);
     const mapField = options.mapsAreMembers && typeof fieldSchema === 'object' && 'map' in fieldSchema;
     if (fieldValue === null || empty) leaf(fieldKey, fieldValue, out, options);
     else if (!known || !Object.hasOwn(known, field) || mapField) out.add(fieldKey);

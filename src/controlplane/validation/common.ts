@@ -481,13 +481,13 @@ function validateManagedFields(entries: unknown, path: string): FieldError[] {
 }
 
 /** The rules of ObjectMeta's members beyond name and namespace, by member. */
-const META_MEMBER_RULES: [string, (value: unknown, path: string) => FieldError[]][] = [
-  ['generation', (value, path) => validateNonnegativeField(int(value), path)],
-  ['labels', validateLabels],
-  ['annotations', validateAnnotations],
-  ['ownerReferences', validateOwnerReferences],
-  ['finalizers', validateFinalizers],
-  ['managedFields', validateManagedFields],
+const META_MEMBER_RULES: { field: string; rule: (value: unknown, path: string) => FieldError[] }[] = [
+  { field: 'generation', rule: (value, path) => validateNonnegativeField(int(value), path) },
+  { field: 'labels', rule: validateLabels },
+  { field: 'annotations', rule: validateAnnotations },
+  { field: 'ownerReferences', rule: validateOwnerReferences },
+  { field: 'finalizers', rule: validateFinalizers },
+  { field: 'managedFields', rule: validateManagedFields },
 ];
 
 function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): FieldError[] {
@@ -502,7 +502,7 @@ function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): Field
     errs.push(forbidden(child(path, 'namespace'), 'not allowed on this type'));
   }
   // Each rule finds nothing in an absent member: only those present are checked (and their paths made).
-  for (const [field, rule] of META_MEMBER_RULES) {
+  for (const { field, rule } of META_MEMBER_RULES) {
     if (meta[field] !== undefined) errs.push(...rule(meta[field], child(path, field)));
   }
   return errs;
