@@ -248,9 +248,7 @@ export class ApiServer {
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     const now = this.options.now();
     Object.assign(meta, { uid: randomUUID(), creationTimestamp: rfc3339(now), generation: 1 });
-    for (const field of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const) {
-      delete (meta as Record<string, unknown>)[field];
-    }
+    for (const field of NOT_SET_BY_CREATE) delete (meta as Record<string, unknown>)[field];
     this.prepareCreate(rt, object);
     setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
     const effects = { warnings, auditAnnotations: {} };
@@ -432,12 +430,7 @@ export class ApiServer {
   private fieldOwner(req: ResourceRequest, opts: WriteOptions, body: RequestBody | undefined): FieldOwner {
     const rt = req.rt;
     const apiVersion = apiVersionOf(rt);
-    const tracked =
-      req.subresource === 'status'
-        ? (field: string) => field === 'status'
-        : rt.hasStatus
-          ? (field: string) => field !== 'status'
-          : () => true;
+    const tracked = req.subresource === 'status' ? onlyStatus : rt.hasStatus ? allButStatus : everyField;
     return {
       manager: opts.fieldManager ?? managerFromUserAgent(body?.userAgent),
       apiVersion,
@@ -948,6 +941,14 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
     else if (!(directives && key.startsWith('$'))) delete obj[key];
   }
 }
+
+/** Metadata a create ignores when the client sends it. */
+const NOT_SET_BY_CREATE = ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const;
+
+/** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
+const onlyStatus = (field: string) => field === 'status';
+const allButStatus = (field: string) => field !== 'status';
+const everyField = () => true;
 
 /** Whether an object's first two keys are apiVersion and kind, in that order (as clients send them). */
 function startsWithTypeMeta(obj: object): boolean {

@@ -21,6 +21,8 @@ export interface NonResourceRequest {
 
 export type RequestInfo = ResourceRequest | NonResourceRequest;
 
+const SLASH = 0x2f;
+
 const METHOD_VERBS: Record<string, Verb> = {
   POST: 'create',
   PUT: 'update',
@@ -54,7 +56,10 @@ export function parseRequest(
   query: URLSearchParams,
 ): RequestInfo | undefined {
   // One trailing slash is tolerated; an empty segment anywhere else names nothing.
-  const parts = path.replace(/^\/+/, '').replace(/\/$/, '').split('/').map(decodeSegment);
+  let start = 0;
+  while (path.charCodeAt(start) === SLASH) start++;
+  const end = path.length > start && path.endsWith('/') ? path.length - 1 : path.length;
+  const parts = path.slice(start, end).split('/').map(decodeSegment);
   let group: string;
   let rest: string[];
   if (parts[0] === 'api' && parts.length >= 3) {
@@ -82,9 +87,9 @@ export function parseRequest(
     namespace = segments[1];
     segments = segments.slice(2);
   }
-  const [plural, name, subresource, ...extra] = segments;
+  const [plural, name, subresource] = segments;
   rt ??= plural ? registry.resource(group, version, plural) : undefined;
-  if (!rt || extra.length > 0 || segments.includes('')) return undefined;
+  if (!rt || segments.length > 3 || segments.includes('')) return undefined;
   checkSegment('Namespace', namespace);
   checkSegment('Name', name);
   checkSegment('Subresource', subresource);
