@@ -480,16 +480,6 @@ function validateManagedFields(entries: unknown, path: string): FieldError[] {
   return errs;
 }
 
-/** The rules of ObjectMeta's members beyond name and namespace, by member. */
-const META_MEMBER_RULES: { field: string; rule: (value: unknown, path: string) => FieldError[] }[] = [
-  { field: 'generation', rule: (value, path) => validateNonnegativeField(int(value), path) },
-  { field: 'labels', rule: validateLabels },
-  { field: 'annotations', rule: validateAnnotations },
-  { field: 'ownerReferences', rule: validateOwnerReferences },
-  { field: 'finalizers', rule: validateFinalizers },
-  { field: 'managedFields', rule: validateManagedFields },
-];
-
 function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const namespace = str(meta.namespace) ?? '';
@@ -502,9 +492,15 @@ function validateMetaCommon(meta: Obj, namespaced: boolean, path: string): Field
     errs.push(forbidden(child(path, 'namespace'), 'not allowed on this type'));
   }
   // Each rule finds nothing in an absent member: only those present are checked (and their paths made).
-  for (const { field, rule } of META_MEMBER_RULES) {
-    if (meta[field] !== undefined) errs.push(...rule(meta[field], child(path, field)));
+  const { generation, labels, annotations, ownerReferences, finalizers, managedFields } = meta;
+  if (generation !== undefined) errs.push(...validateNonnegativeField(int(generation), child(path, 'generation')));
+  if (labels !== undefined) errs.push(...validateLabels(labels, child(path, 'labels')));
+  if (annotations !== undefined) errs.push(...validateAnnotations(annotations, child(path, 'annotations')));
+  if (ownerReferences !== undefined) {
+    errs.push(...validateOwnerReferences(ownerReferences, child(path, 'ownerReferences')));
   }
+  if (finalizers !== undefined) errs.push(...validateFinalizers(finalizers, child(path, 'finalizers')));
+  if (managedFields !== undefined) errs.push(...validateManagedFields(managedFields, child(path, 'managedFields')));
   return errs;
 }
 
