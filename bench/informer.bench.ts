@@ -20,14 +20,13 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { ControlPlane } from '../src/controlplane/control-plane.ts';
-import { median, rotatedRounds } from './run.ts';
+import { median, profiled, rotatedRounds } from './run.ts';
 
 const OBJECTS = 50_000;
 const ROUNDS = Number(process.env.INFORMER_BENCH_ROUNDS ?? 5);
@@ -107,22 +106,6 @@ export async function run(): Promise<void> {
   } finally {
     await cp.stop();
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** Runs `fn` under the CPU profiler of this process when `path` is given. */
-async function profiled<T>(path: string | undefined, fn: () => Promise<T>): Promise<T> {
-  if (!path) return fn();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    await writeFile(path, JSON.stringify(profile));
-    session.disconnect();
   }
 }
 

@@ -3,6 +3,8 @@
  * after another and prints their figures, each with the ratio to its peer or limit.
  */
 import { readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -127,6 +129,22 @@ export function printPaired(group: string, figures: Paired[]): void {
     group,
     figures.map((f) => pairedFigure(f.name, f.unit, f.floorName, f.rounds)),
   );
+}
+
+/** Runs `fn` under the CPU profiler of this process when `path` is given. */
+export async function profiled<T>(path: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!path) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(path, JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 
 /** Runs `fn(0..n-1)` with `concurrency` calls in flight; returns the seconds it took. */

@@ -11,6 +11,7 @@ import {
   nodeAgentServingProblem,
   type ParsedRequest,
   parseRequest,
+  parseRequestByLibrary,
   parseRequestPem,
   RequestParseError,
   verifyRequestSignature,
@@ -99,6 +100,32 @@ describe.each(encoders)('request predicates with %s requests', (_name, make) => 
     expect(p.emailAddresses).toEqual(['x@example.test']);
     expect(p.uris).toEqual(['spiffe://cluster/ns/a']);
     expect(p.subjectEmpty).toBe(false);
+    expect(await verifyRequestSignature(p)).toBeUndefined();
+  });
+
+  // The DER walk (readCertificationRequest) against @peculiar/x509's parse of the same bytes.
+  it.each<[string, RequestSpec]>([
+    ['a node agent client request', NODE],
+    ['an empty subject', {}],
+    ['UTF-8, several values and escaped characters', { organizations: ['Ünïcødé', 'a+b, "c"'], commonName: 'ä b' }],
+    [
+      'every SAN kind, IPv6 zero runs included',
+      {
+        ...NODE,
+        dnsNames: ['a.example.test', 'b.example.test'],
+        ipAddresses: ['10.0.0.1', '::', '::1', 'fe80::', '2001:db8:0:0:1:0:0:1', '1:0:2:0:0:3:0:0', '1:2:3:4:5:6:7:8'],
+        emails: ['x@example.test'],
+        uris: ['spiffe://cluster/ns/a'],
+      },
+    ],
+  ])('reads %s as @peculiar/x509 does', async (_name, spec) => {
+    const p = await parse(spec);
+    expect(p.fields).toBeDefined();
+    const { der, spki, subject, subjectEmpty, dnsNames, emailAddresses, ipAddresses, uris, keyAlgorithm } =
+      parseRequestByLibrary(p.der);
+    expect(p).toMatchObject({ der, subject, subjectEmpty, dnsNames, emailAddresses, ipAddresses, uris, keyAlgorithm });
+    expect(Buffer.from(p.spki)).toEqual(Buffer.from(spki));
+    expect(p.csr.subject).toBe(parseRequestByLibrary(p.der).csr.subject);
     expect(await verifyRequestSignature(p)).toBeUndefined();
   });
 
