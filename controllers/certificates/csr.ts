@@ -151,8 +151,9 @@ function readFast(der: Uint8Array): ParsedRequest | undefined {
   const fields = readCertificationRequest(der);
   if (!fields) return undefined;
   const names = noAltNames();
+  // The library parses the value of every extension it knows: any but the SAN is left to it, for the same verdict.
   for (const ext of fields.extensions) {
-    if (ext.oid === SAN_OID && !readAltNames(ext.value, names)) return undefined;
+    if (ext.oid !== SAN_OID || !readAltNames(ext.value, names)) return undefined;
   }
   const subject = emptySubject();
   for (const { oid, value } of fields.subject) addSubjectValue(subject, OID_TO_KEY.get(oid), value);

@@ -68,7 +68,8 @@ export function readCertificationRequest(der: Uint8Array): RequestFields | undef
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// A leading byte order mark stays, as the library keeps it.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const latin1 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 
 /** The text of a string in one of the types seen in practice; `undefined` for the others. */
@@ -121,7 +122,11 @@ function readRequestedExtensions(attributes: Uint8Array): RequestFields['extensi
     if (extension.tag !== TAG.sequence) return undefined;
     const parts = elementsOf(extension.content);
     const [oid, critical, value] = parts.length === 3 ? parts : [parts[0], undefined, parts[1]];
-    const flag = critical === undefined || (critical.tag === TAG.boolean && critical.content.length === 1);
+    const flag =
+      critical === undefined ||
+      (critical.tag === TAG.boolean &&
+        critical.content.length === 1 &&
+        (critical.content[0] === 0 || critical.content[0] === 0xff));
     if (parts.length < 2 || oid?.tag !== TAG.oid || !flag || value?.tag !== TAG.octetString) return undefined;
     out.push({ oid: oidText(oid.content), critical: critical?.content[0] === 0xff, value: value.content });
   }
