@@ -189,7 +189,7 @@ export class KubeClient {
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now.
     if (!READ_METHODS.has(method)) this.options.writeGuard?.check(`${method} ${path}`);
     const started = performance.now();
-    const limit = deadline(this.options.timeoutMs, opts.signal);
+    const limit = new Deadline(this.options.timeoutMs, opts.signal);
     const body =
       opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     let res: Dispatcher.ResponseData;
@@ -210,7 +210,7 @@ export class KubeClient {
       text = await res.body.text();
     } catch (err) {
       this.observe(method, 0, url, path, started);
-      if (limit.expired() && !opts.signal?.aborted) {
+      if (limit.expired && !opts.signal?.aborted) {
         throw new StatusError(504, 'Timeout', `request ${method} ${path} timed out after ${this.options.timeoutMs} ms`);
       }
       throw err;
@@ -333,33 +333,41 @@ export class KubeClient {
 
 const NEWLINE = 0x0a;
 
-/** A request's signal, aborted by the caller's or once `ms` have passed; cleared once the answer is read. */
-interface Deadline {
-  signal: AbortSignal;
-  expired(): boolean;
-  clear(): void;
-}
+/**
+ * A request's signal, aborted by the caller's or once `ms` have passed; cleared once the answer is read. One
+ * controller and one timer, and no closure: a fraction of the cost of `AbortSignal.any` with `AbortSignal.timeout`.
+ */
+class Deadline {
+  readonly signal: AbortSignal;
+  expired = false;
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
 
-/** A {@link Deadline} from one controller and one timer: a fraction of the cost of `AbortSignal.any` with `timeout`. */
-function deadline(ms: number, caller?: AbortSignal): Deadline {
-  const controller = new AbortController();
-  let expired = false;
-  const timer = setTimeout(() => {
-    expired = true;
-    controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError'));
-  }, ms);
-  timer.unref();
-  const onAbort = () => controller.abort(caller?.reason);
-  if (caller?.aborted) onAbort();
-  else caller?.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    expired: () => expired,
-    clear: () => {
-      clearTimeout(timer);
-      caller?.removeEventListener('abort', onAbort);
-    },
-  };
+  constructor(
+    private readonly ms: number,
+    private readonly caller?: AbortSignal,
+  ) {
+    this.signal = this.controller.signal;
+    this.timer = setTimeout(Deadline.expire, ms, this);
+    this.timer.unref();
+    if (caller?.aborted) this.handleEvent();
+    else caller?.addEventListener('abort', this, { once: true });
+  }
+
+  private static expire(d: Deadline): void {
+    d.expired = true;
+    d.controller.abort(new DOMException(`timed out after ${d.ms} ms`, 'TimeoutError'));
+  }
+
+  /** The caller's abort (this object is its listener). */
+  handleEvent(): void {
+    this.controller.abort(this.caller?.reason);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this);
+  }
 }
 
 /**
