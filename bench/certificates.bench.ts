@@ -11,12 +11,14 @@
  *   end-to-end round only, as kube-controller-manager runs apart from the API server. Two end-to-end figures,
  *   both paired with each round's floor: the daemon with the reference's 5 + 5 workers, and with as many workers
  *   as the bench client has requests in flight (what `--concurrent-<controller>-syncs` sets). Every round starts
- *   with no CSR stored; the clock starts once the client's watch is open.
+ *   with no CSR stored; the clock starts once the client's watch is open. Each process's CPU time over the
+ *   timed window is printed too, per CSR (median of the rounds): the sum tells how far 2 cores can go. With
+ *   `CERTS_BENCH_PROFILE=<dir>`, CPU profiles of the three processes over each round's timed window are written there.
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { KeyObject, sign, webcrypto } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,9 +35,10 @@ import type { CertificateSigningRequest } from '../src/api/types/certificates.ts
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
+import { signedPart } from '../src/pki/der.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
-import { signedPart } from '../src/pki/request-signature.ts';
-import { inParallel, type Paired, printPaired, type Round, rotatedRounds } from './run.ts';
+import { inParallel, median, type Paired, printPaired, type Round, rotatedRounds } from './run.ts';
+import { profiled } from './support/profile.ts';
 
 const CA_ALGS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256'];
 const ROUNDS = 5;
@@ -112,12 +115,29 @@ async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
 // process of their own, as kube-controller-manager runs apart from the API server it talks to.
 
 /** What the parent asks the client child, and what the children answer. */
-type Command = { type: 'floor' | 'e2e'; tag: string } | { type: 'go' };
+type Command =
+  | { type: 'floor' | 'e2e'; tag: string; profile?: string }
+  | { type: 'go' }
+  | { type: 'measure'; profile?: string }
+  | { type: 'measured' };
 type Reply =
   | { type: 'ready' }
   | { type: 'watching' }
-  | { type: 'rate'; perSecond: number }
+  | { type: 'rate'; perSecond: number; cpuMs: number }
+  | { type: 'cpu'; cpuMs: number }
   | { type: 'error'; message: string };
+
+/** One round's rate, and the CPU time each process spent in its timed window per CSR (ms). */
+interface Measured {
+  perSecond: number;
+  cpuPerCsr: { server: number; client: number; daemon: number };
+}
+
+/** CPU time (ms) used by this process since `since`. */
+function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
 
 const CHILD_TIMEOUT_MS = 180_000;
 
@@ -183,7 +203,17 @@ class Child {
   }
 }
 
-async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
+/** Per process, the median over rounds of its CPU time per CSR (ms). */
+function medianCpu(rounds: Measured[]): Measured['cpuPerCsr'] {
+  const of = (p: keyof Measured['cpuPerCsr']) => median(rounds.map((r) => r.cpuPerCsr[p]));
+  return { server: of('server'), client: of('client'), daemon: of('daemon') };
+}
+
+async function endToEnd(
+  caAlg: KeyAlgorithm,
+  cpuTable: ({ figure: string } & Measured['cpuPerCsr'])[],
+  profileDir: string | undefined,
+): Promise<Paired[]> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-certs-'));
   const ca = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   await writeFile(join(dir, 'ca.crt'), ca.certPem);
@@ -202,14 +232,19 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const clear = () => {
     for (const csr of cp.storage.list(rt)) cp.storage.remove(rt, csr.metadata.name!);
   };
-  const floorRound = async (tag: string): Promise<number> => {
-    client.send({ type: 'floor', tag });
-    const { perSecond } = await client.next('rate');
+  const profile = (name: string) => profileDir && join(profileDir, `${name}.cpuprofile`);
+  const floorRound = async (tag: string): Promise<Measured> => {
+    const cpu = process.cpuUsage();
+    const { perSecond, cpuMs } = await profiled(profile(`server-${tag}`), async () => {
+      client.send({ type: 'floor', tag, profile: profile(`client-${tag}`) });
+      return client.next('rate');
+    });
+    const server = cpuMsSince(cpu);
     clear();
-    return perSecond;
+    return { perSecond, cpuPerCsr: { server: server / CSRS_PER_ROUND, client: cpuMs / CSRS_PER_ROUND, daemon: 0 } };
   };
   // The daemon runs for the end-to-end rounds only: the floor has no other watcher than its own client's.
-  const endToEndRound = async (tag: string, workers: number): Promise<number> => {
+  const endToEndRound = async (tag: string, workers: number): Promise<Measured> => {
     const daemon = new Child('daemon', [
       `--kubeconfig=${cp.kubeconfigPath}`,
       `--ca-dir=${dir}`,
@@ -218,12 +253,21 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
     try {
       await daemon.next('ready');
       const watchers = cp.storage.watcherCount(rt);
-      client.send({ type: 'e2e', tag });
+      client.send({ type: 'e2e', tag, profile: profile(`client-${tag}`) });
       await client.next('watching');
       // The client's watch is open once the server counts it: only then does the clock start.
       while (cp.storage.watcherCount(rt) <= watchers) await new Promise((r) => setTimeout(r, 5));
-      client.send({ type: 'go' });
-      return (await client.next('rate')).perSecond;
+      daemon.send({ type: 'measure', profile: profile(`daemon-${tag}`) });
+      const cpu = process.cpuUsage();
+      const { perSecond, cpuMs } = await profiled(profile(`server-${tag}`), async () => {
+        client.send({ type: 'go' });
+        return client.next('rate');
+      });
+      const server = cpuMsSince(cpu);
+      daemon.send({ type: 'measured' });
+      const daemonMs = (await daemon.next('cpu')).cpuMs;
+      const perCsr = (ms: number) => ms / CSRS_PER_ROUND;
+      return { perSecond, cpuPerCsr: { server: perCsr(server), client: perCsr(cpuMs), daemon: perCsr(daemonMs) } };
     } finally {
       await daemon.stop();
       clear();
@@ -238,14 +282,20 @@ async function endToEnd(caAlg: KeyAlgorithm): Promise<Paired[]> {
   try {
     await client.next('ready');
     for (const side of Object.values(sides)) await side(`warm-${caAlg}`.toLowerCase());
-    const tagged = (side: (tag: string) => Promise<number>) => (r: number) => side(`${caAlg.toLowerCase()}-${r}`);
-    const rates = await rotatedRounds(ROUNDS, {
+    const tagged = (side: (tag: string) => Promise<Measured>) => (r: number) => side(`${caAlg.toLowerCase()}-${r}`);
+    const rounds = await rotatedRounds(ROUNDS, {
       floor: tagged(sides.floor),
       reference: tagged(sides.reference),
       matched: tagged(sides.matched),
     });
-    const reference = rates.map((r): Round => ({ ours: r.reference, floor: r.floor }));
-    const matched = rates.map((r): Round => ({ ours: r.matched, floor: r.floor }));
+    cpuTable.push(
+      ...(['floor', 'reference', 'matched'] as const).map((side) => ({
+        figure: `${caAlg} ${side}`,
+        ...medianCpu(rounds.map((r) => r[side])),
+      })),
+    );
+    const reference = rounds.map((r): Round => ({ ours: r.reference.perSecond, floor: r.floor.perSecond }));
+    const matched = rounds.map((r): Round => ({ ours: r.matched.perSecond, floor: r.floor.perSecond }));
     const figure = (workers: number, rounds: Round[]): Paired => ({
       name: `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`,
       unit: 'CSR/s',
@@ -285,23 +335,32 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
   };
 
   // The floor: the same two writes (create, approval) per CSR, bare, for a signer nobody handles.
-  const floor = async (tag: string): Promise<number> => {
-    const pems = await requests(CSRS_PER_ROUND, tag);
-    const seconds = await inParallel(
-      CSRS_PER_ROUND,
-      async (i) => {
-        const created = await csrs.create({
-          metadata: { name: `${tag}-${i}` },
-          spec: spec(pems[i], 'example.com/bench'),
-        });
-        const conditions = [{ type: 'Approved', status: 'True' as const, reason: 'Bench', message: 'bare write' }];
-        await csrs.replaceApproval({ ...created, status: { conditions } });
-      },
-      CONCURRENCY,
-    );
-    return CSRS_PER_ROUND / seconds;
+  /** Runs a round's timed part, profiled to `profile` if given; its rate and this process's CPU time. */
+  const timed = async (profile: string | undefined, fn: () => Promise<void>) => {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    await profiled(profile, fn);
+    const seconds = (performance.now() - started) / 1000;
+    return { type: 'rate' as const, perSecond: CSRS_PER_ROUND / seconds, cpuMs: cpuMsSince(cpu) };
   };
-  const endToEnd = async (tag: string): Promise<number> => {
+  const floor = async (tag: string, profile?: string) => {
+    const pems = await requests(CSRS_PER_ROUND, tag);
+    return timed(profile, async () => {
+      await inParallel(
+        CSRS_PER_ROUND,
+        async (i) => {
+          const created = await csrs.create({
+            metadata: { name: `${tag}-${i}` },
+            spec: spec(pems[i], 'example.com/bench'),
+          });
+          const conditions = [{ type: 'Approved', status: 'True' as const, reason: 'Bench', message: 'bare write' }];
+          await csrs.replaceApproval({ ...created, status: { conditions } });
+        },
+        CONCURRENCY,
+      );
+    });
+  };
+  const endToEnd = async (tag: string, profile?: string) => {
     const pems = await requests(CSRS_PER_ROUND, tag);
     const waitingFor = new Set(pems.map((_, i) => `${tag}-${i}`));
     let allIssued = () => {};
@@ -317,28 +376,29 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
     );
     reply({ type: 'watching' });
     if ((await next()).type !== 'go') throw new Error('expected go');
-    const started = performance.now();
-    await inParallel(
-      CSRS_PER_ROUND,
-      (i) =>
-        csrs.create({
-          metadata: { name: `${tag}-${i}` },
-          spec: spec(pems[i], registry.naming.signers.apiServerClientNodeAgent),
-        }),
-      CONCURRENCY,
-    );
-    await Promise.race([issued, watch.then(() => Promise.reject(new Error('the watch ended before all were issued')))]);
-    const seconds = (performance.now() - started) / 1000;
+    const rate = await timed(profile, async () => {
+      await inParallel(
+        CSRS_PER_ROUND,
+        (i) =>
+          csrs.create({
+            metadata: { name: `${tag}-${i}` },
+            spec: spec(pems[i], registry.naming.signers.apiServerClientNodeAgent),
+          }),
+        CONCURRENCY,
+      );
+      const ended = watch.then(() => Promise.reject(new Error('the watch ended before all were issued')));
+      await Promise.race([issued, ended]);
+    });
     watching.abort();
     await watch.catch(() => undefined);
-    return CSRS_PER_ROUND / seconds;
+    return rate;
   };
 
   reply({ type: 'ready' });
   for (;;) {
     const c = await next();
-    if (c.type === 'go') throw new Error('go outside a round');
-    reply({ type: 'rate', perSecond: await (c.type === 'floor' ? floor(c.tag) : endToEnd(c.tag)) });
+    if (c.type !== 'floor' && c.type !== 'e2e') throw new Error(`${c.type} outside a round`);
+    reply(await (c.type === 'floor' ? floor : endToEnd)(c.tag, c.profile));
   }
 }
 
@@ -363,6 +423,15 @@ async function daemonChild(
       durationMs: 86400_000,
     },
   });
+  // Between the parent's `measure` and `measured`: this process's CPU time, and its profile if asked.
+  let measuring: (() => void) | undefined;
+  process.on('message', (c: Command) => {
+    if (c.type === 'measured') measuring?.();
+    if (c.type !== 'measure') return;
+    const cpu = process.cpuUsage();
+    const done = new Promise<void>((resolve) => (measuring = resolve));
+    void profiled(c.profile, () => done).then(() => reply({ type: 'cpu', cpuMs: cpuMsSince(cpu) }));
+  });
   reply({ type: 'ready' });
   await new Promise<void>((resolve) => process.once('SIGTERM', resolve));
   await running.stop();
@@ -376,7 +445,10 @@ export async function run(): Promise<void> {
     signatures,
   );
   const e2e: Paired[] = [];
-  for (const alg of CA_ALGS) e2e.push(...(await endToEnd(alg)));
+  const cpuTable: ({ figure: string } & Measured['cpuPerCsr'])[] = [];
+  const profileDir = process.env.CERTS_BENCH_PROFILE;
+  if (profileDir) await mkdir(profileDir, { recursive: true });
+  for (const alg of CA_ALGS) e2e.push(...(await endToEnd(alg, cpuTable, profileDir)));
   printPaired(
     `CSRs end to end (${ROUNDS} rounds of ${CSRS_PER_ROUND} CSRs, each figure paired with the round's floor; ` +
       `${CONCURRENCY} in flight from the bench client; control plane, bench client and controller daemon in 3 ` +
@@ -385,6 +457,11 @@ export async function run(): Promise<void> {
       `${CLIENT_QPS || 'unlimited'} for the bench client and the daemon; 1-min load average ${loadavg()[0].toFixed(1)})`,
     e2e,
   );
+  console.log('\nCPU per CSR in the timed window, ms (median of the rounds): server, bench client, daemon');
+  for (const row of cpuTable) {
+    const ms = [row.server, row.client, row.daemon].map((x) => x.toFixed(2).padStart(6)).join(' ');
+    console.log(`${row.figure.padEnd(24)} ${ms}`);
+  }
 }
 
 function arg(name: string): string | undefined {

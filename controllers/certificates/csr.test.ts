@@ -1,5 +1,7 @@
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair } from '../../src/pki/keys.ts';
+import { generateKeyPair, signingAlgorithmFor } from '../../src/pki/keys.ts';
 import { derToPem } from '../../src/pki/pem.ts';
 import {
   apiServerClientProblem,
@@ -11,6 +13,7 @@ import {
   nodeAgentServingProblem,
   type ParsedRequest,
   parseRequest,
+  parseRequestByLibrary,
   parseRequestPem,
   RequestParseError,
   verifyRequestSignature,
@@ -99,6 +102,32 @@ describe.each(encoders)('request predicates with %s requests', (_name, make) => 
     expect(p.emailAddresses).toEqual(['x@example.test']);
     expect(p.uris).toEqual(['spiffe://cluster/ns/a']);
     expect(p.subjectEmpty).toBe(false);
+    expect(await verifyRequestSignature(p)).toBeUndefined();
+  });
+
+  // The DER walk (readCertificationRequest) against @peculiar/x509's parse of the same bytes.
+  it.each<[string, RequestSpec]>([
+    ['a node agent client request', NODE],
+    ['an empty subject', {}],
+    ['UTF-8, several values and escaped characters', { organizations: ['Ünïcødé', 'a+b, "c"'], commonName: 'ä b' }],
+    [
+      'every SAN kind, IPv6 zero runs included',
+      {
+        ...NODE,
+        dnsNames: ['a.example.test', 'b.example.test'],
+        ipAddresses: ['10.0.0.1', '::', '::1', 'fe80::', '2001:db8:0:0:1:0:0:1', '1:0:2:0:0:3:0:0', '1:2:3:4:5:6:7:8'],
+        emails: ['x@example.test'],
+        uris: ['spiffe://cluster/ns/a'],
+      },
+    ],
+  ])('reads %s as @peculiar/x509 does', async (_name, spec) => {
+    const p = await parse(spec);
+    expect(p.fields).toBeDefined();
+    const { der, spki, subject, subjectEmpty, dnsNames, emailAddresses, ipAddresses, uris, keyAlgorithm } =
+      parseRequestByLibrary(p.der);
+    expect(p).toMatchObject({ der, subject, subjectEmpty, dnsNames, emailAddresses, ipAddresses, uris, keyAlgorithm });
+    expect(Buffer.from(p.spki)).toEqual(Buffer.from(spki));
+    expect(p.csr.subject).toBe(parseRequestByLibrary(p.der).csr.subject);
     expect(await verifyRequestSignature(p)).toBeUndefined();
   });
 
@@ -259,6 +288,38 @@ describe('parsing bad requests', () => {
     der[der.length - 5] ^= 0xff; // inside the signature
     const p = parseRequestPem(derToPem(der, 'CERTIFICATE REQUEST'));
     expect(await verifyRequestSignature(p)).toMatch(/^unable to verify certificate request signature/);
+  });
+});
+
+describe('requests the DER walk leaves to the library', () => {
+  /** A request with these extensions, made by WebCrypto through @peculiar/x509. */
+  async function withExtensions(extensions: x509.Extension[], name = 'CN=system:node:a, O=system:nodes') {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const signingAlgorithm = signingAlgorithmFor(keys.privateKey);
+    const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name, keys, signingAlgorithm, extensions });
+    return csr.toString('pem');
+  }
+
+  it('reads a request with an extension besides the SAN through the library, with the same result', async () => {
+    const usage = new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true);
+    const pem = await withExtensions([usage, new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'a' }])]);
+    const p = parseRequestPem(pem);
+    expect(p.fields).toBeUndefined();
+    expect(p.dnsNames).toEqual(['a']);
+    expect(p.subject.commonName).toBe('system:node:a');
+    expect(await verifyRequestSignature(p)).toBeUndefined();
+  });
+
+  it("keeps the library's refusal of a malformed extension it knows", async () => {
+    const pem = await withExtensions([new x509.Extension('2.5.29.15', true, new Uint8Array([0xff]))]);
+    expect(() => parseRequestPem(pem)).toThrow('x509: malformed certificate request');
+  });
+
+  it('keeps a leading byte order mark in a UTF-8 value, as the library does', async () => {
+    const p = parseRequestPem(await withExtensions([], 'CN=\uFEFFsystem:node:a'));
+    expect(p.fields).toBeDefined();
+    expect(p.subject.commonName).toBe(parseRequestByLibrary(p.der).subject.commonName);
+    expect(p.subject.commonName.startsWith('\uFEFF')).toBe(true);
   });
 });
 

@@ -11,6 +11,13 @@ import type {
   CertificateSigningRequestCondition,
 } from '../../src/api/types/certificates.ts';
 import { splitPemBlocks } from '../../src/pki/pem.ts';
+import {
+  type AltNames,
+  noAltNames,
+  type RequestFields,
+  readAltNames,
+  readCertificationRequest,
+} from '../../src/pki/request.ts';
 import { verifyRequestSelfSignature } from '../../src/pki/request-signature.ts';
 import type { Clock } from '../../src/util/clock.ts';
 import { itemExponential, maxOf, type RateLimiter, tokenBucket } from '../../src/workqueue/ratelimit.ts';
@@ -78,8 +85,12 @@ export type Subject = { commonName: string; serialNumber: string } & Record<
 >;
 
 export interface ParsedRequest {
-  /** The request itself, for its public key and self-signature. */
-  csr: x509.Pkcs10CertificateRequest;
+  /** The request's DER. */
+  der: Uint8Array;
+  /** Its SubjectPublicKeyInfo, as it is. */
+  spki: Uint8Array;
+  /** The request as @peculiar/x509 parses it, made on first use. */
+  readonly csr: x509.Pkcs10CertificateRequest;
   subject: Subject;
   /** Whether the subject has no attribute at all (the SAN extension is then critical). */
   subjectEmpty: boolean;
@@ -89,6 +100,8 @@ export interface ParsedRequest {
   uris: string[];
   /** WebCrypto name of the request's key algorithm (`ECDSA`, `RSASSA-PKCS1-v1_5`, `Ed25519`, ...). */
   keyAlgorithm: string;
+  /** The fields read straight from the DER, when the request is in the shape read so. */
+  fields?: RequestFields;
 }
 
 export class RequestParseError extends Error {}
@@ -127,13 +140,46 @@ export function parseRequestPem(pem: string): ParsedRequest {
     throw new RequestParseError('PEM block type must be CERTIFICATE REQUEST');
   }
   try {
-    const csr = new x509.Pkcs10CertificateRequest(first.der);
-    const { subject, empty } = readSubject(csr.subjectName);
-    const names = readSans(csr);
-    return { csr, subject, subjectEmpty: empty, ...names, keyAlgorithm: csr.publicKey.algorithm.name };
+    return readFast(first.der) ?? parseRequestByLibrary(first.der);
   } catch (err) {
     throw new RequestParseError(`x509: malformed certificate request: ${(err as Error).message}`);
   }
+}
+
+/** The request as {@link readCertificationRequest} reads it, or undefined when that leaves it to the library. */
+function readFast(der: Uint8Array): ParsedRequest | undefined {
+  const fields = readCertificationRequest(der);
+  if (!fields) return undefined;
+  const names = noAltNames();
+  // The library parses the value of every extension it knows: any but the SAN is left to it, for the same verdict.
+  for (const ext of fields.extensions) {
+    if (ext.oid !== SAN_OID || !readAltNames(ext.value, names)) return undefined;
+  }
+  const subject = emptySubject();
+  for (const { oid, value } of fields.subject) addSubjectValue(subject, OID_TO_KEY.get(oid), value);
+  let csr: x509.Pkcs10CertificateRequest | undefined;
+  return {
+    der,
+    spki: fields.spki,
+    get csr() {
+      csr ??= new x509.Pkcs10CertificateRequest(der);
+      return csr;
+    },
+    fields,
+    subject,
+    subjectEmpty: fields.subject.length === 0,
+    ...names,
+    keyAlgorithm: fields.keyAlgorithm,
+  };
+}
+
+/** The request as @peculiar/x509 parses it: for the requests {@link readCertificationRequest} leaves to it. */
+export function parseRequestByLibrary(der: Uint8Array): ParsedRequest {
+  const csr = new x509.Pkcs10CertificateRequest(der);
+  const { subject, empty } = readSubject(csr.subjectName);
+  const names = readSans(csr);
+  const spki = new Uint8Array(csr.publicKey.rawData);
+  return { der, spki, csr, subject, subjectEmpty: empty, ...names, keyAlgorithm: csr.publicKey.algorithm.name };
 }
 
 /** Parsed requests kept (least recently used dropped first), and the longest `spec.request` text kept. */
@@ -162,42 +208,40 @@ export function parseRequest(csr: CertificateSigningRequest): ParsedRequest {
   return parsed;
 }
 
+const emptySubject = (): Subject => ({
+  country: [],
+  province: [],
+  locality: [],
+  streetAddress: [],
+  postalCode: [],
+  organization: [],
+  organizationalUnit: [],
+  commonName: '',
+  serialNumber: '',
+});
+
+function addSubjectValue(subject: Subject, key: SubjectKey | undefined, value: string): void {
+  // A value in a string type the library does not know comes back as `#<hex>`: not a string, skipped.
+  if (!key || value.startsWith('#')) return;
+  if (key === 'commonName' || key === 'serialNumber') subject[key] = value;
+  else subject[key].push(value);
+}
+
 function readSubject(name: x509.Name): { subject: Subject; empty: boolean } {
-  const subject: Subject = {
-    country: [],
-    province: [],
-    locality: [],
-    streetAddress: [],
-    postalCode: [],
-    organization: [],
-    organizationalUnit: [],
-    commonName: '',
-    serialNumber: '',
-  };
+  const subject = emptySubject();
   let empty = true;
   for (const rdn of name.toJSON()) {
     for (const [type, values] of Object.entries(rdn)) {
       empty = false;
       const key = OID_TO_KEY.get(SHORT_NAMES[type] ?? type);
-      if (!key) continue;
-      for (const value of values) {
-        // A value in a string type the library does not know comes back as `#<hex>`: not a string, skipped.
-        if (value.startsWith('#')) continue;
-        if (key === 'commonName' || key === 'serialNumber') subject[key] = value;
-        else subject[key].push(value);
-      }
+      for (const value of values) addSubjectValue(subject, key, value);
     }
   }
   return { subject, empty };
 }
 
-function readSans(csr: x509.Pkcs10CertificateRequest) {
-  const out = {
-    dnsNames: [] as string[],
-    emailAddresses: [] as string[],
-    ipAddresses: [] as string[],
-    uris: [] as string[],
-  };
+function readSans(csr: x509.Pkcs10CertificateRequest): AltNames {
+  const out = noAltNames();
   for (const ext of csr.extensions) {
     if (ext.type !== SAN_OID) continue;
     const san =
@@ -229,7 +273,7 @@ export function verifyRequestSignature(parsed: ParsedRequest): Promise<string | 
 
 async function checkRequestSignature(parsed: ParsedRequest): Promise<string | undefined> {
   try {
-    if (await verifyRequestSelfSignature(parsed.csr)) return undefined;
+    if (await verifyRequestSelfSignature(parsed.der, parsed.fields)) return undefined;
     return 'unable to verify certificate request signature: x509: signature verification failure';
   } catch (err) {
     return `unable to verify certificate request signature: ${(err as Error).message}`;

@@ -4,8 +4,10 @@
  * request timeouts, a user agent naming the component, and streaming watches.
  */
 import { STATUS_CODES } from 'node:http';
+import type { AgentOptions } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { KubeObject, WatchEvent } from '../api/meta.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -107,12 +109,27 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** How long security settings (headers, TLS agent) are reused before asking the KubeConfig again. */
 const AUTH_REFRESH_MS = 30_000;
 
+/**
+ * The configuration's TLS settings for this client (its files read again, so that a rotated certificate shows),
+ * and their text, which tells whether they changed.
+ */
+async function tlsMaterial(kubeConfig: KubeConfig): Promise<{ options: AgentOptions; text: string }> {
+  const all: AgentOptions = {};
+  await kubeConfig.applyToHTTPSOptions(all);
+  const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = all;
+  const options = { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername };
+  const asText = (v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v);
+  return { options, text: JSON.stringify(Object.values(options).map(asText)) };
+}
+
 export class KubeClient {
   readonly options: ClientOptions;
   readonly server: string;
   private readonly throttle: Throttle;
   /** Security settings and the connection pool; shared with derived clients. */
-  private session: { auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; at: number } } = {};
+  private session: {
+    auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; tls: string; at: number };
+  } = {};
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -172,11 +189,11 @@ export class KubeClient {
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now.
     if (!READ_METHODS.has(method)) this.options.writeGuard?.check(`${method} ${path}`);
     const started = performance.now();
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const limit = new Deadline(this.options.timeoutMs, opts.signal);
     const body =
       opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     let res: Dispatcher.ResponseData;
+    let text: string;
     try {
       res = await request(url, {
         method: method as Dispatcher.HttpMethod,
@@ -188,16 +205,18 @@ export class KubeClient {
         },
         body,
         dispatcher,
-        signal,
+        signal: limit.signal,
       });
+      text = await res.body.text();
     } catch (err) {
       this.observe(method, 0, url, path, started);
-      if (timeout.aborted && !opts.signal?.aborted) {
+      if (limit.expired && !opts.signal?.aborted) {
         throw new StatusError(504, 'Timeout', `request ${method} ${path} timed out after ${this.options.timeoutMs} ms`);
       }
       throw err;
+    } finally {
+      limit.clear();
     }
-    const text = await res.body.text();
     this.observe(method, res.statusCode, url, path, started);
     if (res.statusCode >= 300) {
       const retryAfter = res.headers['retry-after'];
@@ -268,16 +287,33 @@ export class KubeClient {
   private async security(
     url: string,
   ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Dispatcher }> {
-    const now = Date.now();
+    const now = this.options.clock.now();
     const shared = this.session;
     if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
       const ctx = new RequestContext(url, HttpMethod.GET);
       await this.kubeConfig.applySecurityAuthentication(ctx);
       const headers: Record<string, string | string[]> = { ...(ctx.getHeaders() as Record<string, string>) };
       for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
-      shared.auth = { headers, dispatcher: ctx.getDispatcher() as Dispatcher, at: now };
+      const tls = await tlsMaterial(this.kubeConfig);
+      // The same TLS material keeps the same pool: its open connections, rather than a handshake for each.
+      let dispatcher = shared.auth?.tls === tls.text ? shared.auth.dispatcher : undefined;
+      if (shared.auth?.tls !== tls.text) {
+        void shared.auth?.dispatcher?.close(); // once its requests are answered
+        dispatcher = this.dispatcherFor(tls.options) ?? (ctx.getDispatcher() as Dispatcher | undefined);
+      }
+      shared.auth = { headers, dispatcher, tls: tls.text, at: now };
     }
     return shared.auth;
+  }
+
+  /**
+   * A pool whose connections share one TLS context, built once, where each would otherwise parse the CA, the
+   * certificate and the key again; undefined when the configuration asks for something else (a proxy, no TLS).
+   */
+  private dispatcherFor(tls: AgentOptions): Dispatcher | undefined {
+    const options = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), tls);
+    if (options.type !== 'agent') return undefined;
+    return new Agent({ connect: { ...options.connect, secureContext: createSecureContext(options.connect) } });
   }
 
   private userAgent(caller?: string): string {
@@ -296,6 +332,43 @@ export class KubeClient {
 }
 
 const NEWLINE = 0x0a;
+
+/**
+ * A request's signal, aborted by the caller's or once `ms` have passed; cleared once the answer is read. One
+ * controller and one timer, and no closure: a fraction of the cost of `AbortSignal.any` with `AbortSignal.timeout`.
+ */
+class Deadline {
+  readonly signal: AbortSignal;
+  expired = false;
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly ms: number,
+    private readonly caller?: AbortSignal,
+  ) {
+    this.signal = this.controller.signal;
+    this.timer = setTimeout(Deadline.expire, ms, this);
+    this.timer.unref();
+    if (caller?.aborted) this.handleEvent();
+    else caller?.addEventListener('abort', this, { once: true });
+  }
+
+  private static expire(d: Deadline): void {
+    d.expired = true;
+    d.controller.abort(new DOMException(`timed out after ${d.ms} ms`, 'TimeoutError'));
+  }
+
+  /** The caller's abort (this object is its listener). */
+  handleEvent(): void {
+    this.controller.abort(this.caller?.reason);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this);
+  }
+}
 
 /**
  * The JSON values of newline-delimited `text`, parsed in one go: a newline never occurs inside JSON

@@ -278,7 +278,7 @@ export async function issue(input: CertificateRequestInput, ca: SigningCa): Prom
     ready.issuer,
     derElement(0x30, [derTime(input.notBefore), derTime(input.notAfter)]),
     subjectName(input.parsed),
-    new Uint8Array(input.parsed.csr.publicKey.rawData),
+    input.parsed.spki,
     derElement(0xa3, [derElement(0x30, certificateExtensions(input, ready))]),
   ]);
   const signatureValue = await signTbs(tbsDer, ready);

@@ -305,6 +305,9 @@ export const signingController: ControllerDefinition = {
     const { loops, watchers } = buildLoops(ctx, plan, deps, enqueue, () => lister!);
     lister = watchCsrs(ctx, enqueue).lister();
     for (const w of watchers) w.start();
+    // The CA is read at start, as the reference's signer does, rather than by the first request's sync; a CA
+    // that does not load shows in health() (and each request's Event) as before.
+    for (const loop of loops.values()) void loop.signingCa();
     logger.info({ signers: [...loops.keys()], durationMs: cfg.signing.durationMs }, 'signing loops ready');
     return new SigningReconciler(ctx, lister, loops, watchers, rt);
   },

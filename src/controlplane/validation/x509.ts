@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { X509Certificate as OpenSslCertificate } from 'node:crypto';
 import { BasicConstraintsExtension, Pkcs10CertificateRequest, X509Certificate } from '@peculiar/x509';
+import { readCertificationRequest } from '../../pki/request.ts';
 import { verifyRequestSelfSignature } from '../../pki/request-signature.ts';
 
 function arrayBuffer(der: Uint8Array): ArrayBuffer {
@@ -44,26 +45,17 @@ export function basicConstraints(cert: X509Certificate): { present: boolean; ca:
   }
 }
 
-/** Parses a PKCS#10 request and checks its self-signature; answers the reference's error text on failure. */
+/**
+ * Parses a PKCS#10 request and checks its self-signature; answers the reference's error text on failure. A
+ * request in the shape {@link readCertificationRequest} reads skips @peculiar/x509's parse; any other gets it.
+ */
 export async function checkCertificateRequest(der: Uint8Array): Promise<string | undefined> {
-  let csr: Pkcs10CertificateRequest;
-  try {
-    csr = new Pkcs10CertificateRequest(arrayBuffer(der));
-    // Touch the lazily parsed members so that malformed content fails here.
-    void csr.subject;
-    void csr.publicKey.algorithm;
-  } catch {
-    return 'x509: malformed certificate request';
-  }
-  let algorithm = '';
-  try {
-    algorithm = csr.publicKey.algorithm.name;
-  } catch {
-    // left empty: treated as unimplemented below
-  }
+  const fields = readCertificationRequest(der);
+  const algorithm = fields ? fields.keyAlgorithm : parsedKeyAlgorithm(der);
+  if (algorithm === undefined) return 'x509: malformed certificate request';
   let verified: boolean;
   try {
-    verified = await verifyRequestSelfSignature(csr);
+    verified = await verifyRequestSelfSignature(der, fields);
   } catch {
     return 'x509: cannot verify signature: algorithm unimplemented';
   }
@@ -78,5 +70,23 @@ export async function checkCertificateRequest(der: Uint8Array): Promise<string |
       return 'crypto/rsa: verification error';
     default:
       return 'x509: signature verification failure';
+  }
+}
+
+/** The request's key algorithm by @peculiar/x509's parse ('' when it has none), or undefined when it does not parse. */
+function parsedKeyAlgorithm(der: Uint8Array): string | undefined {
+  let csr: Pkcs10CertificateRequest;
+  try {
+    csr = new Pkcs10CertificateRequest(arrayBuffer(der));
+    // Touch the lazily parsed members so that malformed content fails here.
+    void csr.subject;
+    void csr.publicKey.algorithm;
+  } catch {
+    return undefined;
+  }
+  try {
+    return csr.publicKey.algorithm.name;
+  } catch {
+    return ''; // treated as unimplemented
   }
 }

@@ -1,0 +1,81 @@
+/**
+ * The REST client's connections over TLS: the pool outlives the periodic refresh of the security settings
+ * while the TLS material stays the same, and is replaced when it changes.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResourceRegistry } from '../src/api/registry.ts';
+import { KubeClient } from '../src/client/client.ts';
+import { FakeClock } from '../src/util/clock.ts';
+
+/** A self-signed serving certificate for 127.0.0.1, by the openssl CLI. */
+function servingCertificate(): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'client-tls-'));
+  try {
+    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1'];
+    args.push('-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=test', '-addext', 'subjectAltName=IP:127.0.0.1');
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl req failed: ${r.stderr}`);
+    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('KubeClient connections', () => {
+  let server: Server;
+  let ca = '';
+  let handshakes = 0;
+
+  beforeAll(async () => {
+    const { cert, key } = servingCertificate();
+    ca = cert;
+    server = createServer({ cert, key }, (_req, res) => res.end('{}'));
+    server.on('secureConnection', () => handshakes++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** A kubeconfig for the server whose CA text is `caText` (the same CA, written differently if asked). */
+  function kubeConfig(caText: string): KubeConfig {
+    const kc = new KubeConfig();
+    const { port } = server.address() as AddressInfo;
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(caText).toString('base64') }],
+      users: [{ name: 'u', token: 'secret' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    return kc;
+  }
+
+  it('keeps its connection across the refresh of the security settings, and dials again when the CA changes', async () => {
+    const clock = new FakeClock(0);
+    const kc = kubeConfig(ca);
+    const client = new KubeClient(kc, new ResourceRegistry('orch'), { qps: 0, clock });
+    // Two requests first: undici may dial a second connection for the second request of a new pool.
+    await client.request('GET', '/version');
+    await client.request('GET', '/version');
+    const warm = handshakes;
+    clock.step(31_000); // past the refresh
+    await client.request('GET', '/version');
+    expect(handshakes).toBe(warm);
+
+    // The same CA with a trailing blank line: other TLS material as far as the client can tell.
+    const rotated = kubeConfig(`${ca}\n`);
+    kc.clusters = rotated.clusters;
+    clock.step(31_000);
+    await client.request('GET', '/version');
+    expect(handshakes).toBe(warm + 1);
+  });
+});
