@@ -15,23 +15,26 @@ export function keyOf(obj: KubeObject): string {
   return objectKey(obj.metadata);
 }
 
+/** The built-in index's function: one for every store, so stores can tell that their indexes are the same. */
+const byNamespace = (obj: KubeObject) => [obj.metadata.namespace ?? ''];
+
 export class Store<T extends KubeObject> {
-  private readonly items = new Map<string, T>();
+  private items = new Map<string, T>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index name → index value → keys filed under that value. */
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private indices = new Map<string, Map<string, Set<string>>>();
   /**
    * key → the values the object was filed under, one list per index in the order the indexes were
    * added. Kept rather than recomputed from the old object, so removal stays exact even if someone
    * mutated a cached object.
    */
-  private readonly filed = new Map<string, string[][]>();
+  private filed = new Map<string, string[][]>();
   /** Index bucket → the frozen array `byIndexShared` handed out for it; dropped whenever the bucket changes. */
   private readonly shared = new WeakMap<Set<string>, readonly T[]>();
   private lastReplaceRv = '';
 
   constructor(indexers: Record<string, IndexFunc<T>> = {}) {
-    this.addIndexer(NAMESPACE_INDEX, (obj) => [obj.metadata.namespace ?? '']);
+    this.addIndexer(NAMESPACE_INDEX, byNamespace);
     for (const [name, fn] of Object.entries(indexers)) this.addIndexer(name, fn);
   }
 
@@ -73,21 +76,35 @@ export class Store<T extends KubeObject> {
     this.items.delete(key);
   }
 
-  /** Swaps the whole content for `items` (a relist at `resourceVersion`). */
-  replace(items: readonly T[], resourceVersion: string): void {
-    // Every index value is computed before anything changes, so an indexer that throws leaves the store as it was.
-    const computed = items.map((obj) => this.compute(obj));
-    this.items.clear();
-    this.filed.clear();
-    for (const index of this.indices.values()) index.clear();
-    for (let i = 0; i < items.length; i++) {
-      const key = keyOf(items[i]);
-      // A key listed twice keeps its last object, filed once.
-      if (this.items.has(key)) this.unindex(key);
-      this.items.set(key, items[i]);
-      this.index(key, computed[i]);
+  /** An empty store with the same indexes: fill it, then hand it to `replace`. */
+  emptyCopy(): Store<T> {
+    return new Store<T>(Object.fromEntries([...this.indexers].filter(([name]) => name !== NAMESPACE_INDEX)));
+  }
+
+  /**
+   * Swaps the whole content for `items` (a relist at `resourceVersion`) and returns the content it replaced.
+   * `items` is a list (a key listed twice keeps its last object) or a store from `emptyCopy`, whose content
+   * is taken as it is, already indexed, leaving it empty.
+   */
+  replace(items: readonly T[] | Store<T>, resourceVersion: string): ReadonlyMap<string, T> {
+    const previous = this.items;
+    if (items instanceof Store && this.indexedAs(items)) {
+      [this.items, this.filed, this.indices] = [items.items, items.filed, items.indices];
+      items.empty();
+    } else {
+      const list = items instanceof Store ? items.list() : items;
+      // Every index value is computed before anything changes, so an indexer that throws leaves the store as it was.
+      const computed = list.map((obj) => this.compute(obj));
+      this.empty();
+      for (let i = 0; i < list.length; i++) {
+        const key = keyOf(list[i]);
+        if (this.items.has(key)) this.unindex(key);
+        this.items.set(key, list[i]);
+        this.index(key, computed[i]);
+      }
     }
     this.lastReplaceRv = resourceVersion;
+    return previous;
   }
 
   /** The resourceVersion given to the last replace ("" before the first). */
@@ -105,6 +122,11 @@ export class Store<T extends KubeObject> {
 
   list(): T[] {
     return [...this.items.values()];
+  }
+
+  /** Key and object of every stored object. */
+  entries(): IterableIterator<[string, T]> {
+    return this.items.entries();
   }
 
   keys(): string[] {
@@ -146,6 +168,22 @@ export class Store<T extends KubeObject> {
 
   byNamespace(namespace: string): T[] {
     return this.byIndex(NAMESPACE_INDEX, namespace);
+  }
+
+  /** Drops the content, keeping the indexes (fresh containers: the old ones may live on elsewhere). */
+  private empty(): void {
+    this.items = new Map();
+    this.filed = new Map();
+    this.indices = new Map([...this.indices.keys()].map((name) => [name, new Map()]));
+  }
+
+  /** Whether `other` files objects as this store does: the same index functions, in the same order. */
+  private indexedAs(other: Store<T>): boolean {
+    const mine = [...this.indexers];
+    return (
+      other.indexers.size === mine.length &&
+      [...other.indexers].every(([name, fn], i) => mine[i][0] === name && mine[i][1] === fn)
+    );
   }
 
   private indexNamed(name: string): Map<string, Set<string>> {
