@@ -49,7 +49,7 @@ export class Store<T extends KubeObject> {
     const computed = [...this.items].map(([key, obj]) => [key, unique(fn(obj))] as const);
     const index = new Map<string, Set<string>>();
     for (const [key, values] of computed) {
-      fileUnder(index, key, values);
+      for (const value of values) fileUnder(index, key, value);
       this.filed.get(key)!.push(values);
     }
     this.indexers.set(name, fn);
@@ -83,8 +83,8 @@ export class Store<T extends KubeObject> {
 
   /**
    * Swaps the whole content for `items` (a relist at `resourceVersion`) and returns the content it replaced.
-   * `items` is a list (a key listed twice keeps its last object) or a store from `emptyCopy`, whose content
-   * is taken as it is, already indexed, leaving it empty.
+   * `items` is a list (a key listed twice keeps its last object) or a store from `emptyCopy`, which is left
+   * empty: its content is taken as it is, already indexed (unless an index was added since the copy).
    */
   replace(items: readonly T[] | Store<T>, resourceVersion: string): ReadonlyMap<string, T> {
     const previous = this.items;
@@ -96,6 +96,7 @@ export class Store<T extends KubeObject> {
       // Every index value is computed before anything changes, so an indexer that throws leaves the store as it was.
       const computed = list.map((obj) => this.compute(obj));
       this.empty();
+      if (items instanceof Store) items.empty();
       for (let i = 0; i < list.length; i++) {
         const key = keyOf(list[i]);
         if (this.items.has(key)) this.unindex(key);
@@ -202,7 +203,7 @@ export class Store<T extends KubeObject> {
   private index(key: string, values: string[][]): void {
     let i = 0;
     for (const index of this.indices.values()) {
-      for (const keys of fileUnder(index, key, values[i++])) this.shared.delete(keys);
+      for (const value of values[i++]) this.shared.delete(fileUnder(index, key, value));
     }
     this.filed.set(key, values);
   }
@@ -231,17 +232,12 @@ function unique(values: string[]): string[] {
 
 const NONE: readonly never[] = Object.freeze([]);
 
-/** Files `key` under each of `values`; returns the buckets it went into. */
-function fileUnder(index: Map<string, Set<string>>, key: string, values: string[]): Set<string>[] {
-  const buckets: Set<string>[] = [];
-  for (const value of values) {
-    let keys = index.get(value);
-    if (!keys) {
-      keys = new Set();
-      index.set(value, keys);
-    }
-    keys.add(key);
-    buckets.push(keys);
+/** Files `key` under `value`; returns the bucket it went into. */
+function fileUnder(index: Map<string, Set<string>>, key: string, value: string): Set<string> {
+  let keys = index.get(value);
+  if (!keys) {
+    keys = new Set();
+    index.set(value, keys);
   }
-  return buckets;
+  return keys.add(key);
 }
