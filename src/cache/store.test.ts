@@ -146,6 +146,10 @@ describe('Store: indexes', () => {
     s.add(obj(undefined, 'n'));
     expect(s.byNamespace('ns').map(keyOf)).toEqual(['ns/a']);
     expect(s.byIndex(NAMESPACE_INDEX, '').map(keyOf)).toEqual(['n']);
+    // Filed by its key: a cached object whose namespace someone changed still leaves its bucket.
+    s.get('ns/a')!.metadata.namespace = 'elsewhere';
+    s.delete('ns/a');
+    expect(s.indexValues(NAMESPACE_INDEX)).toEqual(['']);
   });
 
   it('an indexer added later indexes what is already stored', () => {
@@ -159,6 +163,7 @@ describe('Store: indexes', () => {
     const s = newStore();
     expect(() => s.byIndex('nope', 'x')).toThrow(/no indexer named "nope"/);
     expect(() => s.addIndexer('app', byApp)).toThrow(/already exists/);
+    expect(() => s.addIndexer(NAMESPACE_INDEX, byApp)).toThrow(/already exists/);
   });
 
   it('a throwing index function leaves the store unchanged', () => {

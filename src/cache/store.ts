@@ -15,18 +15,18 @@ export function keyOf(obj: KubeObject): string {
   return objectKey(obj.metadata);
 }
 
-/** The built-in index's function: one for every store, so stores can tell that their indexes are the same. */
-const byNamespace = (obj: KubeObject) => [obj.metadata.namespace ?? ''];
-
 export class Store<T extends KubeObject> {
   private items = new Map<string, T>();
+  /** The indexes added to the built-in one. */
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index name → index value → keys filed under that value. */
   private indices = new Map<string, Map<string, Set<string>>>();
+  /** The built-in index: namespace → keys. The namespace is part of the key: nothing to keep per object. */
+  private namespaces = new Map<string, Set<string>>();
   /**
-   * key → the values the object was filed under, one list per index in the order the indexes were
-   * added. Kept rather than recomputed from the old object, so removal stays exact even if someone
-   * mutated a cached object.
+   * key → the values the object was filed under, one list per index in `indices` order (no entry while
+   * there are none). Kept rather than recomputed from the old object, so removal stays exact even if
+   * someone mutated a cached object.
    */
   private filed = new Map<string, string[][]>();
   /** Index bucket → the frozen array `byIndexShared` handed out for it; dropped whenever the bucket changes. */
@@ -34,7 +34,6 @@ export class Store<T extends KubeObject> {
   private lastReplaceRv = '';
 
   constructor(indexers: Record<string, IndexFunc<T>> = {}) {
-    this.addIndexer(NAMESPACE_INDEX, byNamespace);
     for (const [name, fn] of Object.entries(indexers)) this.addIndexer(name, fn);
   }
 
@@ -44,13 +43,16 @@ export class Store<T extends KubeObject> {
 
   /** Adds an index; objects already stored are filed in it at once. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
-    if (this.indexers.has(name)) throw new Error(`indexer ${JSON.stringify(name)} already exists`);
+    if (name === NAMESPACE_INDEX || this.indexers.has(name))
+      throw new Error(`indexer ${JSON.stringify(name)} already exists`);
     // Compute everything first, so a throwing index function leaves the store unchanged.
     const computed = [...this.items].map(([key, obj]) => [key, unique(fn(obj))] as const);
     const index = new Map<string, Set<string>>();
     for (const [key, values] of computed) {
       for (const value of values) fileUnder(index, key, value);
-      this.filed.get(key)!.push(values);
+      const filed = this.filed.get(key);
+      if (filed) filed.push(values);
+      else this.filed.set(key, [values]);
     }
     this.indexers.set(name, fn);
     this.indices.set(name, index);
@@ -60,7 +62,7 @@ export class Store<T extends KubeObject> {
   add(obj: T): void {
     const key = keyOf(obj);
     const values = this.compute(obj);
-    this.unindex(key);
+    if (this.items.has(key)) this.unindex(key);
     this.items.set(key, obj);
     this.index(key, values);
   }
@@ -72,13 +74,14 @@ export class Store<T extends KubeObject> {
   /** Removes an object, given it or its key; unknown keys are ignored. */
   delete(objOrKey: T | string): void {
     const key = typeof objOrKey === 'string' ? objOrKey : keyOf(objOrKey);
+    if (!this.items.has(key)) return;
     this.unindex(key);
     this.items.delete(key);
   }
 
   /** An empty store with the same indexes: fill it, then hand it to `replace`. */
   emptyCopy(): Store<T> {
-    return new Store<T>(Object.fromEntries([...this.indexers].filter(([name]) => name !== NAMESPACE_INDEX)));
+    return new Store<T>(Object.fromEntries(this.indexers));
   }
 
   /**
@@ -89,7 +92,12 @@ export class Store<T extends KubeObject> {
   replace(items: readonly T[] | Store<T>, resourceVersion: string): ReadonlyMap<string, T> {
     const previous = this.items;
     if (items instanceof Store && this.indexedAs(items)) {
-      [this.items, this.filed, this.indices] = [items.items, items.filed, items.indices];
+      [this.items, this.filed, this.indices, this.namespaces] = [
+        items.items,
+        items.filed,
+        items.indices,
+        items.namespaces,
+      ];
       items.empty();
     } else {
       const list = items instanceof Store ? items.list() : items;
@@ -176,6 +184,7 @@ export class Store<T extends KubeObject> {
     this.items = new Map();
     this.filed = new Map();
     this.indices = new Map([...this.indices.keys()].map((name) => [name, new Map()]));
+    this.namespaces = new Map();
   }
 
   /** Whether `other` files objects as this store does: the same index functions, in the same order. */
@@ -188,19 +197,22 @@ export class Store<T extends KubeObject> {
   }
 
   private indexNamed(name: string): Map<string, Set<string>> {
-    const index = this.indices.get(name);
+    const index = name === NAMESPACE_INDEX ? this.namespaces : this.indices.get(name);
     if (!index) throw new Error(`no indexer named ${JSON.stringify(name)}`);
     return index;
   }
 
+  /** The values `obj` is filed under in each of `indices`. */
   private compute(obj: T): string[][] {
     const out: string[][] = [];
     for (const fn of this.indexers.values()) out.push(unique(fn(obj)));
     return out;
   }
 
-  /** `values`: as `compute` gives them, one list per index in `indices` order (the indexers'). */
+  /** `values`: as `compute` gives them. */
   private index(key: string, values: string[][]): void {
+    this.shared.delete(fileUnder(this.namespaces, key, namespaceOf(key)));
+    if (!values.length) return;
     let i = 0;
     for (const index of this.indices.values()) {
       for (const value of values[i++]) this.shared.delete(fileUnder(index, key, value));
@@ -208,22 +220,32 @@ export class Store<T extends KubeObject> {
     this.filed.set(key, values);
   }
 
+  /** Takes a stored key out of every index. */
   private unindex(key: string): void {
+    this.unfile(this.namespaces, key, namespaceOf(key));
     const values = this.filed.get(key);
     if (!values) return;
     let i = 0;
     for (const index of this.indices.values()) {
-      for (const value of values[i++]) {
-        const keys = index.get(value);
-        if (!keys) continue;
-        keys.delete(key);
-        this.shared.delete(keys);
-        // Drop empty buckets so churn over many distinct values does not leak memory.
-        if (keys.size === 0) index.delete(value);
-      }
+      for (const value of values[i++]) this.unfile(index, key, value);
     }
     this.filed.delete(key);
   }
+
+  private unfile(index: Map<string, Set<string>>, key: string, value: string): void {
+    const keys = index.get(value);
+    if (!keys) return;
+    keys.delete(key);
+    this.shared.delete(keys);
+    // Drop empty buckets so churn over many distinct values does not leak memory.
+    if (keys.size === 0) index.delete(value);
+  }
+}
+
+/** The namespace part of a key ("" for a cluster-scoped object's). */
+function namespaceOf(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 function unique(values: string[]): string[] {
