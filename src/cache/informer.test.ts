@@ -17,7 +17,14 @@ function recorder(seen: Seen): ResourceEventHandler<KubeObject> {
   };
 }
 
-function setup(opts: { resyncMs?: number } = {}) {
+const END = 'orch.io/initial-events-end';
+const endBookmark = (rv: string) => ({
+  kind: 'Pod',
+  apiVersion: 'v1',
+  metadata: { resourceVersion: rv, annotations: { [END]: 'true' } },
+});
+
+function setup(opts: { resyncMs?: number; watchList?: boolean } = {}) {
   const clock = new FakeClock();
   const lw = new FakeListerWatcher<KubeObject>();
   const errors: unknown[] = [];
@@ -26,6 +33,7 @@ function setup(opts: { resyncMs?: number } = {}) {
     clock,
     random: () => 0,
     onError: (e) => errors.push(e),
+    initialEventsEndAnnotation: END,
     ...opts,
   });
   return { clock, lw, informer, errors };
@@ -145,6 +153,45 @@ describe('SharedInformer: relist', () => {
     expect(isTombstone(t)).toBe(true);
     expect(t.key).toBe('ns/c');
     expect(t.obj.metadata).toMatchObject({ resourceVersion: '4', labels: { last: 'state' } });
+    await informer.stop();
+  });
+});
+
+describe('SharedInformer: watch-list', () => {
+  it('indexes the initial events as they arrive, notifies at the end bookmark, and relists into tombstones', async () => {
+    const { lw, informer } = setup({ watchList: true });
+    informer.addIndexer('app', (o) => (o.metadata.labels?.app ? [o.metadata.labels.app] : []));
+    const seen: Seen = [];
+    informer.addEventHandler(recorder(seen));
+    informer.start();
+    await settle();
+    lw.lastWatch.emit('ADDED', pod('a', '1', { app: 'web' }));
+    lw.lastWatch.emit('ADDED', pod('b', '2', { app: 'db' }));
+    // An index added while the initial events arrive covers them too.
+    informer.addIndexer('tier', (o) => [o.metadata.labels?.app === 'web' ? 'front' : 'back']);
+    lw.lastWatch.emit('ADDED', pod('c', '3', { app: 'web' }));
+    await settle();
+    expect(seen).toEqual([]);
+    expect(informer.hasSynced()).toBe(false);
+    lw.lastWatch.emit('BOOKMARK', endBookmark('3'));
+    await settle();
+    expect(seen).toEqual(['add a@1', 'add b@2', 'add c@3']);
+    const l = informer.lister();
+    expect(l.byIndex('app', 'web').map(keyOf)).toEqual(['ns/a', 'ns/c']);
+    expect(l.byIndex('tier', 'back').map(keyOf)).toEqual(['ns/b']);
+    expect(l.list('ns')).toHaveLength(3);
+    // The history is gone: the next watch-list brings a new full state.
+    seen.length = 0;
+    lw.lastWatch.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    await settle();
+    expect(lw.lastWatch.opts.sendInitialEvents).toBe(true);
+    lw.lastWatch.emit('ADDED', pod('a', '1', { app: 'web' }));
+    lw.lastWatch.emit('ADDED', pod('b', '5', { app: 'web' }));
+    lw.lastWatch.emit('BOOKMARK', endBookmark('6'));
+    await settle();
+    expect(seen).toEqual(['update b@2→b@5', 'tombstone ns/c c@3']);
+    expect(l.byIndex('app', 'web').map(keyOf)).toEqual(['ns/a', 'ns/b']);
+    expect(l.byIndex('app', 'db')).toEqual([]);
     await informer.stop();
   });
 });

@@ -88,6 +88,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
         update: (obj) => this.upsert(obj),
         delete: (obj) => this.remove(obj),
         replace: (items, rv) => this.replace(items, rv),
+        emptyCopy: () => this.store.emptyCopy(),
       },
       opts,
     );
@@ -209,19 +210,16 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
    * A relist: adds for new objects, updates for objects whose resourceVersion changed, and
    * tombstones for cached objects the list no longer has (their deletion was never seen).
    */
-  private replace(items: T[], rv: string): void {
-    const listed = new Set<string>();
-    for (const obj of items) {
-      const key = keyOf(obj);
-      listed.add(key);
-      const old = this.store.get(key);
+  private replace(items: readonly T[] | Store<T>, rv: string): void {
+    const previous = this.store.replace(items, rv);
+    for (const [key, obj] of this.store.entries()) {
+      const old = previous.get(key);
       if (!old) this.notify({ kind: 'add', obj });
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.notify({ kind: 'update', old, obj });
     }
-    for (const key of this.store.keys()) {
-      if (!listed.has(key)) this.notify({ kind: 'delete', obj: { key, obj: this.store.get(key)!, tombstone: true } });
+    for (const [key, obj] of previous) {
+      if (!this.store.has(key)) this.notify({ kind: 'delete', obj: { key, obj, tombstone: true } });
     }
-    this.store.replace(items, rv);
     if (this.synced) return;
     this.synced = true;
     for (const l of this.listeners) l.markSynced();

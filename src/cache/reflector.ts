@@ -14,7 +14,7 @@ import { isExpired, isNotFound, isTooManyRequests, StatusError } from '../client
 import type { ListOptions, ListPage, WatchOptions } from '../client/resource.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
-import { keyOf } from './store.ts';
+import type { Store } from './store.ts';
 
 /** What the reflector needs from a resource client; `ResourceClient` fits. */
 export interface ListerWatcher<T extends KubeObject> {
@@ -29,12 +29,15 @@ export interface ListerWatcher<T extends KubeObject> {
   ): Promise<void>;
 }
 
-/** Where the reflector writes; `Store` fits, the informer wraps one to notify handlers. */
-export interface ReflectorSink<T> {
+/** Where the reflector writes; the informer wraps a `Store` to notify handlers. */
+export interface ReflectorSink<T extends KubeObject> {
   add(obj: T): void;
   update(obj: T): void;
   delete(obj: T): void;
-  replace(items: T[], resourceVersion: string): void;
+  /** Swaps the whole content for a list, or for a store from `emptyCopy` holding the full state. */
+  replace(items: readonly T[] | Store<T>, resourceVersion: string): void;
+  /** An empty store, indexed as the sink is, that a watch-list fills with its initial events as they arrive. */
+  emptyCopy(): Store<T>;
 }
 
 export interface ReflectorOptions {
@@ -232,7 +235,7 @@ export class Reflector<T extends KubeObject> {
     return { metadata: list.metadata, items: () => list.items };
   }
 
-  private replace(items: T[], rv: string): void {
+  private replace(items: readonly T[] | Store<T>, rv: string): void {
     this.sink.replace(items, rv);
     this.lastRv = rv;
     this.rvUnavailable = false;
@@ -296,9 +299,9 @@ export class Reflector<T extends KubeObject> {
       timeoutSeconds,
       resourceVersion: this.lastRv,
     };
-    let collected: Map<string, T> | undefined;
+    let collected: Store<T> | undefined;
     if (!progress.initialDone) {
-      collected = new Map();
+      collected = this.sink.emptyCopy();
       opts.sendInitialEvents = true;
       opts.resourceVersionMatch = 'NotOlderThan';
       opts.resourceVersion = this.rvUnavailable ? '' : this.lastRv;
@@ -308,13 +311,13 @@ export class Reflector<T extends KubeObject> {
       progress.events++;
       if (!collected) return this.apply(e);
       if (this.endsInitialEvents(e)) {
-        this.replace([...collected.values()], e.object.metadata.resourceVersion ?? '');
+        this.replace(collected, e.object.metadata.resourceVersion ?? '');
         collected = undefined;
         progress.initialDone = true;
       } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-        collected.set(keyOf(e.object), e.object);
+        collected.add(e.object);
       } else if (e.type === 'DELETED') {
-        collected.delete(keyOf(e.object));
+        collected.delete(e.object);
       }
     };
     // Our own end for the stream, in case the server never honours timeoutSeconds (a dead connection).

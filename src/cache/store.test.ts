@@ -54,6 +54,40 @@ describe('Store: keys and basic operations', () => {
     expect(s.byNamespace('ns').map(keyOf)).toEqual(['ns/b']);
     expect(s.resourceVersion()).toBe('42');
   });
+
+  it('replace takes a filled empty copy whole, leaves the copy empty and returns the content it replaced', () => {
+    const s = newStore();
+    const old = obj('ns', 'a', { app: 'x' });
+    s.add(old);
+    const staged = s.emptyCopy();
+    expect(staged.size).toBe(0);
+    staged.add(obj('ns', 'b', { app: 'y' }));
+    staged.add(obj('other', 'c', { app: 'x', tier: 'web' }));
+    staged.delete('ns/b');
+    const previous = s.replace(staged, '7');
+    expect([...previous]).toEqual([['ns/a', old]]);
+    expect(s.keys()).toEqual(['other/c']);
+    expect(s.indexKeys('app', 'x')).toEqual(['other/c']);
+    expect(s.indexKeys('labelValue', 'web')).toEqual(['other/c']);
+    expect(s.byNamespace('ns')).toEqual([]);
+    expect(s.resourceVersion()).toBe('7');
+    expect(staged.size).toBe(0);
+    expect(staged.indexValues('app')).toEqual([]);
+    // The two stores share nothing afterwards.
+    staged.add(obj('ns', 'd', { app: 'x' }));
+    expect(s.indexKeys('app', 'x')).toEqual(['other/c']);
+  });
+
+  it('replace indexes a copy made before an index was added as a list', () => {
+    const s = newStore();
+    const staged = s.emptyCopy();
+    staged.add(obj('ns', 'a', { app: 'x', team: 'blue' }));
+    s.addIndexer('team', (o) => [o.metadata.labels?.team ?? '']);
+    s.replace(staged, '3');
+    expect(s.indexKeys('team', 'blue')).toEqual(['ns/a']);
+    expect(s.indexKeys('app', 'x')).toEqual(['ns/a']);
+    expect(staged.size).toBe(0);
+  });
 });
 
 describe('Store: indexes', () => {
@@ -112,6 +146,10 @@ describe('Store: indexes', () => {
     s.add(obj(undefined, 'n'));
     expect(s.byNamespace('ns').map(keyOf)).toEqual(['ns/a']);
     expect(s.byIndex(NAMESPACE_INDEX, '').map(keyOf)).toEqual(['n']);
+    // Filed by its key: a cached object whose namespace someone changed still leaves its bucket.
+    s.get('ns/a')!.metadata.namespace = 'elsewhere';
+    s.delete('ns/a');
+    expect(s.indexValues(NAMESPACE_INDEX)).toEqual(['']);
   });
 
   it('an indexer added later indexes what is already stored', () => {
@@ -125,6 +163,7 @@ describe('Store: indexes', () => {
     const s = newStore();
     expect(() => s.byIndex('nope', 'x')).toThrow(/no indexer named "nope"/);
     expect(() => s.addIndexer('app', byApp)).toThrow(/already exists/);
+    expect(() => s.addIndexer(NAMESPACE_INDEX, byApp)).toThrow(/already exists/);
   });
 
   it('a throwing index function leaves the store unchanged', () => {

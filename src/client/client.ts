@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { AgentOptions } from 'node:https';
+import { finished } from 'node:stream/promises';
 import { createSecureContext } from 'node:tls';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher, request } from 'undici';
@@ -13,6 +14,7 @@ import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { StatusError } from './errors.ts';
 import { ResourceClient } from './resource.ts';
+import { WatchDecoder } from './watch-decoder.ts';
 
 /** What a client consults before each write (the leader election's lease guard). */
 export interface WriteGuard {
@@ -253,28 +255,23 @@ export class KubeClient {
     if (res.statusCode !== 200) {
       throw StatusError.fromResponse(res.statusCode, await res.body.text(), first(res.headers['retry-after']));
     }
-    const emit = (lines: string) => {
-      for (const e of parseLines<WatchEvent<T>>(lines)) onEvent(e);
-    };
-    // Bytes after the last newline seen: a line is decoded only once it is complete, so a character
-    // split across chunks stays whole.
-    let partial: Buffer[] = [];
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        const end = chunk.lastIndexOf(NEWLINE);
-        if (end < 0) {
-          partial.push(chunk);
-          continue;
-        }
-        const complete = chunk.subarray(0, end);
-        emit((partial.length ? Buffer.concat([...partial, complete]) : complete).toString('utf8'));
-        partial = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
+    // Decoded as each chunk arrives ('data', not an async iterator: no promise per chunk).
+    const decoder = new WatchDecoder<WatchEvent<T>>(onEvent);
+    const body = res.body;
+    body.on('data', (chunk: Buffer) => {
+      try {
+        decoder.write(chunk);
+      } catch (err) {
+        body.destroy(err as Error);
       }
+    });
+    try {
+      await finished(body);
     } catch (err) {
       if (signal.aborted) return;
       throw err;
     }
-    if (partial.length) emit(Buffer.concat(partial).toString('utf8'));
+    decoder.end();
   }
 
   private url(path: string, query?: RequestOptions['query']): string {
@@ -331,8 +328,6 @@ export class KubeClient {
   }
 }
 
-const NEWLINE = 0x0a;
-
 /**
  * A request's signal, aborted by the caller's or once `ms` have passed; cleared once the answer is read. One
  * controller and one timer, and no closure: a fraction of the cost of `AbortSignal.any` with `AbortSignal.timeout`.
@@ -367,22 +362,6 @@ class Deadline {
   clear(): void {
     clearTimeout(this.timer);
     this.caller?.removeEventListener('abort', this);
-  }
-}
-
-/**
- * The JSON values of newline-delimited `text`, parsed in one go: a newline never occurs inside JSON
- * text, so the lines make an array once newlines become commas. Blank lines break that; then each
- * non-blank line is parsed alone.
- */
-function parseLines<V>(text: string): V[] {
-  try {
-    return JSON.parse(`[${text.replaceAll('\n', ',')}]`) as V[];
-  } catch {
-    return text
-      .split('\n')
-      .filter((line) => line.trim())
-      .map((line) => JSON.parse(line) as V);
   }
 }
 

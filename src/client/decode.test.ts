@@ -5,7 +5,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WatchEvent } from '../api/meta.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from './client.ts';
@@ -54,6 +54,28 @@ describe('watch stream decoding', () => {
       ['ADDED', 'café'],
       ['DELETED', 'naïve'],
     ]);
+  });
+
+  it('rejects with the error when a line mid-stream is not JSON or the consumer throws, and ends the stream', async () => {
+    let closed = 0;
+    const client = await clientOf(async (res) => {
+      res.on('close', () => closed++);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+      await tick();
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"b"}}}\n{"type":\n');
+      // Never ends on its own: the client must be the one to close.
+    });
+    const names: string[] = [];
+    const watch = (onEvent: (e: WatchEvent) => void) =>
+      client.watch('/api/v1/configmaps', {}, onEvent, new AbortController().signal);
+    await expect(watch((e) => names.push(e.object.metadata.name!))).rejects.toThrow(SyntaxError);
+    expect(names).toEqual(['a', 'b']);
+    const refused = watch((e) => {
+      if (e.object.metadata.name === 'b') throw new Error('refused b');
+    });
+    await expect(refused).rejects.toThrow('refused b');
+    await vi.waitFor(() => expect(closed).toBe(2), { timeout: 10_000 });
   });
 });
 
