@@ -1,6 +1,7 @@
 /**
  * The REST client's connections over TLS: the pool outlives the periodic refresh of the security settings
- * while the TLS material stays the same, and is replaced when it changes.
+ * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
+ * caller's signal.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,7 +37,11 @@ describe('KubeClient connections', () => {
   beforeAll(async () => {
     const { cert, key } = servingCertificate();
     ca = cert;
-    server = createServer({ cert, key }, (_req, res) => res.end('{}'));
+    server = createServer({ cert, key }, (req, res) => {
+      // `/slow` answers after 200 ms: long enough for a batch of requests to be in flight together.
+      if (req.url === '/slow') setTimeout(() => res.end('{}'), 200);
+      else res.end('{}');
+    });
     server.on('secureConnection', () => handshakes++);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -77,5 +82,32 @@ describe('KubeClient connections', () => {
     clock.step(31_000);
     await client.request('GET', '/version');
     expect(handshakes).toBe(warm + 1);
+  });
+
+  it('keeps many requests in flight on one caller signal without a listener warning, and aborts them all with it', async () => {
+    const client = new KubeClient(kubeConfig(ca), new ResourceRegistry('orch'), { qps: 0 });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const stop = new AbortController();
+      // Twice the default listener limit, as 20 workers sharing a controller's stop signal make.
+      const answered = Array.from({ length: 20 }, () =>
+        client.request('GET', '/slow', { signal: stop.signal }).then(() => 'answered'),
+      );
+      expect(await Promise.all(answered)).toEqual(Array(20).fill('answered'));
+      const cut = Array.from({ length: 20 }, () =>
+        client.request('GET', '/slow', { signal: stop.signal }).then(
+          () => 'answered',
+          (err: Error) => err.name,
+        ),
+      );
+      stop.abort();
+      expect(await Promise.all(cut)).toEqual(Array(20).fill('AbortError'));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

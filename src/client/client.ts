@@ -3,6 +3,7 @@
  * raw JSON in and out over undici, client-side rate limiting (QPS and burst), Retry-After handling,
  * request timeouts, a user agent naming the component, and streaming watches.
  */
+import { setMaxListeners } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import type { AgentOptions } from 'node:https';
 import { finished } from 'node:stream/promises';
@@ -346,7 +347,11 @@ class Deadline {
     this.timer = setTimeout(Deadline.expire, ms, this);
     this.timer.unref();
     if (caller?.aborted) this.handleEvent();
-    else caller?.addEventListener('abort', this, { once: true });
+    else if (caller) {
+      // Every request in flight listens here until `clear`, so workers sharing one stop signal are no leak.
+      setMaxListeners(0, caller);
+      caller.addEventListener('abort', this, { once: true });
+    }
   }
 
   private static expire(d: Deadline): void {
