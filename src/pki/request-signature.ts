@@ -8,7 +8,7 @@
 import 'reflect-metadata';
 import { createPublicKey, verify } from 'node:crypto';
 import { Pkcs10CertificateRequest } from '@peculiar/x509';
-import { type RequestFields, readCertificationRequest } from './request.ts';
+import type { RequestFields } from './request.ts';
 
 /** The signature algorithms checked here: their digest and the JWK key type they need. */
 const SIGNATURE_ALGORITHMS: Record<string, { digest: string | null; kty: string }> = {
@@ -22,13 +22,10 @@ const SIGNATURE_ALGORITHMS: Record<string, { digest: string | null; kty: string 
 };
 
 /**
- * Whether the request's signature verifies with its own public key; throws when it cannot be checked.
- * `fields` are the request's, when the caller has read them already.
+ * Whether the request's signature verifies with its own public key; throws when it cannot be checked. `fields`
+ * are what `readCertificationRequest` read of it (undefined: a request it left to the library, which checks it).
  */
-export async function verifyRequestSelfSignature(
-  der: Uint8Array,
-  fields: RequestFields | undefined = readCertificationRequest(der),
-): Promise<boolean> {
+export async function verifyRequestSelfSignature(der: Uint8Array, fields: RequestFields | undefined): Promise<boolean> {
   const algorithm =
     fields && Object.hasOwn(SIGNATURE_ALGORITHMS, fields.signatureAlgorithm)
       ? SIGNATURE_ALGORITHMS[fields.signatureAlgorithm]
