@@ -417,6 +417,32 @@ describe('objects and metadata', () => {
     expect(read.metadata!.uid).toBe(a.metadata!.uid);
   });
 
+  it('sets identity and bookkeeping on create itself, ignoring what the request says', async () => {
+    const ns = await newNamespace();
+    const given = {
+      resourceVersion: '999999',
+      selfLink: '/elsewhere',
+      deletionTimestamp: '2020-01-01T00:00:00Z',
+      deletionGracePeriodSeconds: 5,
+    };
+    const created = await raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'given', ...given }, data: { a: '1' } },
+    });
+    expect(created.status).toBe(201);
+    const { metadata } = created.body;
+    expect(metadata.resourceVersion).not.toBe(given.resourceVersion);
+    for (const field of ['selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds']) {
+      expect(metadata).not.toHaveProperty(field);
+    }
+    expect((await raw('GET', `/api/v1/namespaces/${ns}/configmaps/given`)).body).toEqual(created.body);
+    // A cluster-scoped object keeps no namespace.
+    const role = await raw('POST', '/apis/rbac.authorization.orch.io/v1/clusterroles', {
+      body: { metadata: { name: `given-${ns}`, namespace: ns }, rules: [] },
+    });
+    expect(role.status).toBe(201);
+    expect(role.body.metadata).not.toHaveProperty('namespace');
+  });
+
   it('bumps generation only for changes outside metadata and status', async () => {
     const ns = await newNamespace();
     const sts = await apps.createNamespacedStatefulSet({ namespace: ns, body: statefulSet('web', 1) });

@@ -230,10 +230,10 @@ export class ApiServer {
     const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
     const decoded = this.decode(req.rt, body, opts);
     const rt = req.rt;
-    const object = this.withTypeMeta(rt, decoded.object);
+    let object = this.withTypeMeta(rt, decoded.object);
     const warnings = decoded.warnings;
-    const meta = object.metadata;
     if (rt.namespaced) {
+      const meta = object.metadata;
       if (meta.namespace && req.namespace && meta.namespace !== req.namespace) {
         throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       }
@@ -242,13 +242,16 @@ export class ApiServer {
         throw badRequest('the server could not find the requested resource: a namespace is required');
       this.requireLiveNamespace(meta.namespace);
     } else {
-      delete meta.namespace;
+      object.metadata = withoutFields(object.metadata, ['namespace']);
     }
     if (rt.virtual) return this.review(rt, object, user, warnings);
+    const meta = withoutFields(object.metadata, NOT_SET_BY_CREATE);
+    object.metadata = meta;
+    if (rt.hasStatus) object = withoutFields(object, ['status']);
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
-    const now = this.options.now();
-    Object.assign(meta, { uid: randomUUID(), creationTimestamp: rfc3339(now), generation: 1 });
-    for (const field of NOT_SET_BY_CREATE) delete (meta as Record<string, unknown>)[field];
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.options.now());
+    meta.generation = 1;
     this.prepareCreate(rt, object);
     setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
     const effects = { warnings, auditAnnotations: {} };
@@ -694,10 +697,8 @@ export class ApiServer {
     return inPlace ? obj : { ...given, ...obj, ...given };
   }
 
-  /** Status starts empty on create, except the phases the reference sets. */
+  /** Status starts empty on create (the request's is left out), except the phases the reference sets. */
   private prepareCreate(rt: ResourceType, obj: KubeObject): void {
-    if (!rt.hasStatus) return;
-    delete obj.status;
     if (rt.group === '' && rt.kind === 'Namespace') {
       obj.status = { phase: 'Active' };
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
@@ -943,7 +944,18 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
 }
 
 /** Metadata a create ignores when the client sends it. */
-const NOT_SET_BY_CREATE = ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'] as const;
+const NOT_SET_BY_CREATE = ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'];
+
+/**
+ * `obj` itself when it has none of `fields`, else a copy without them. Not `delete`: a create's object becomes the
+ * stored one, and a deleted property would leave it in V8's slower dictionary layout.
+ */
+function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
+  if (!fields.some((field) => Object.hasOwn(obj, field))) return obj;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(obj)) if (!fields.includes(key)) copy[key] = value;
+  return copy as T;
+}
 
 /** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
 const onlyStatus = (field: string) => field === 'status';

@@ -59,45 +59,46 @@ export function parseRequest(
   let start = 0;
   while (path.charCodeAt(start) === SLASH) start++;
   const end = path.length > start && path.endsWith('/') ? path.length - 1 : path.length;
-  const parts = path.slice(start, end).split('/').map(decodeSegment);
+  const trimmed = path.slice(start, end);
+  const parts = trimmed.includes('%') ? trimmed.split('/').map(decodeSegment) : trimmed.split('/');
+  // `at` walks the parts: group and version, then an optional `watch`, `namespaces/<ns>`, and what is left.
   let group: string;
-  let rest: string[];
+  let at: number;
   if (parts[0] === 'api' && parts.length >= 3) {
     group = '';
-    rest = parts.slice(1);
+    at = 1;
   } else if (parts[0] === 'apis' && parts.length >= 4) {
     group = parts[1];
-    rest = parts.slice(2);
+    at = 2;
   } else {
     return { kind: 'nonresource', path };
   }
-  const version = rest[0];
-  let segments = rest.slice(1);
-  let watchPath = false;
-  if (segments[0] === 'watch') {
-    watchPath = true;
-    segments = segments.slice(1);
-  }
+  const version = parts[at++];
+  const watchPath = parts[at] === 'watch';
+  if (watchPath) at++;
   let namespace: string | undefined;
   // `/namespaces/<ns>/<plural>/...` addresses a namespaced resource; `/namespaces/<name>[/<sub>]`
   // addresses the Namespace object itself.
   let rt =
-    segments[0] === 'namespaces' && segments.length >= 3 ? registry.resource(group, version, segments[2]) : undefined;
+    parts[at] === 'namespaces' && parts.length - at >= 3 ? registry.resource(group, version, parts[at + 2]) : undefined;
   if (rt) {
-    namespace = segments[1];
-    segments = segments.slice(2);
+    namespace = parts[at + 1];
+    at += 2;
   }
-  const [plural, name, subresource] = segments;
+  const plural = parts[at];
+  const name = parts[at + 1];
+  const subresource = parts[at + 2];
   rt ??= plural ? registry.resource(group, version, plural) : undefined;
-  if (!rt || segments.length > 3 || segments.includes('')) return undefined;
+  if (!rt || parts.length - at > 3 || parts.indexOf('', at) >= 0) return undefined;
   checkSegment('Namespace', namespace);
   checkSegment('Name', name);
   checkSegment('Subresource', subresource);
   if (namespace !== undefined && !rt.namespaced) return undefined;
   if (subresource !== undefined && !(rt.subresources as string[]).includes(subresource)) return undefined;
+  const read = method === 'GET' || method === 'HEAD';
   return {
     kind: 'resource',
-    verb: verbOf(method, name !== undefined, watchPath || query.get('watch') === 'true' || query.get('watch') === '1'),
+    verb: verbOf(method, name !== undefined, read && (watchPath || isTrue(query.get('watch')))),
     rt,
     namespace,
     name,
@@ -105,6 +106,8 @@ export function parseRequest(
     watchPath,
   };
 }
+
+const isTrue = (value: string | null) => value === 'true' || value === '1';
 
 export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
   if (method === 'GET' || method === 'HEAD') {

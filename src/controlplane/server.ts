@@ -17,7 +17,7 @@ import { Faults } from './faults.ts';
 import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
 import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
-import { toJson, type WatchSettings, WatchStream } from './watch.ts';
+import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
 export type RequestAuthorizer = (user: UserInfo, info: RequestInfo, method: string) => Promise<void>;
@@ -377,7 +377,7 @@ export class ControlPlaneServer {
       // Items are stored objects whose JSON is cached: splice it rather than serialize again.
       const { items, ...head } = body;
       text = `${JSON.stringify(head).slice(0, -1)},"items":[${items.map((i) => toJson(i)).join(',')}]}`;
-    } else text = isStoredObject(body) ? toJson(body as never) : JSON.stringify(body);
+    } else text = answerJson(body);
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
   }
 
@@ -470,10 +470,6 @@ function isList(body: Record<string, unknown>): body is Record<string, unknown> 
   return Array.isArray(body.items);
 }
 
-function isStoredObject(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && 'metadata' in body && !('items' in body);
-}
-
 /** Resolves once the response's queued bytes are sent, or it is closed (then nothing will drain). */
 function drained(res: ServerResponse): Promise<void> {
   if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
@@ -508,7 +504,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | un
       const contentType = req.headers['content-type'] ?? JSON_TYPE;
       // Protobuf bodies are binary: one character per byte (latin1) keeps every byte.
       const encoding = isProtobufMediaType(contentType) ? 'latin1' : 'utf8';
-      resolve({ text: Buffer.concat(chunks).toString(encoding), contentType, userAgent: req.headers['user-agent'] });
+      // A body that came in one chunk (most) is read in place.
+      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      resolve({ text: bytes.toString(encoding), contentType, userAgent: req.headers['user-agent'] });
     });
     req.on('error', reject);
   });

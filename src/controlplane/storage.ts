@@ -121,6 +121,7 @@ class ResourceStore {
  * whose changes then reach the storage, its watch cache, through the revision stream.
  */
 export interface StorageBackend {
+  /** Stores `obj`, which the caller hands over: it may become the stored object and must not be changed after. */
   create(rt: ResourceType, obj: KubeObject): Promise<KubeObject>;
   /** `expectedRv` (when given) must equal the stored resourceVersion, else 409. */
   update(rt: ResourceType, obj: KubeObject, expectedRv?: string): Promise<KubeObject>;
@@ -399,16 +400,21 @@ export class Storage {
     return n;
   }
 
+  /**
+   * Stores `obj` itself with its resourceVersion set, not a copy: the caller hands it over (a create's object is
+   * the request's own) and must not change it afterwards.
+   */
   create(rt: ResourceType, obj: KubeObject): KubeObject {
     const s = this.store(rt);
     const key = objectKey(obj.metadata);
     if (s.items.has(key) || s.corrupt.has(key)) throw alreadyExists(rt, obj.metadata.name ?? '');
-    const stored = this.stamp(obj);
-    s.items.set(key, stored);
+    this.rv += 1;
+    obj.metadata.resourceVersion = String(this.rv);
+    s.items.set(key, obj);
     s.keysChanged();
-    if (stored.metadata.uid) this.byUid.set(stored.metadata.uid, { rt, key });
-    this.commit(rt, s, { type: 'ADDED', rv: this.rv, object: stored });
-    return stored;
+    if (obj.metadata.uid) this.byUid.set(obj.metadata.uid, { rt, key });
+    this.commit(rt, s, { type: 'ADDED', rv: this.rv, object: obj });
+    return obj;
   }
 
   /**

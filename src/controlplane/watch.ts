@@ -31,8 +31,8 @@ export interface WatchSettings {
   maxBacklogBytes: number;
 }
 
-/** Serialized forms of stored objects, computed once and shared by every watcher and reader. */
-const serialized = new WeakMap<KubeObject, string>();
+/** Serialized forms of stored objects, computed once and shared by every watcher and list. */
+const serialized = new WeakMap<object, string>();
 export function toJson(obj: KubeObject): string {
   let s = serialized.get(obj);
   if (s === undefined) {
@@ -40,6 +40,14 @@ export function toJson(obj: KubeObject): string {
     serialized.set(obj, s);
   }
   return s;
+}
+
+/**
+ * The JSON of one object for one answer (a get or a write): the shared form when a watcher, a list or the journal
+ * already made it, else made and not kept, since an answer is sent once.
+ */
+export function answerJson(obj: object): string {
+  return serialized.get(obj) ?? JSON.stringify(obj);
 }
 
 function eventLine(type: WatchEventType, objectJson: string): string {

@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../api/schema.ts';
 import { deepFreeze } from '../patch/deep-freeze.ts';
 import {
+  createdFieldsV1,
   describePath,
   type FieldSet,
   fromFieldsV1,
@@ -108,6 +110,82 @@ describe('FieldsV1', () => {
   it('reports malformed trees', () => {
     expect(() => fromFieldsV1({ 'f:a': 'x' })).toThrow(/expected an object at \.a/);
     expect(() => fromFieldsV1({ 'x:a': {} })).toThrow(/unknown path element "x:a"/);
+  });
+});
+
+describe('createdFieldsV1', () => {
+  const viaSet = (value: unknown, schema: typeof pod) =>
+    toFieldsV1(toFieldSet(value, schema, [], { mapsAreMembers: true }));
+
+  it('is the set-built FieldsV1, keys in the same order, for any object under the Pod and Deployment schemas', () => {
+    // Field names the schemas know at several depths, and some they do not; values of every JSON type.
+    const name = fc.constantFrom(
+      'metadata',
+      'labels',
+      'annotations',
+      'spec',
+      'template',
+      'containers',
+      'initContainers',
+      'name',
+      'image',
+      'ports',
+      'containerPort',
+      'protocol',
+      'env',
+      'value',
+      'volumes',
+      'replicas',
+      'selector',
+      'matchLabels',
+      'finalizers',
+      'tolerations',
+      'key',
+      'x-unknown',
+      'a',
+    );
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.constantFrom(null, true, 0, 'web', 'TCP', 80),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(name, tie('value'), { maxKeys: 5 }),
+      ),
+    })).value;
+    // Pod-shaped objects reach the keyed lists (containers, ports: `k:`) and sets (finalizers: `v:`), with repeats.
+    const optional = <T>(fields: { [K in keyof T]: fc.Arbitrary<T[K]> }) => fc.record(fields, { requiredKeys: [] });
+    const port = optional({ containerPort: fc.constantFrom(80, 443), protocol: fc.constantFrom('TCP', 'UDP') });
+    const container = optional({
+      name: fc.constantFrom('web', 'db'),
+      image: fc.constantFrom('nginx', null),
+      ports: fc.array(port, { maxLength: 3 }),
+      env: fc.array(optional({ name: fc.constantFrom('A', 'B'), value: json }), { maxLength: 2 }),
+    });
+    const podLike = optional({
+      metadata: optional({ labels: json, finalizers: fc.array(fc.constantFrom('a', 'b'), { maxLength: 3 }) }),
+      spec: optional({ containers: fc.array(container, { maxLength: 3 }), tolerations: json }),
+    });
+    const object = fc.oneof(fc.dictionary(name, json, { maxKeys: 4 }), podLike);
+    fc.assert(
+      fc.property(object, fc.constantFrom(pod, deployment), (value, schema) => {
+        expect(JSON.stringify(createdFieldsV1(value, schema))).toBe(JSON.stringify(viaSet(value, schema)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('merges list items that share a key, as the set does', () => {
+    const value = {
+      spec: {
+        containers: [
+          { name: 'web', image: 'a' },
+          { name: 'web', command: ['sh'] },
+        ],
+      },
+    };
+    expect(createdFieldsV1(value, pod)).toEqual({
+      'f:spec': { 'f:containers': { 'k:{"name":"web"}': { '.': {}, 'f:command': {}, 'f:image': {}, 'f:name': {} } } },
+    });
   });
 });
 

@@ -107,26 +107,77 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
 /** The FieldsV1 form: a tree of path elements; `".": {}` marks a member that also has children. */
 export function toFieldsV1(set: FieldSet): Record<string, unknown> {
   const root: Record<string, unknown> = {};
-  // Sorted, a member comes before what it holds: its `.` goes first, as the reference writes it.
-  for (const key of [...set].sort()) {
+  // Sorted, a member comes right before what it holds (a NUL sorts below every other character).
+  const keys = [...set].sort();
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
     let node = root;
     // Elements are read in place (no split): `start` is where the current one begins.
-    for (let start = 0, end = key.indexOf(SEPARATOR); ; start = end + 1, end = key.indexOf(SEPARATOR, start)) {
-      const element = end < 0 ? key.slice(start) : key.slice(start, end);
-      let next = node[element] as Record<string, unknown> | undefined;
-      if (next === undefined) {
-        // The first child of a member: the member's own path is the key up to this element.
-        if (start > 0 && isEmpty(node) && set.has(key.slice(0, start - 1))) node['.'] = {};
-        next = node[element] = {};
-      }
-      node = next;
-      if (end < 0) break;
+    let start = 0;
+    for (let end = key.indexOf(SEPARATOR); end >= 0; start = end + 1, end = key.indexOf(SEPARATOR, start)) {
+      const element = key.slice(start, end);
+      node[element] ??= {};
+      node = node[element] as Record<string, unknown>;
     }
+    const next = keys[i + 1];
+    const holdsMore =
+      next !== undefined && next.length > key.length && next[key.length] === SEPARATOR && next.startsWith(key);
+    node[key.slice(start)] = holdsMore ? { '.': LEAF } : LEAF;
   }
   return root;
 }
 
-function isEmpty(object: object): boolean {
+/** Every member without children is this one empty object: stored trees are never modified. */
+const LEAF = Object.freeze({});
+
+/**
+ * `toFieldsV1(toFieldSet(value, node, [], { mapsAreMembers: true }))` (what a create records), built in one walk,
+ * without path strings or a set: the same membership rules as `walk`.
+ */
+export function createdFieldsV1(value: unknown, node: Node): Record<string, unknown> {
+  const found = { repeatedItem: false };
+  const tree = membersBelow(value as Json, node, found) ?? {};
+  // Two list items with one key (or value) share their paths: rare, and left to the set, which merges them.
+  return found.repeatedItem ? toFieldsV1(toFieldSet(value, node, [], { mapsAreMembers: true })) : tree;
+}
+
+/** The FieldsV1 tree of the members inside `value` (fields or list items), undefined when there are none. */
+function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean }): Record<string, unknown> | undefined {
+  const entries: [string, Record<string, unknown>][] = [];
+  if (Array.isArray(value)) {
+    if (!isGranular(node)) return undefined;
+    for (const item of value) {
+      const below = node.listType === 'map' ? membersBelow(item, node.list, found) : undefined;
+      entries.push([itemElement(node, item), member(below)]);
+    }
+  } else if (isPlainObject(value)) {
+    const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
+    for (const field in value) {
+      const fieldValue = value[field];
+      const fieldSchema = fieldNode(node, field);
+      const below = membersBelow(fieldValue, fieldSchema, found);
+      const container = isPlainObject(fieldValue)
+        ? !isEmpty(fieldValue)
+        : Array.isArray(fieldValue) && isGranular(fieldSchema);
+      const mapField = typeof fieldSchema === 'object' && 'map' in fieldSchema;
+      if (!container || !known || !Object.hasOwn(known, field) || mapField) entries.push([`f:${field}`, member(below)]);
+      else if (below) entries.push([`f:${field}`, below]);
+    }
+  }
+  if (entries.length === 0) return undefined;
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const tree: Record<string, unknown> = {};
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0 && entries[i][0] === entries[i - 1][0]) found.repeatedItem = true;
+    tree[entries[i][0]] = entries[i][1];
+  }
+  return tree;
+}
+
+/** A member's own FieldsV1 node: a leaf, or `.` followed by what it holds. */
+const member = (below: Record<string, unknown> | undefined) => (below ? { '.': LEAF, ...below } : LEAF);
+
+export function isEmpty(object: object): boolean {
   for (const _ in object) return false;
   return true;
 }

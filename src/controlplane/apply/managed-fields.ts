@@ -12,10 +12,12 @@
 import type { ListNode, Node } from '../../api/schema.ts';
 import { jsonEqual } from '../../util/equal.ts';
 import {
+  createdFieldsV1,
   describePath,
   type FieldSet,
   fieldNode,
   fromFieldsV1,
+  isEmpty,
   isGranular,
   isPlainObject,
   itemElement,
@@ -179,16 +181,23 @@ function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 
 
 /** A manager's first entry, owning `set`. */
 function newManager(owner: FieldOwner, operation: 'Apply' | 'Update', set: FieldSet): Manager {
-  const entry: ManagedFieldsEntry = {
+  return { entry: newEntry(owner, operation, {}), set, changed: true };
+}
+
+function newEntry(
+  owner: FieldOwner,
+  operation: 'Apply' | 'Update',
+  fieldsV1: Record<string, unknown>,
+): ManagedFieldsEntry {
+  return {
     manager: owner.manager,
     operation,
     apiVersion: owner.apiVersion,
     time: owner.time,
     fieldsType: 'FieldsV1',
-    fieldsV1: {},
+    fieldsV1,
     ...(owner.subresource ? { subresource: owner.subresource } : {}),
   };
-  return { entry, set, changed: true };
 }
 
 /**
@@ -197,9 +206,10 @@ function newManager(owner: FieldOwner, operation: 'Apply' | 'Update', set: Field
  */
 export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
   if (old === undefined) {
-    // A create: everything is gained, by the only manager there is.
-    const created = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true });
-    return created.size > 0 ? writeManagers([newManager(owner, 'Update', created)], owner) : [];
+    // A create: everything is gained, by the only manager there is. Its set is read back from the entry at the
+    // object's first update (a set kept beside every stored object would cost memory).
+    const fieldsV1 = createdFieldsV1(trackedPart(next, owner), owner.schema);
+    return isEmpty(fieldsV1) ? [] : [newEntry(owner, 'Update', fieldsV1)];
   }
   const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
   const oldLeaves = new Map<string, unknown>();
