@@ -18,7 +18,7 @@ import { profiled } from './support/profile.ts';
 const CLIENTS = 2;
 const IN_FLIGHT_PER_CLIENT = 32;
 const CREATES_PER_CLIENT = 2000;
-const ROUNDS = 5;
+const ROUNDS = 9;
 
 /** A client process and its replies, one line per command. */
 interface Client {
