@@ -952,9 +952,7 @@ const NOT_SET_BY_CREATE = ['resourceVersion', 'deletionTimestamp', 'deletionGrac
  */
 function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
   if (!fields.some((field) => Object.hasOwn(obj, field))) return obj;
-  const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(obj)) if (!fields.includes(key)) copy[key] = value;
-  return copy as T;
+  return Object.fromEntries(Object.entries(obj).filter(([key]) => !fields.includes(key))) as T;
 }
 
 /** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */

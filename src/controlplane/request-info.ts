@@ -95,10 +95,9 @@ export function parseRequest(
   checkSegment('Subresource', subresource);
   if (namespace !== undefined && !rt.namespaced) return undefined;
   if (subresource !== undefined && !(rt.subresources as string[]).includes(subresource)) return undefined;
-  const read = method === 'GET' || method === 'HEAD';
   return {
     kind: 'resource',
-    verb: verbOf(method, name !== undefined, read && (watchPath || isTrue(query.get('watch')))),
+    verb: verbOf(method, name !== undefined, watchPath || isTrue(query.get('watch'))),
     rt,
     namespace,
     name,

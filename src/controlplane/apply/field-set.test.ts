@@ -174,6 +174,18 @@ describe('createdFieldsV1', () => {
     );
   });
 
+  it('makes every node its own object, so a structuredClone copy (as JSON Patch makes) changes one alone', () => {
+    const value = { metadata: { labels: { a: '1', b: '2' } }, data: { k: 'v' } };
+    for (const tree of [createdFieldsV1(value, pod), viaSet(value, pod)]) {
+      const copy = structuredClone(tree) as Record<string, Record<string, Record<string, object>>>;
+      Object.assign(copy['f:data']['f:k'], { 'f:x': {} });
+      expect(copy).toEqual({
+        'f:data': { '.': {}, 'f:k': { 'f:x': {} } },
+        'f:metadata': { 'f:labels': { '.': {}, 'f:a': {}, 'f:b': {} } },
+      });
+    }
+  });
+
   it('merges list items that share a key, as the set does', () => {
     const value = {
       spec: {

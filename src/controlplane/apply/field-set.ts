@@ -122,17 +122,17 @@ export function toFieldsV1(set: FieldSet): Record<string, unknown> {
     const next = keys[i + 1];
     const holdsMore =
       next !== undefined && next.length > key.length && next[key.length] === SEPARATOR && next.startsWith(key);
-    node[key.slice(start)] = holdsMore ? { '.': LEAF } : LEAF;
+    // Each node its own object: a copy that keeps shared references (structuredClone, as JSON Patch makes) must
+    // be able to change one without the others.
+    node[key.slice(start)] = holdsMore ? { '.': {} } : {};
   }
   return root;
 }
 
-/** Every member without children is this one empty object: stored trees are never modified. */
-const LEAF = Object.freeze({});
-
 /**
  * `toFieldsV1(toFieldSet(value, node, [], { mapsAreMembers: true }))` (what a create records), built in one walk,
- * without path strings or a set: the same membership rules as `walk`.
+ * without path strings or a set: the same membership rules as `walk`. (A field name holding a NUL, which a set's
+ * path cannot carry, stays whole here.)
  */
 export function createdFieldsV1(value: unknown, node: Node): Record<string, unknown> {
   const found = { repeatedItem: false };
@@ -175,7 +175,7 @@ function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean })
 }
 
 /** A member's own FieldsV1 node: a leaf, or `.` followed by what it holds. */
-const member = (below: Record<string, unknown> | undefined) => (below ? { '.': LEAF, ...below } : LEAF);
+const member = (below: Record<string, unknown> | undefined) => (below ? { '.': {}, ...below } : {});
 
 export function isEmpty(object: object): boolean {
   for (const _ in object) return false;
