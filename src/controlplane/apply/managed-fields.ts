@@ -174,14 +174,10 @@ function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEnt
 function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 'Update'): Manager {
   const found = managers.find((m) => sameEntry(m.entry, owner.manager, operation, owner.subresource));
   if (found) return found;
-  const manager = newManager(owner, operation, new Set());
+  // A manager's first entry: it owns nothing yet.
+  const manager: Manager = { entry: newEntry(owner, operation, {}), set: new Set(), changed: true };
   managers.push(manager);
   return manager;
-}
-
-/** A manager's first entry, owning `set`. */
-function newManager(owner: FieldOwner, operation: 'Apply' | 'Update', set: FieldSet): Manager {
-  return { entry: newEntry(owner, operation, {}), set, changed: true };
 }
 
 function newEntry(
