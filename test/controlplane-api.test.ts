@@ -2016,6 +2016,21 @@ describe('errors', () => {
     expect(await core.readNamespacedConfigMap({ name: 't', namespace: ns })).toEqual(cm);
   });
 
+  it('UnsupportedMediaType for a POST in text/plain, with nothing created', async () => {
+    const ns = await newNamespace();
+    const reply = await raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      body: '{"metadata":{"name":"t"}}',
+      contentType: 'text/plain',
+    });
+    expectStatus(
+      reply.body,
+      415,
+      'UnsupportedMediaType',
+      /^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml$/,
+    );
+    expect(await exists(() => core.readNamespacedConfigMap({ name: 't', namespace: ns }))).toBe(false);
+  });
+
   it('NotAcceptable for a media type the server cannot produce; YAML or protobuf when asked first; JSON among others', async () => {
     const ns = await newNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'n' }, data: { a: '1' } } });

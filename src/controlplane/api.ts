@@ -23,7 +23,13 @@ import {
   type ManagedFieldsEntry,
   recordUpdate,
 } from './apply/managed-fields.ts';
-import { decodeBody, fieldValidationWarnings, isBlank, isDecodable, strictDecodingError } from './decode.ts';
+import {
+  decodeBody,
+  fieldValidationWarnings,
+  isBlank,
+  strictDecodingError,
+  UnsupportedMediaTypeError,
+} from './decode.ts';
 import {
   ApiError,
   badRequest,
@@ -54,7 +60,7 @@ export interface ObjectValidation {
     obj: KubeObject,
     old: KubeObject | undefined,
     subresource: string | undefined,
-  ): Promise<FieldProblem[]>;
+  ): FieldProblem[] | Promise<FieldProblem[]>;
 }
 
 export interface ApiOptions {
@@ -747,7 +753,8 @@ export class ApiServer {
         };
         throw invalid(rt, '', [problem]);
       }
-      const problems = validation ? await validation.validate(operation, rt, object, oldObject, subresource) : [];
+      const checked = validation?.validate(operation, rt, object, oldObject, subresource) ?? [];
+      const problems = Array.isArray(checked) ? checked : await checked;
       if (problems.length) throw invalid(rt, object.metadata.name, problems);
     }
     for (const plugin of this.options.admission) {
@@ -792,12 +799,14 @@ export class ApiServer {
     opts: WriteOptions,
   ): { object: unknown; warnings: string[] } {
     if (!body || isBlank(body.text)) throw badRequest('the request body is empty');
-    if (!isDecodable(contentType)) throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
     const schema = schemaFor(rt.kind, apiVersionOf(rt));
     let decoded: ReturnType<typeof decodeBody>;
     try {
       decoded = decodeBody(body.text, contentType, schema);
     } catch (err) {
+      if (err instanceof UnsupportedMediaTypeError) {
+        throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
+      }
       throw badRequest((err as Error).message);
     }
     // Strategic merge patch directives ($patch, $retainKeys, $setElementOrder/<list>, ...) are syntax, not fields.

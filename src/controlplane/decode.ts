@@ -23,6 +23,11 @@ export class DecodeError extends Error {
   override name = 'DecodeError';
 }
 
+/** A body of a content type `decodeBody` does not read (answered 415, not 400). */
+export class UnsupportedMediaTypeError extends DecodeError {
+  override name = 'UnsupportedMediaTypeError';
+}
+
 const JSON_TYPES = new Set([
   'application/json',
   'application/json-patch+json',
@@ -38,13 +43,10 @@ export function isBlank(text: string): boolean {
   return BLANK.test(text);
 }
 
-/** Whether `decodeBody` understands a content type (JSON, YAML, a patch type, or Kubernetes protobuf). */
-export function isDecodable(contentType: string): boolean {
-  const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
-  return JSON_TYPES.has(mediaType) || YAML_TYPES.has(mediaType) || mediaType === PROTOBUF_MEDIA_TYPE;
-}
-
-/** Decodes a request body by its content type, reporting unknown fields (against `schema`) and duplicate keys. */
+/**
+ * Decodes a request body by its content type (JSON, YAML, a patch type, or Kubernetes protobuf), reporting unknown
+ * fields (against `schema`) and duplicate keys; any other content type throws UnsupportedMediaTypeError.
+ */
 export function decodeBody(text: string, contentType: string, schema: Node | undefined): Decoded {
   const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
   let object: unknown;
@@ -67,7 +69,7 @@ export function decodeBody(text: string, contentType: string, schema: Node | und
     }
     duplicate = [];
   } else {
-    throw new DecodeError(`unsupported media type "${mediaType}"`);
+    throw new UnsupportedMediaTypeError(`unsupported media type "${mediaType}"`);
   }
   const unknown: string[] = [];
   if (schema) findUnknownFields(object, schema, [], unknown);
@@ -334,13 +336,13 @@ export function decodeKindBody(
   apiVersions: readonly string[],
 ): KubeObject {
   if (!body || isBlank(body.text)) throw badRequest('the request body is empty');
-  if (!isDecodable(body.contentType)) {
-    throw unsupportedMediaType(body.contentType, ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
-  }
   let object: unknown;
   try {
     object = decodeBody(body.text, body.contentType, schemaFor(kind, apiVersions[0])).object;
   } catch (err) {
+    if (err instanceof UnsupportedMediaTypeError) {
+      throw unsupportedMediaType(body.contentType, ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
+    }
     throw badRequest(err instanceof Error ? err.message : String(err));
   }
   if (!object || typeof object !== 'object' || Array.isArray(object)) {

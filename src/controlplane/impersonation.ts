@@ -13,7 +13,8 @@ import { type Authorizer, forbiddenError, type ResourceRequestAttributes } from 
 import { badRequest } from './errors.ts';
 import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from './service-accounts.ts';
 
-const PREFIX = 'impersonate-';
+/** Names are matched as sent, in any case, so that the other headers of a request are not lower-cased. */
+const IMPERSONATION_HEADER = /^impersonate-/i;
 const USER_HEADER = 'impersonate-user';
 const GROUP_HEADER = 'impersonate-group';
 const UID_HEADER = 'impersonate-uid';
@@ -40,6 +41,7 @@ export function impersonate(
   authorizer: Pick<Authorizer, 'authorize'>,
 ): UserInfo {
   const headers = headerMap(rawHeaders);
+  if (headers.size === 0) return requester;
   const requests = impersonationRequests(headers);
   if (requests.length === 0) return requester;
   const groupsSpecified = headers.has(GROUP_HEADER);
@@ -129,8 +131,8 @@ function unescapeExtraKey(key: string): string {
 function headerMap(raw: readonly string[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
   for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!IMPERSONATION_HEADER.test(raw[i])) continue;
     const name = raw[i].toLowerCase();
-    if (!name.startsWith(PREFIX)) continue;
     map.set(name, [...(map.get(name) ?? []), raw[i + 1]]);
   }
   return map;

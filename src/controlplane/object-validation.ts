@@ -29,7 +29,8 @@ export function objectValidation(
     defaults(rt: ResourceType, obj: KubeObject): void {
       validatorsFor(rt.kind)?.defaults?.(obj, ctx);
     },
-    async validate(op, rt, obj, old, subresource) {
+    // Only the CSR rules are asynchronous (they verify signatures): the rest answer without a turn of the event loop.
+    validate(op, rt, obj, old, subresource) {
       const v = validatorsFor(rt.kind);
       if (op === 'CREATE') {
         if (v?.create) return v.create(obj, ctx);

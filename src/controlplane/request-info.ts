@@ -118,7 +118,8 @@ export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
 }
 
 function checkSegment(what: string, value: string | undefined): void {
-  const problems = value === undefined ? [] : isValidPathSegmentName(value);
+  if (value === undefined) return;
+  const problems = isValidPathSegmentName(value);
   if (problems.length) throw badRequest(`${what} parameter invalid: ${JSON.stringify(value)}: ${problems.join(';')}`);
 }
 

@@ -174,6 +174,23 @@ describe('createdFieldsV1', () => {
     );
   });
 
+  it('orders levels larger than a few elements too: big maps, sets and keyed lists, with and without repeats', () => {
+    const many = <T>(item: fc.Arbitrary<T>) => fc.array(item, { minLength: 17, maxLength: 60 });
+    const podWithBigLevels = fc.record({
+      metadata: fc.record({
+        labels: fc.dictionary(fc.string({ maxLength: 6 }), fc.constant('x'), { minKeys: 17, maxKeys: 60 }),
+        finalizers: many(fc.integer({ min: 0, max: 80 }).map((i) => `f${i}`)),
+      }),
+      spec: fc.record({ containers: many(fc.record({ name: fc.integer({ min: 0, max: 90 }).map(String) })) }),
+    });
+    fc.assert(
+      fc.property(podWithBigLevels, (value) => {
+        expect(JSON.stringify(createdFieldsV1(value, pod))).toBe(JSON.stringify(viaSet(value, pod)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('makes every node its own object, so a structuredClone copy (as JSON Patch makes) changes one alone', () => {
     const value = { metadata: { labels: { a: '1', b: '2' } }, data: { k: 'v' } };
     for (const tree of [createdFieldsV1(value, pod), viaSet(value, pod)]) {

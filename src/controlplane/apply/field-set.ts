@@ -36,9 +36,21 @@ export function fieldNode(node: Node, field: string): Node {
 export function itemKey(list: ListNode, item: Json): string {
   const keys: Record<string, Json> = {};
   if (isPlainObject(item)) {
-    for (const name of [...(list.mapKeys ?? [])].sort()) if (item[name] !== undefined) keys[name] = item[name];
+    for (const name of keyNamesInOrder(list)) if (item[name] !== undefined) keys[name] = item[name];
   }
   return `k:${JSON.stringify(keys)}`;
+}
+
+/** Each map list's key names, sorted once: the schema keeps them in their declared order. */
+const sortedKeyNames = new WeakMap<ListNode, readonly string[]>();
+
+function keyNamesInOrder(list: ListNode): readonly string[] {
+  let names = sortedKeyNames.get(list);
+  if (!names) {
+    names = [...(list.mapKeys ?? [])].sort();
+    sortedKeyNames.set(list, names);
+  }
+  return names;
 }
 
 /** The element that identifies a list item: by key (map lists) or by value (sets). */
@@ -143,12 +155,12 @@ export function createdFieldsV1(value: unknown, node: Node): Record<string, unkn
 
 /** The FieldsV1 tree of the members inside `value` (fields or list items), undefined when there are none. */
 function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean }): Record<string, unknown> | undefined {
-  const entries: [string, Record<string, unknown>][] = [];
+  const level = new SortedLevel();
   if (Array.isArray(value)) {
     if (!isGranular(node)) return undefined;
     for (const item of value) {
       const below = node.listType === 'map' ? membersBelow(item, node.list, found) : undefined;
-      entries.push([itemElement(node, item), member(below)]);
+      level.add(itemElement(node, item), member(below));
     }
   } else if (isPlainObject(value)) {
     const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
@@ -160,22 +172,70 @@ function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean })
         ? !isEmpty(fieldValue)
         : Array.isArray(fieldValue) && isGranular(fieldSchema);
       const mapField = typeof fieldSchema === 'object' && 'map' in fieldSchema;
-      if (!container || !known || !Object.hasOwn(known, field) || mapField) entries.push([`f:${field}`, member(below)]);
-      else if (below) entries.push([`f:${field}`, below]);
+      if (!container || !known || !Object.hasOwn(known, field) || mapField) level.add(`f:${field}`, member(below));
+      else if (below) level.add(`f:${field}`, below);
     }
   }
-  if (entries.length === 0) return undefined;
-  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const tree: Record<string, unknown> = {};
-  for (let i = 0; i < entries.length; i++) {
-    if (i > 0 && entries[i][0] === entries[i - 1][0]) found.repeatedItem = true;
-    tree[entries[i][0]] = entries[i][1];
-  }
-  return tree;
+  return level.tree(found);
 }
 
+/** One level of a FieldsV1 tree: its elements as they come, then as an object in element order. */
+class SortedLevel {
+  private elements: string[] = [];
+  private trees: Record<string, unknown>[] = [];
+
+  add(element: string, tree: Record<string, unknown>): void {
+    this.elements.push(element);
+    this.trees.push(tree);
+  }
+
+  /** The level's object, undefined when empty; notes an element that came twice. */
+  tree(found: { repeatedItem: boolean }): Record<string, unknown> | undefined {
+    if (this.elements.length === 0) return undefined;
+    this.sort();
+    const { elements, trees } = this;
+    const tree: Record<string, unknown> = {};
+    for (let i = 0; i < elements.length; i++) {
+      if (i > 0 && elements[i] === elements[i - 1]) found.repeatedItem = true;
+      tree[elements[i]] = trees[i];
+    }
+    return tree;
+  }
+
+  /** Most levels hold a few elements, sorted in place; a large one (a big map or list) through an index order. */
+  private sort(): void {
+    const { elements, trees } = this;
+    if (elements.length > SMALL_LEVEL) {
+      const order = Array.from(elements, (_, i) => i).sort((a, b) => compare(elements[a], elements[b]));
+      this.elements = order.map((i) => elements[i]);
+      this.trees = order.map((i) => trees[i]);
+      return;
+    }
+    for (let i = 1; i < elements.length; i++) {
+      const element = elements[i];
+      const tree = trees[i];
+      let j = i;
+      for (; j > 0 && elements[j - 1] > element; j--) {
+        elements[j] = elements[j - 1];
+        trees[j] = trees[j - 1];
+      }
+      elements[j] = element;
+      trees[j] = tree;
+    }
+  }
+}
+
+const SMALL_LEVEL = 16;
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** A member's own FieldsV1 node: a leaf, or `.` followed by what it holds. */
-const member = (below: Record<string, unknown> | undefined) => (below ? { '.': {}, ...below } : {});
+function member(below: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!below) return {};
+  const node: Record<string, unknown> = { '.': {} };
+  for (const element in below) node[element] = below[element];
+  return node;
+}
 
 export function isEmpty(object: object): boolean {
   for (const _ in object) return false;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../api/schema.ts';
-import { DecodeError, decodeBody, isDecodable } from '../decode.ts';
+import { DecodeError, decodeBody, UnsupportedMediaTypeError } from '../decode.ts';
 import {
   decodeKubernetesProtobuf,
   decodeProtobufBody,
@@ -102,9 +102,12 @@ describe('protobufBytes', () => {
 });
 
 describe('decodeBody with application/vnd.kubernetes.protobuf', () => {
-  it('is decodable, with or without parameters', () => {
-    expect(isDecodable(PROTOBUF_MEDIA_TYPE)).toBe(true);
-    expect(isDecodable('application/vnd.kubernetes.protobuf; charset=binary')).toBe(true);
+  it('is decodable, with or without parameters; another media type is refused as such', () => {
+    const body = binary(namespace('team-a'));
+    expect(decodeBody(body, 'application/vnd.kubernetes.protobuf; charset=binary', undefined).object).toEqual(
+      decodeBody(body, PROTOBUF_MEDIA_TYPE, undefined).object,
+    );
+    expect(() => decodeBody(body, 'text/plain', undefined)).toThrow(UnsupportedMediaTypeError);
     expect(isProtobufMediaType('Application/Vnd.Kubernetes.Protobuf')).toBe(true);
     expect(isProtobufMediaType('application/json')).toBe(false);
   });

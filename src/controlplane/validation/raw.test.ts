@@ -13,6 +13,11 @@ describe('checkShape', () => {
     ]);
   });
 
+  it('reports in the order the members came, and passes over members the shape does not name', () => {
+    const errs = checkShape({ items: ['one'], unknown: 1, at: 5, constructor: 'x' }, TIMES, 'spec');
+    expect(errs.map((e) => e.field)).toEqual(['spec.items[0]', 'spec.at']);
+  });
+
   it('accepts a timestamp again without letting a malformed one through after it', () => {
     const good = '2026-11-25T18:00:00Z';
     expect(checkShape({ at: good }, TIMES, 'spec')).toEqual([]);

@@ -105,8 +105,11 @@ function walk(value: unknown, shape: Shape, path: string, errs: FieldError[]): v
       errs.push(invalid(path, value, 'must be of type object'));
       return;
     }
-    // Only the fields present: shapes such as ObjectMeta's are mostly absent.
-    for (const name in shape.fields) member(value[name], shape.fields[name], path, name, child, errs);
+    // The value's own members, in the order they came (as a decoder meets them): most of a shape is absent.
+    const fields = shape.fields;
+    for (const name in value) {
+      if (Object.hasOwn(fields, name)) member(value[name], fields[name], path, name, child, errs);
+    }
     return;
   }
   if ('items' in shape) {
