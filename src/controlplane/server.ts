@@ -7,6 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import { TurnGate } from '../util/turn-gate.ts';
 import type { UserInfo } from './admission.ts';
 import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
@@ -53,6 +54,14 @@ export class ControlPlaneServer {
   readonly faults: Faults;
   private readonly watches = new Set<{ rt: ResourceType; stream: WatchStream }>();
   private readonly sockets = new Set<Socket>();
+  /**
+   * Requests that arrive in the same turn of the event loop are served together after it, and their writes together
+   * a turn later: each step's code then runs back to back for all of them, still in the CPU's caches (under load,
+   * 10–15% less server CPU per create: `npm run bench -- creates`). The first of a turn goes on at once: waiting
+   * alone would only add latency.
+   */
+  private readonly arrivals = new TurnGate();
+  private readonly writes = new TurnGate();
 
   constructor(
     private readonly api: ApiServer,
@@ -92,9 +101,9 @@ export class ControlPlaneServer {
         maxHeaderSize: MAX_HEADER_BYTES,
       },
       (req, res) => {
-        // Served after this turn of the event loop, with every request that arrived in it: the code of one request
-        // is then still in the CPU's caches for the next (under load, 13–20% less CPU per create: `npm run bench -- creates`).
-        setImmediate(() => this.handle(req, res).catch((err) => this.fail(res, err, req)));
+        const serve = () => this.handle(req, res).catch((err) => this.fail(res, err, req));
+        if (this.arrivals.first()) serve();
+        else setImmediate(serve);
       },
     );
     this.http.keepAliveTimeout = 60_000;
@@ -282,8 +291,7 @@ export class ControlPlaneServer {
   ): Promise<Reply> {
     const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
-    // Bodies read in one turn are written together in the next, for the same reason as above.
-    await afterThisTurn();
+    if (!this.writes.first()) await afterThisTurn();
     if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed(req.method ?? '');
     // POST serves collections (and subresources such as eviction); PUT and PATCH serve named objects.
     const itemVerb = info.verb === 'update' || info.verb === 'patch';
