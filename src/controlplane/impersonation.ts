@@ -41,7 +41,6 @@ export function impersonate(
   authorizer: Pick<Authorizer, 'authorize'>,
 ): UserInfo {
   const headers = headerMap(rawHeaders);
-  if (headers.size === 0) return requester;
   const requests = impersonationRequests(headers);
   if (requests.length === 0) return requester;
   const groupsSpecified = headers.has(GROUP_HEADER);

@@ -1,4 +1,4 @@
-/** Tells whether a caller is the first in this turn of the event loop (the gate opens again in the next one). */
+/** Tells whether a caller is the first since the event loop last ran its `setImmediate` callbacks (or ever). */
 export class TurnGate {
   private taken = false;
 

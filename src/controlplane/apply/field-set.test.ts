@@ -181,7 +181,15 @@ describe('createdFieldsV1', () => {
         labels: fc.dictionary(fc.string({ maxLength: 6 }), fc.constant('x'), { minKeys: 17, maxKeys: 60 }),
         finalizers: many(fc.integer({ min: 0, max: 80 }).map((i) => `f${i}`)),
       }),
-      spec: fc.record({ containers: many(fc.record({ name: fc.integer({ min: 0, max: 90 }).map(String) })) }),
+      // Repeated containers differ in what they hold, so a repeat that went unnoticed would show.
+      spec: fc.record({
+        containers: many(
+          fc.record(
+            { name: fc.integer({ min: 0, max: 90 }).map(String), image: fc.constantFrom('a', 'b') },
+            { requiredKeys: ['name'] },
+          ),
+        ),
+      }),
     });
     fc.assert(
       fc.property(podWithBigLevels, (value) => {

@@ -155,6 +155,7 @@ export function createdFieldsV1(value: unknown, node: Node): Record<string, unkn
 
 /** The FieldsV1 tree of the members inside `value` (fields or list items), undefined when there are none. */
 function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean }): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
   const level = new SortedLevel();
   if (Array.isArray(value)) {
     if (!isGranular(node)) return undefined;
