@@ -63,10 +63,10 @@ export class ControlPlaneServer {
   private readonly watches = new Set<{ rt: ResourceType; stream: WatchStream }>();
   private readonly sockets = new Set<Socket>();
   /**
-   * Requests that arrive while others are being served wait for the event loop's next `setImmediate` phase and are
-   * then served together, and their writes together once more after their bodies were read: each step's code then
-   * runs back to back for all of them, still in the CPU's caches (under load, 10–15% less server CPU per create:
-   * `npm run bench -- creates`). The first one goes on at once: waiting alone would only add latency.
+   * The first request since the event loop last ran its `setImmediate` callbacks is served at once (alone, waiting
+   * would only add latency); those that come after it wait for that phase and are then served together, and their
+   * writes together once more after their bodies were read. Each step's code then runs back to back for all of them,
+   * still in the CPU's caches (under load, 10–15% less server CPU per create: `npm run bench -- creates`).
    */
   private readonly arrivals = new TurnGate();
   private readonly writes = new TurnGate();
