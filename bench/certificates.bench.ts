@@ -7,12 +7,16 @@
  * - CSRs approved and issued end to end against the floor of the two bare writes of the same kind of CSR objects
  *   (create, PUT /approval) on the same server. The control plane runs in this process; the bench client (the
  *   floor's writes, or the end-to-end round's creates and the watch that sees every certificate) in a child
- *   process; the controller daemon (approver with its SubjectAccessReview, signer) in another, started for each
- *   end-to-end round only, as kube-controller-manager runs apart from the API server. Two end-to-end figures,
- *   both paired with each round's floor: the daemon with the reference's 5 + 5 workers, and with as many workers
- *   as the bench client has requests in flight (what `--concurrent-<controller>-syncs` sets). Every round starts
- *   with no CSR stored; the clock starts once the client's watch is open. Each process's CPU time over the
- *   timed window is printed too, per CSR (median of the rounds): the sum tells how far 2 cores can go. With
+ *   process; the controller daemon (approver with its SubjectAccessReview, signer) in another, as
+ *   kube-controller-manager runs apart from the API server. The daemon process lives through all rounds, warm as a
+ *   long-running one is, and runs its controllers (a fresh cache and watch) in the end-to-end rounds only. Two
+ *   end-to-end figures, both paired with each round's floor: the daemon with the reference's 5 + 5 workers, and
+ *   with as many workers as the bench client has requests in flight (what `--concurrent-<controller>-syncs` sets).
+ *   Every round starts with no CSR stored; the clock starts once the client's watch is open. A third side, the
+ *   ceiling, makes every request of the end-to-end path bare (create, SubjectAccessReview, approval, status with a
+ *   certificate made beforehand) from the bench client alone: no controller, no watch, no signature. Its ratio to
+ *   the floor bounds what any controller can reach on this server. Each process's CPU time over the timed window
+ *   is printed too, per CSR (median of the rounds): the sum tells how far 2 cores can go. With
  *   `CERTS_BENCH_PROFILE=<dir>`, CPU profiles of the three processes over each round's timed window are written there.
  */
 import 'reflect-metadata';
@@ -25,12 +29,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { approvingController } from '../controllers/certificates/approving/controller.ts';
+import { subjectAccessReview } from '../controllers/certificates/approving/core.ts';
 import { parseRequestPem } from '../controllers/certificates/csr.ts';
 import { toSigningCa } from '../controllers/certificates/signing/ca.ts';
-import { issue } from '../controllers/certificates/signing/certificate.ts';
+import { type CertificateRequestInput, issue } from '../controllers/certificates/signing/certificate.ts';
 import { signingController } from '../controllers/certificates/signing/controller.ts';
 import { runControllers, webcryptoRequestWithKeys } from '../controllers/certificates/testing.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
+import type { SubjectAccessReview } from '../src/api/types/authz.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
@@ -48,7 +54,7 @@ const CONCURRENCY = 16;
 const REFERENCE_WORKERS = 5;
 /** The client's rate limit: 0 is none, so that the server and the controllers are what is measured. */
 const CLIENT_QPS = 0;
-const CSRS_PER_ROUND = 200;
+const CSRS_PER_ROUND = 500;
 const SIGNATURES_PER_ROUND = 200;
 
 /** Node client requests, made beforehand so that request generation is not measured. */
@@ -70,6 +76,16 @@ async function msPerCall(n: number, fn: () => Promise<unknown>): Promise<number>
 
 const signOnThreadPool = promisify(sign);
 
+/** What `issue()` is given for a node client's request: a day's certificate for client auth. */
+async function nodeClientInput(): Promise<CertificateRequestInput> {
+  return {
+    parsed: parseRequestPem((await requests(1, 'sign'))[0]),
+    usages: ['digital signature', 'client auth'],
+    notBefore: new Date(Date.now() - 300_000),
+    notAfter: new Date(Date.now() + 86400_000),
+  };
+}
+
 /**
  * `issue()` against two floors, each a bare signature of the same TBS bytes with the same CA key: WebCrypto's
  * (the issue's floor) and node:crypto's as `issue()` makes it (inline, RSA on the thread pool, DER ECDSA).
@@ -77,13 +93,7 @@ const signOnThreadPool = promisify(sign);
 async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const made = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   const ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
-  const parsed = parseRequestPem((await requests(1, 'sign'))[0]);
-  const input = {
-    parsed,
-    usages: ['digital signature', 'client auth'],
-    notBefore: new Date(Date.now() - 300_000),
-    notAfter: new Date(Date.now() + 86400_000),
-  };
+  const input = await nodeClientInput();
   const tbs = signedPart((await issue(input, ca)).der);
   const { name, hash } = ca.signingAlgorithm;
   const algorithm = name === 'ECDSA' ? { name, hash } : { name };
@@ -117,11 +127,15 @@ async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
 /** What the parent asks the client child, and what the children answer. */
 type Command =
   | { type: 'floor' | 'e2e'; tag: string; profile?: string }
+  | { type: 'ceiling'; tag: string; certificate: string; profile?: string }
   | { type: 'go' }
   | { type: 'measure'; profile?: string }
-  | { type: 'measured' };
+  | { type: 'measured' }
+  | { type: 'start'; workers: number }
+  | { type: 'stop' };
 type Reply =
   | { type: 'ready' }
+  | { type: 'stopped' }
   | { type: 'watching' }
   | { type: 'rate'; perSecond: number; cpuMs: number }
   | { type: 'cpu'; cpuMs: number }
@@ -233,23 +247,28 @@ async function endToEnd(
     for (const csr of cp.storage.list(rt)) cp.storage.remove(rt, csr.metadata.name!);
   };
   const profile = (name: string) => profileDir && join(profileDir, `${name}.cpuprofile`);
-  const floorRound = async (tag: string): Promise<Measured> => {
+  // The ceiling's status writes all carry one certificate, issued by this CA as the signer would issue it.
+  const signingCa = await toSigningCa({ certPem: ca.certPem, keyPem: ca.keyPem }, 'ca.crt');
+  const certificate = (await issue(await nodeClientInput(), signingCa)).pem;
+  /** A round of bare writes from the client alone: the floor's two per CSR, or the ceiling's four. */
+  const bareRound = async (tag: string, ceiling: boolean): Promise<Measured> => {
     const cpu = process.cpuUsage();
     const { perSecond, cpuMs } = await profiled(profile(`server-${tag}`), async () => {
-      client.send({ type: 'floor', tag, profile: profile(`client-${tag}`) });
+      const command: Command = ceiling
+        ? { type: 'ceiling', tag, certificate, profile: profile(`client-${tag}`) }
+        : { type: 'floor', tag, profile: profile(`client-${tag}`) };
+      client.send(command);
       return client.next('rate');
     });
     const server = cpuMsSince(cpu);
     clear();
     return { perSecond, cpuPerCsr: { server: server / CSRS_PER_ROUND, client: cpuMs / CSRS_PER_ROUND, daemon: 0 } };
   };
-  // The daemon runs for the end-to-end rounds only: the floor has no other watcher than its own client's.
+  // One daemon process for all rounds, warm as a long-running kube-controller-manager is; its controllers run for
+  // the end-to-end rounds only, so that the floor and the ceiling have no other watcher than their own client's.
+  const daemon = new Child('daemon', [`--kubeconfig=${cp.kubeconfigPath}`, `--ca-dir=${dir}`]);
   const endToEndRound = async (tag: string, workers: number): Promise<Measured> => {
-    const daemon = new Child('daemon', [
-      `--kubeconfig=${cp.kubeconfigPath}`,
-      `--ca-dir=${dir}`,
-      `--workers=${workers}`,
-    ]);
+    daemon.send({ type: 'start', workers });
     try {
       await daemon.next('ready');
       const watchers = cp.storage.watcherCount(rt);
@@ -269,42 +288,51 @@ async function endToEnd(
       const perCsr = (ms: number) => ms / CSRS_PER_ROUND;
       return { perSecond, cpuPerCsr: { server: perCsr(server), client: perCsr(cpuMs), daemon: perCsr(daemonMs) } };
     } finally {
-      await daemon.stop();
+      daemon.send({ type: 'stop' });
+      await daemon.next('stopped');
       clear();
     }
   };
   // Rates per second, so that "ours / floor" is the fraction reached.
   const sides = {
-    floor: (tag: string) => floorRound(`bare-${tag}`),
+    floor: (tag: string) => bareRound(`bare-${tag}`, false),
+    ceiling: (tag: string) => bareRound(`ceiling-${tag}`, true),
     reference: (tag: string) => endToEndRound(`e2e-${tag}`, REFERENCE_WORKERS),
     matched: (tag: string) => endToEndRound(`e2e-matched-${tag}`, CONCURRENCY),
   };
   try {
-    await client.next('ready');
+    await Promise.all([client.next('ready'), daemon.next('ready')]);
     for (const side of Object.values(sides)) await side(`warm-${caAlg}`.toLowerCase());
     const tagged = (side: (tag: string) => Promise<Measured>) => (r: number) => side(`${caAlg.toLowerCase()}-${r}`);
     const rounds = await rotatedRounds(ROUNDS, {
       floor: tagged(sides.floor),
+      ceiling: tagged(sides.ceiling),
       reference: tagged(sides.reference),
       matched: tagged(sides.matched),
     });
     cpuTable.push(
-      ...(['floor', 'reference', 'matched'] as const).map((side) => ({
+      ...(['floor', 'ceiling', 'reference', 'matched'] as const).map((side) => ({
         figure: `${caAlg} ${side}`,
         ...medianCpu(rounds.map((r) => r[side])),
       })),
     );
-    const reference = rounds.map((r): Round => ({ ours: r.reference.perSecond, floor: r.floor.perSecond }));
-    const matched = rounds.map((r): Round => ({ ours: r.matched.perSecond, floor: r.floor.perSecond }));
+    const toFloor = (side: 'ceiling' | 'reference' | 'matched') =>
+      rounds.map((r): Round => ({ ours: r[side].perSecond, floor: r.floor.perSecond }));
     const figure = (workers: number, rounds: Round[]): Paired => ({
       name: `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`,
       unit: 'CSR/s',
       floorName: 'bare create+approval',
       rounds,
     });
-    return [figure(REFERENCE_WORKERS, reference), figure(CONCURRENCY, matched)];
+    const ceiling: Paired = {
+      name: `ceiling: bare create+review+approval+status, ${caAlg} CA`,
+      unit: 'CSR/s',
+      floorName: 'bare create+approval',
+      rounds: toFloor('ceiling'),
+    };
+    return [ceiling, figure(REFERENCE_WORKERS, toFloor('reference')), figure(CONCURRENCY, toFloor('matched'))];
   } finally {
-    await client.stop();
+    await Promise.all([client.stop(), daemon.stop()]);
     await cp.stop();
     await rm(dir, { recursive: true, force: true });
   }
@@ -315,9 +343,8 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const registry = new ResourceRegistry('orch');
-  const csrs = new KubeClient(kc, registry, { qps: CLIENT_QPS }).kind<CertificateSigningRequest>(
-    'CertificateSigningRequest',
-  );
+  const client = new KubeClient(kc, registry, { qps: CLIENT_QPS });
+  const csrs = client.kind<CertificateSigningRequest>('CertificateSigningRequest');
   const spec = (pem: string, signerName: string) => ({
     request: Buffer.from(pem).toString('base64'),
     signerName,
@@ -334,7 +361,6 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
     return commands.shift()!;
   };
 
-  // The floor: the same two writes (create, approval) per CSR, bare, for a signer nobody handles.
   /** Runs a round's timed part, profiled to `profile` if given; its rate and this process's CPU time. */
   const timed = async (profile: string | undefined, fn: () => Promise<void>) => {
     const cpu = process.cpuUsage();
@@ -343,7 +369,12 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
     const seconds = (performance.now() - started) / 1000;
     return { type: 'rate' as const, perSecond: CSRS_PER_ROUND / seconds, cpuMs: cpuMsSince(cpu) };
   };
-  const floor = async (tag: string, profile?: string) => {
+  const reviews = client.kind<SubjectAccessReview>('SubjectAccessReview');
+  /**
+   * The floor: the same two writes (create, approval) per CSR, bare, for a signer nobody handles. Given a
+   * certificate, the ceiling: the approver's review between them, and a status write with the certificate after.
+   */
+  const bare = async (tag: string, certificate: string | undefined, profile?: string) => {
     const pems = await requests(CSRS_PER_ROUND, tag);
     return timed(profile, async () => {
       await inParallel(
@@ -353,8 +384,12 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
             metadata: { name: `${tag}-${i}` },
             spec: spec(pems[i], 'example.com/bench'),
           });
+          if (certificate) await reviews.create(subjectAccessReview(created, 'nodeclient', registry.naming));
           const conditions = [{ type: 'Approved', status: 'True' as const, reason: 'Bench', message: 'bare write' }];
-          await csrs.replaceApproval({ ...created, status: { conditions } });
+          const approved = await csrs.replaceApproval({ ...created, status: { conditions } });
+          if (!certificate) return;
+          const status = { ...approved.status, certificate: Buffer.from(certificate).toString('base64') };
+          await csrs.replaceStatus({ ...approved, status });
         },
         CONCURRENCY,
       );
@@ -397,44 +432,59 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
   reply({ type: 'ready' });
   for (;;) {
     const c = await next();
-    if (c.type !== 'floor' && c.type !== 'e2e') throw new Error(`${c.type} outside a round`);
-    reply(await (c.type === 'floor' ? floor : endToEnd)(c.tag, c.profile));
+    if (c.type === 'floor') reply(await bare(c.tag, undefined, c.profile));
+    else if (c.type === 'ceiling') reply(await bare(c.tag, c.certificate, c.profile));
+    else if (c.type === 'e2e') reply(await endToEnd(c.tag, c.profile));
+    else throw new Error(`${c.type} outside a round`);
   }
 }
 
-/** The daemon child: the approver and the signer, each with `workers` workers, until SIGTERM. */
-async function daemonChild(
-  kubeconfig: string,
-  caDir: string,
-  workers: number,
-  reply: (r: Reply) => void,
-): Promise<void> {
+/**
+ * The daemon child: between the parent's `start` and `stop`, the approver and the signer with the workers asked
+ * for, started afresh (an empty cache, a new watch) in this process, which lives until SIGTERM.
+ */
+async function daemonChild(kubeconfig: string, caDir: string, reply: (r: Reply) => void): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const registry = new ResourceRegistry('orch');
   const client = new KubeClient(kc, registry, { qps: CLIENT_QPS });
-  // As `--concurrent-<controller>-syncs` would set them.
-  const controllers = [approvingController, signingController].map((c) => ({ ...c, workers }));
-  const running = await runControllers(client, registry, controllers, {
-    signing: {
-      certFile: join(caDir, 'ca.crt'),
-      keyFile: join(caDir, 'ca.key'),
-      perSigner: {},
-      durationMs: 86400_000,
-    },
-  });
-  // Between the parent's `measure` and `measured`: this process's CPU time, and its profile if asked.
+  const signing = {
+    certFile: join(caDir, 'ca.crt'),
+    keyFile: join(caDir, 'ca.key'),
+    perSigner: {},
+    durationMs: 86400_000,
+  };
+  let running: Awaited<ReturnType<typeof runControllers>> | undefined;
+  // Start and stop one after the other; measure and measured (this process's CPU time, and its profile if asked,
+  // between them) as they come.
+  let lifecycle = Promise.resolve();
   let measuring: (() => void) | undefined;
   process.on('message', (c: Command) => {
-    if (c.type === 'measured') measuring?.();
-    if (c.type !== 'measure') return;
-    const cpu = process.cpuUsage();
-    const done = new Promise<void>((resolve) => (measuring = resolve));
-    void profiled(c.profile, () => done).then(() => reply({ type: 'cpu', cpuMs: cpuMsSince(cpu) }));
+    if (c.type === 'start') {
+      // As `--concurrent-<controller>-syncs` would set them.
+      const controllers = [approvingController, signingController].map((d) => ({ ...d, workers: c.workers }));
+      lifecycle = lifecycle.then(async () => {
+        running = await runControllers(client, registry, controllers, { signing });
+        reply({ type: 'ready' });
+      });
+    } else if (c.type === 'stop') {
+      lifecycle = lifecycle.then(async () => {
+        await running?.stop();
+        running = undefined;
+        reply({ type: 'stopped' });
+      });
+    } else if (c.type === 'measured') {
+      measuring?.();
+    } else if (c.type === 'measure') {
+      const cpu = process.cpuUsage();
+      const done = new Promise<void>((resolve) => (measuring = resolve));
+      void profiled(c.profile, () => done).then(() => reply({ type: 'cpu', cpuMs: cpuMsSince(cpu) }));
+    }
   });
   reply({ type: 'ready' });
   await new Promise<void>((resolve) => process.once('SIGTERM', resolve));
-  await running.stop();
+  await lifecycle;
+  await running?.stop();
 }
 
 export async function run(): Promise<void> {
@@ -478,7 +528,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && arg
     role === 'client' && kubeconfig
       ? clientChild(kubeconfig, reply)
       : role === 'daemon' && kubeconfig && caDir
-        ? daemonChild(kubeconfig, caDir, Number(arg('workers') ?? REFERENCE_WORKERS), reply)
+        ? daemonChild(kubeconfig, caDir, reply)
         : Promise.reject(
             new Error('usage (from the parent bench only): --role=client|daemon --kubeconfig=PATH [--ca-dir=DIR]'),
           );
