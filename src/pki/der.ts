@@ -4,6 +4,9 @@
  * their shortest form; anything else throws, so that callers may hand such input to a full ASN.1 parser.
  */
 
+/** Input that is not DER: what a strict decoder (Go's cryptobyte) refuses too. */
+export class MalformedDerError extends Error {}
+
 /** One DER element: its tag, its content octets and its whole encoding, as views of the same buffer. */
 export interface DerElement {
   tag: number;
@@ -13,20 +16,20 @@ export interface DerElement {
 
 /** The element that starts at `at`; throws on anything that is not DER. */
 export function readElement(der: Uint8Array, at: number): DerElement {
-  if (at + 2 > der.length) throw new Error('malformed DER: element past the end');
-  if ((der[at] & 0x1f) === 0x1f) throw new Error('malformed DER: high tag number');
+  if (at + 2 > der.length) throw new MalformedDerError('malformed DER: element past the end');
+  if ((der[at] & 0x1f) === 0x1f) throw new MalformedDerError('malformed DER: high tag number');
   const first = der[at + 1];
   let start = at + 2;
   let length = first;
   if (first >= 0x80) {
     const bytes = first & 0x7f;
-    if (bytes === 0 || bytes > 4 || der[start] === 0) throw new Error('malformed DER length');
+    if (bytes === 0 || bytes > 4 || der[start] === 0) throw new MalformedDerError('malformed DER length');
     length = 0;
     for (let i = 0; i < bytes; i++) length = length * 256 + der[start + i];
-    if (length < 0x80) throw new Error('malformed DER length: not in its shortest form');
+    if (length < 0x80) throw new MalformedDerError('malformed DER length: not in its shortest form');
     start += bytes;
   }
-  if (start + length > der.length) throw new Error('malformed DER: element past the end');
+  if (start + length > der.length) throw new MalformedDerError('malformed DER: element past the end');
   return { tag: der[at], content: der.subarray(start, start + length), whole: der.subarray(at, start + length) };
 }
 
@@ -56,14 +59,14 @@ export function oidText(content: Uint8Array): string {
   let value = 0;
   for (let i = 0; i < content.length; i++) {
     const byte = content[i];
-    if (value === 0 && byte === 0x80) throw new Error('malformed OID: padded subidentifier');
+    if (value === 0 && byte === 0x80) throw new MalformedDerError('malformed OID: padded subidentifier');
     value = value * 128 + (byte & 0x7f);
-    if (value > Number.MAX_SAFE_INTEGER / 128) throw new Error('malformed OID: subidentifier too large');
+    if (value > Number.MAX_SAFE_INTEGER / 128) throw new MalformedDerError('malformed OID: subidentifier too large');
     if (byte & 0x80) continue;
     if (arcs.length === 0) arcs.push(value < 80 ? Math.floor(value / 40) : 2, value < 80 ? value % 40 : value - 80);
     else arcs.push(value);
     value = 0;
   }
-  if (!arcs.length || content[content.length - 1] & 0x80) throw new Error('malformed OID');
+  if (!arcs.length || content[content.length - 1] & 0x80) throw new MalformedDerError('malformed OID');
   return arcs.join('.');
 }

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { pemToDer } from '../../pki/pem.ts';
 import {
   defaultCsrConditions,
   validateCertificateSigningRequestApprovalUpdate,
@@ -9,6 +10,14 @@ import {
 import { goQuote } from './field-errors.ts';
 import { clone, type Obj } from './raw.ts';
 import { b64, certPem, csrPem, ctx, fieldError, n, tamperedCsrPem, toPem } from './test-helpers.ts';
+
+/** The certificate with one bit of its P-256 public key's x coordinate flipped. */
+function keyOffCurve(der: Uint8Array): Buffer {
+  const out = Buffer.from(der);
+  // The curve's OID, the key's BIT STRING header and its form octet, then x.
+  out[out.indexOf(Buffer.from('06082a8648ce3d03010703420004', 'hex')) + 20] ^= 0x01;
+  return out;
+}
 
 let request: string;
 let tampered: string;
@@ -272,6 +281,11 @@ describe('create: status.certificate', () => {
     [
       'an unparseable certificate',
       async () => b64(toPem('CERTIFICATE', new Uint8Array([1, 2, 3]))),
+      'x509: malformed certificate',
+    ],
+    [
+      'a certificate whose key is off its curve (Go refuses it, OpenSSL would not)',
+      async () => b64(toPem('CERTIFICATE', keyOffCurve(pemToDer(await certPem(false, 'leaf'))))),
       'x509: malformed certificate',
     ],
     ['no PEM block', async () => b64('just text'), 'must contain at least one CERTIFICATE PEM block'],

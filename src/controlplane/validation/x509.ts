@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { X509Certificate as OpenSslCertificate } from 'node:crypto';
 import { BasicConstraintsExtension, Pkcs10CertificateRequest, X509Certificate } from '@peculiar/x509';
+import { goParsesCertificate } from '../../pki/certificate.ts';
 import { readCertificationRequest } from '../../pki/request.ts';
 import { verifyRequestSelfSignature } from '../../pki/request-signature.ts';
 
@@ -22,11 +23,12 @@ export function parseCertificate(der: Uint8Array): { ok: true; cert: X509Certifi
 }
 
 /**
- * Whether DER is a certificate, without building @peculiar/x509's structures: OpenSSL's parse, a fraction of the
- * cost, for checks that need nothing from the certificate (a CSR's `status.certificate`).
+ * Whether DER is a certificate as Go's parser takes it, for checks that need nothing from it (a CSR's
+ * `status.certificate`): read by hand for the usual shapes, by OpenSSL for the others.
  */
 export function certificateParseError(der: Uint8Array): string | undefined {
-  if (der.byteLength === 0) return 'x509: malformed certificate';
+  const parses = goParsesCertificate(der);
+  if (parses !== undefined) return parses ? undefined : 'x509: malformed certificate';
   try {
     new OpenSslCertificate(der);
     return undefined;

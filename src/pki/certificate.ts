@@ -1,0 +1,374 @@
+/**
+ * Whether Go's crypto/x509 parses a certificate (`ParseCertificate` returns no error), read straight from its DER
+ * for the shapes certificates have in practice. node:crypto's parse costs about 170 µs a certificate, most of it in
+ * decoding the public key through OpenSSL 3's decoders, and it takes what Go refuses: a point off its curve, a
+ * malformed key usage, a duplicate extension. This walk takes a few µs. A shape it does not read (unique
+ * identifiers, another string, time or key type, a negative serial, an extension whose value Go reads and this does
+ * not) comes back `undefined`: the caller decides another way.
+ */
+import { type DerElement, elementsOf, MalformedDerError, oidText, readElement } from './der.ts';
+
+/** Go refuses it. */
+class Refused extends Error {}
+/** A shape not read here. */
+class Unread extends Error {}
+
+function refuse(why: string): never {
+  throw new Refused(why);
+}
+function unread(what: string): never {
+  throw new Unread(what);
+}
+
+/** True when Go parses the certificate, false when it refuses it, undefined for a shape not read here. */
+export function goParsesCertificate(der: Uint8Array): boolean | undefined {
+  try {
+    // A plain view: the subarrays of a Buffer are Buffers, several times as costly to make.
+    readCertificate(new Uint8Array(der.buffer, der.byteOffset, der.byteLength));
+    return true;
+  } catch (err) {
+    if (err instanceof Refused || err instanceof MalformedDerError) return false;
+    return undefined;
+  }
+}
+
+const TAG = {
+  boolean: 0x01,
+  integer: 0x02,
+  bitString: 0x03,
+  octetString: 0x04,
+  null: 0x05,
+  oid: 0x06,
+  utf8String: 0x0c,
+  printableString: 0x13,
+  ia5String: 0x16,
+  utcTime: 0x17,
+  generalizedTime: 0x18,
+  sequence: 0x30,
+  set: 0x31,
+  version: 0xa0,
+  issuerUniqueId: 0x81,
+  subjectUniqueId: 0x82,
+  extensions: 0xa3,
+} as const;
+
+function readCertificate(der: Uint8Array): void {
+  const top = readElement(der, 0);
+  if (top.tag !== TAG.sequence || top.whole.length !== der.length) refuse('not one certificate');
+  const [tbs, algorithm, signature, ...more] = elementsOf(top.content);
+  if (tbs?.tag !== TAG.sequence) refuse('malformed tbs certificate');
+  if (algorithm?.tag !== TAG.sequence) refuse('malformed algorithm identifier');
+  if (signature?.tag !== TAG.bitString || !validBitString(signature.content)) refuse('malformed signature');
+  if (more.length) unread('elements after the signature');
+  const fields = elementsOf(tbs.content);
+  let next = 0;
+  let version = 1;
+  if (fields[0]?.tag === TAG.version) {
+    const [number, ...rest] = elementsOf(fields[next++].content);
+    if (!isInteger(number) || rest.length || number.content.length > 1 || number.content[0] > 2) {
+      refuse('malformed or invalid version');
+    }
+    version = number.content[0] + 1;
+  }
+  const serial = fields[next++];
+  if (!isInteger(serial)) refuse('malformed serial number');
+  if (serial.content[0] & 0x80) unread('a negative serial number (refused or not by GODEBUG)');
+  const innerAlgorithm = fields[next++];
+  if (innerAlgorithm?.tag !== TAG.sequence) refuse('malformed signature algorithm identifier');
+  readAlgorithm(innerAlgorithm);
+  if (!sameBytes(innerAlgorithm.content, algorithm.content)) refuse('inner and outer signature algorithms differ');
+  readName(fields[next++]);
+  readValidity(fields[next++]);
+  readName(fields[next++]);
+  readPublicKeyInfo(fields[next++]);
+  const uniqueId = fields[next]?.tag === TAG.issuerUniqueId || fields[next]?.tag === TAG.subjectUniqueId;
+  if (version > 1 && uniqueId) unread('unique identifiers');
+  if (version === 3 && fields[next]?.tag === TAG.extensions) readExtensions(fields[next++]);
+  if (next !== fields.length) unread('more fields in the tbs certificate');
+}
+
+function isInteger(e: DerElement | undefined): e is DerElement {
+  if (e?.tag !== TAG.integer || e.content.length === 0) return false;
+  const [first, second] = e.content;
+  // DER's shortest form, which Go's cryptobyte requires.
+  return e.content.length === 1 || !((first === 0 && second < 0x80) || (first === 0xff && second >= 0x80));
+}
+
+/** A BOOLEAN as Go's cryptobyte reads it: one octet, 0 or 0xff. */
+function isBoolean(e: DerElement): boolean {
+  return e.content.length === 1 && (e.content[0] === 0 || e.content[0] === 0xff);
+}
+
+function isPositiveInteger(e: DerElement | undefined): e is DerElement {
+  return isInteger(e) && !(e.content[0] & 0x80) && e.content.some((byte) => byte !== 0);
+}
+
+/** A BIT STRING's content as Go's cryptobyte takes it: at most 7 unused bits, and those zero. */
+function validBitString(content: Uint8Array): boolean {
+  const unused = content[0];
+  if (content.length === 0 || unused > 7) return false;
+  if (content.length === 1) return unused === 0;
+  return (content[content.length - 1] & ((1 << unused) - 1)) === 0;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+/** An AlgorithmIdentifier: its OID and its parameters element, if any. */
+function readAlgorithm(sequence: DerElement): { oid: string; parameters?: DerElement } {
+  const [oid, parameters, ...rest] = elementsOf(sequence.content);
+  if (oid?.tag !== TAG.oid) refuse('malformed algorithm identifier');
+  if (rest.length) unread('an algorithm identifier of more than two elements');
+  return { oid: oidText(oid.content), parameters };
+}
+
+// Go's PrintableString: the standard's characters and, as its parser allows, '*' and '&'.
+const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*&]*$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function readName(name: DerElement | undefined): void {
+  if (name?.tag !== TAG.sequence) refuse('malformed name');
+  for (const rdn of elementsOf(name.content)) {
+    if (rdn.tag !== TAG.set) refuse('invalid RDNSequence');
+    for (const attribute of elementsOf(rdn.content)) {
+      const [type, value] = attribute.tag === TAG.sequence ? elementsOf(attribute.content) : [];
+      if (type?.tag !== TAG.oid || !value) refuse('invalid attribute');
+      oidText(type.content);
+      readString(value);
+    }
+  }
+}
+
+function readString(value: DerElement): void {
+  const latin1 = Buffer.from(value.content.buffer, value.content.byteOffset, value.content.byteLength);
+  switch (value.tag) {
+    case TAG.printableString:
+      if (!PRINTABLE.test(latin1.toString('latin1'))) refuse('invalid PrintableString');
+      return;
+    case TAG.ia5String:
+      if (value.content.some((byte) => byte >= 0x80)) refuse('invalid IA5String');
+      return;
+    case TAG.utf8String:
+      try {
+        utf8.decode(value.content);
+      } catch {
+        refuse('invalid UTF-8 string');
+      }
+      return;
+    default:
+      unread('another string type');
+  }
+}
+
+function readValidity(validity: DerElement | undefined): void {
+  if (validity?.tag !== TAG.sequence) refuse('malformed validity');
+  const times = elementsOf(validity.content);
+  if (times.length !== 2) unread('a validity of other than two times');
+  for (const time of times) readTime(time);
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** UTCTime as YYMMDDHHMMSSZ and GeneralizedTime as YYYYMMDDHHMMSSZ, each a real instant; other forms unread. */
+function readTime(time: DerElement): void {
+  const text = time.content;
+  const yearDigits = time.tag === TAG.utcTime ? 2 : time.tag === TAG.generalizedTime ? 4 : 0;
+  if (!yearDigits || text.length !== yearDigits + 11 || text[text.length - 1] !== 0x5a) unread('another time form');
+  const shortYear = digits(text, 0, yearDigits);
+  const year = yearDigits === 4 ? shortYear : shortYear < 50 ? 2000 + shortYear : 1900 + shortYear;
+  const [month, day, hour, minute, second] = [0, 2, 4, 6, 8].map((at) => digits(text, yearDigits + at, 2));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  if (!days || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) refuse('malformed time');
+}
+
+/** The number the `count` ASCII digits at `at` write; refused if one is not a digit. */
+function digits(text: Uint8Array, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const digit = text[i] - 0x30;
+    if (digit < 0 || digit > 9) refuse('malformed time');
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
+const EC_PUBLIC_KEY = '1.2.840.10045.2.1';
+const ED25519 = '1.3.101.112';
+/** The NIST curves Go reads and this checks points on: y² = x³ - 3x + b (mod p). */
+const CURVES: Record<string, { size: number; p: bigint; b: bigint }> = {
+  '1.2.840.10045.3.1.7': {
+    size: 32,
+    p: 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffffn,
+    b: 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn,
+  },
+  '1.3.132.0.34': {
+    size: 48,
+    p: 0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffeffffffff0000000000000000ffffffffn,
+    b: 0xb3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aefn,
+  },
+  '1.3.132.0.35': {
+    size: 66,
+    p: (1n << 521n) - 1n,
+    b: 0x0051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00n,
+  },
+};
+const P224 = '1.3.132.0.33';
+
+function readPublicKeyInfo(spki: DerElement | undefined): void {
+  if (spki?.tag !== TAG.sequence) refuse('malformed spki');
+  const [algorithm, bits] = elementsOf(spki.content);
+  if (algorithm?.tag !== TAG.sequence) refuse('malformed public key algorithm identifier');
+  const { oid, parameters } = readAlgorithm(algorithm);
+  if (bits?.tag !== TAG.bitString || !validBitString(bits.content)) refuse('malformed subjectPublicKey');
+  if (bits.content[0] !== 0) unread('a key of a partial last byte');
+  const key = bits.content.subarray(1);
+  switch (oid) {
+    case RSA_ENCRYPTION:
+      readRsaKey(parameters, key);
+      break;
+    case EC_PUBLIC_KEY:
+      readEcKey(parameters, key);
+      break;
+    case ED25519:
+      if (parameters) refuse('Ed25519 key encoded with illegal parameters');
+      if (key.length !== 32) refuse('wrong Ed25519 public key size');
+      break;
+    default:
+      unread('another key algorithm');
+  }
+}
+
+function readRsaKey(parameters: DerElement | undefined, key: Uint8Array): void {
+  if (parameters?.tag !== TAG.null || parameters.content.length) refuse('RSA key missing NULL parameters');
+  const top = readElement(key, 0);
+  if (top.tag !== TAG.sequence) refuse('invalid RSA public key');
+  if (top.whole.length !== key.length) unread('bytes after the RSA key');
+  const [modulus, exponent, ...rest] = elementsOf(top.content);
+  if (!isInteger(modulus) || !isInteger(exponent)) refuse('invalid RSA public key');
+  if (rest.length) unread('more than a modulus and an exponent');
+  if (!isPositiveInteger(modulus)) refuse('RSA modulus is not a positive number');
+  if (exponent.content.length > 6) unread('an RSA exponent past 48 bits');
+  if (!isPositiveInteger(exponent)) refuse('RSA public exponent is not a positive number');
+}
+
+function readEcKey(parameters: DerElement | undefined, key: Uint8Array): void {
+  if (parameters?.tag !== TAG.oid) refuse('invalid ECDSA parameters');
+  const curveOid = oidText(parameters.content);
+  const curve = CURVES[curveOid];
+  if (curveOid === P224) unread('a P-224 key');
+  if (!curve) refuse('unsupported elliptic curve');
+  // Go takes the uncompressed form only, both coordinates below p, on the curve.
+  if (key.length !== 1 + 2 * curve.size || key[0] !== 0x04) refuse('failed to unmarshal elliptic curve point');
+  const x = bigint(key.subarray(1, 1 + curve.size));
+  const y = bigint(key.subarray(1 + curve.size));
+  const { p, b } = curve;
+  const onCurve = x < p && y < p && (y * y - (x * x * x - 3n * x + b)) % p === 0n;
+  if (!onCurve) refuse('failed to unmarshal elliptic curve point');
+}
+
+function bigint(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`);
+}
+
+// Extensions whose value Go parses, by OID: what is checked here, or `unread` for those left to the caller.
+const KEY_USAGE = '2.5.29.15';
+const BASIC_CONSTRAINTS = '2.5.29.19';
+const SUBJECT_ALT_NAME = '2.5.29.17';
+const AUTHORITY_KEY_ID = '2.5.29.35';
+const EXT_KEY_USAGE = '2.5.29.37';
+const SUBJECT_KEY_ID = '2.5.29.14';
+const NOT_READ_HERE = new Set([
+  '2.5.29.30', // name constraints
+  '2.5.29.31', // CRL distribution points
+  '2.5.29.32', // certificate policies
+  '1.3.6.1.5.5.7.1.1', // authority information access
+]);
+
+function readExtensions(wrapper: DerElement): void {
+  const [list, ...rest] = elementsOf(wrapper.content);
+  if (list?.tag !== TAG.sequence) refuse('malformed extensions');
+  if (rest.length) unread('more than one extension list');
+  const seen = new Set<string>();
+  for (const extension of elementsOf(list.content)) {
+    if (extension.tag !== TAG.sequence) refuse('malformed extension');
+    const parts = elementsOf(extension.content);
+    const [oid, critical, value] = parts[1]?.tag === TAG.boolean ? parts : [parts[0], undefined, parts[1]];
+    if (oid?.tag !== TAG.oid) refuse('malformed extension OID field');
+    if (critical && !isBoolean(critical)) refuse('malformed extension critical field');
+    if (value?.tag !== TAG.octetString) refuse('malformed extension value field');
+    if (parts.length > (critical ? 3 : 2)) unread('more fields in an extension');
+    const id = oidText(oid.content);
+    if (seen.has(id)) refuse('certificate contains duplicate extensions');
+    seen.add(id);
+    readExtensionValue(id, value.content);
+  }
+}
+
+/** The value of an extension Go reads, as its parser reads it; any other extension is Go's to ignore. */
+function readExtensionValue(id: string, value: Uint8Array): void {
+  if (NOT_READ_HERE.has(id)) unread(`extension ${id}`);
+  switch (id) {
+    case KEY_USAGE:
+      if (!validBitString(onlyElement(value, TAG.bitString, 'invalid key usage').content)) refuse('invalid key usage');
+      return;
+    case BASIC_CONSTRAINTS: {
+      const parts = elementsOf(onlyElement(value, TAG.sequence, 'invalid basic constraints').content);
+      let next = 0;
+      if (parts[next]?.tag === TAG.boolean && !isBoolean(parts[next++])) refuse('invalid basic constraints');
+      if (parts[next]?.tag === TAG.integer) {
+        const pathLength = parts[next++];
+        if (!isInteger(pathLength)) refuse('invalid basic constraints');
+        if (pathLength.content.length > 6) unread('a path length past 48 bits');
+      }
+      if (next !== parts.length) unread('basic constraints of another shape');
+      return;
+    }
+    case EXT_KEY_USAGE:
+      for (const usage of elementsOf(onlyElement(value, TAG.sequence, 'invalid extended key usages').content)) {
+        if (usage.tag !== TAG.oid) refuse('invalid extended key usages');
+        oidText(usage.content);
+      }
+      return;
+    case SUBJECT_KEY_ID:
+      onlyElement(value, TAG.octetString, 'invalid subject key identifier');
+      return;
+    case AUTHORITY_KEY_ID: {
+      const [keyId] = elementsOf(onlyElement(value, TAG.sequence, 'invalid authority key identifier').content);
+      if (keyId && keyId.tag !== 0x80 && keyId.tag !== 0xa1 && keyId.tag !== 0x82) {
+        unread('an authority key identifier of another shape');
+      }
+      return;
+    }
+    case SUBJECT_ALT_NAME:
+      readAltNames(onlyElement(value, TAG.sequence, 'invalid subject alternative names').content);
+      return;
+  }
+}
+
+/** The one element an extension's value holds, refused if of another tag. */
+function onlyElement(value: Uint8Array, tag: number, why: string): DerElement {
+  const e = readElement(value, 0);
+  if (e.tag !== tag) refuse(why);
+  if (e.whole.length !== value.length) unread('bytes after an extension value');
+  return e;
+}
+
+/** GeneralNames as Go reads them: rfc822Name and dNSName IA5, iPAddress 4 or 16 bytes, the other kinds unread. */
+function readAltNames(content: Uint8Array): void {
+  for (const name of elementsOf(content)) {
+    switch (name.tag) {
+      case 0x81:
+      case 0x82:
+        if (name.content.some((byte) => byte >= 0x80)) refuse('SAN rfc822Name or dNSName is malformed');
+        break;
+      case 0x87:
+        if (name.content.length !== 4 && name.content.length !== 16) refuse('cannot parse IP address');
+        break;
+      default:
+        unread('a subject alternative name of another kind');
+    }
+  }
+}
