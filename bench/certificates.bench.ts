@@ -15,9 +15,10 @@
  *   Every round starts with no CSR stored; the clock starts once the client's watch is open. A third side, the
  *   ceiling, makes every request of the end-to-end path bare (create, SubjectAccessReview, approval, status with a
  *   certificate made beforehand) from the bench client alone: no controller, no watch, no signature. Its ratio to
- *   the floor bounds what any controller can reach on this server. Each process's CPU time over the timed window
- *   is printed too, per CSR (median of the rounds): the sum tells how far 2 cores can go. With
- *   `CERTS_BENCH_PROFILE=<dir>`, CPU profiles of the three processes over each round's timed window are written there.
+ *   the floor bounds what any controller can reach on this server; each end-to-end figure is printed against it
+ *   as well. Each process's CPU time over the timed window is printed per CSR (median of the rounds): the sum
+ *   tells how far 2 cores can go. With `CERTS_BENCH_PROFILE=<dir>`, CPU profiles of the three processes over each
+ *   round's timed window are written there.
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -316,21 +317,23 @@ async function endToEnd(
         ...medianCpu(rounds.map((r) => r[side])),
       })),
     );
-    const toFloor = (side: 'ceiling' | 'reference' | 'matched') =>
-      rounds.map((r): Round => ({ ours: r[side].perSecond, floor: r.floor.perSecond }));
-    const figure = (workers: number, rounds: Round[]): Paired => ({
-      name: `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`,
+    type Side = keyof (typeof rounds)[number];
+    const paired = (name: string, side: Side, against: Side, floorName: string): Paired => ({
+      name,
       unit: 'CSR/s',
-      floorName: 'bare create+approval',
-      rounds,
+      floorName,
+      rounds: rounds.map((r): Round => ({ ours: r[side].perSecond, floor: r[against].perSecond })),
     });
-    const ceiling: Paired = {
-      name: `ceiling: bare create+review+approval+status, ${caAlg} CA`,
-      unit: 'CSR/s',
-      floorName: 'bare create+approval',
-      rounds: toFloor('ceiling'),
+    const bareFloor = 'bare create+approval';
+    const endToEndFigures = (side: Side, workers: number) => {
+      const name = `CSRs approved+issued, ${caAlg} CA, ${workers}+${workers} workers`;
+      return [paired(name, side, 'floor', bareFloor), paired(name, side, 'ceiling', 'the ceiling')];
     };
-    return [ceiling, figure(REFERENCE_WORKERS, toFloor('reference')), figure(CONCURRENCY, toFloor('matched'))];
+    return [
+      paired(`ceiling: bare create+review+approval+status, ${caAlg} CA`, 'ceiling', 'floor', bareFloor),
+      ...endToEndFigures('reference', REFERENCE_WORKERS),
+      ...endToEndFigures('matched', CONCURRENCY),
+    ];
   } finally {
     await Promise.all([client.stop(), daemon.stop()]);
     await cp.stop();
