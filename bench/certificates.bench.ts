@@ -8,14 +8,15 @@
  *   (create, PUT /approval) on the same server. The control plane runs in this process; the bench client (the
  *   floor's writes, or the end-to-end round's creates and the watch that sees every certificate) in a child
  *   process; the controller daemon (approver with its SubjectAccessReview, signer) in another, as
- *   kube-controller-manager runs apart from the API server. The daemon process lives through all rounds, warm as a
- *   long-running one is, and runs its controllers (a fresh cache and watch) in the end-to-end rounds only. Two
- *   end-to-end figures, both paired with each round's floor: the daemon with the reference's 5 + 5 workers, and
- *   with as many workers as the bench client has requests in flight (what `--concurrent-<controller>-syncs` sets).
- *   Every round starts with no CSR stored; the clock starts once the client's watch is open. A third side, the
- *   ceiling, makes every request of the end-to-end path bare (create, SubjectAccessReview, approval, status with a
- *   certificate made beforehand) from the bench client alone: no controller, no watch, no signature. Its ratio to
- *   the floor bounds what any controller can reach on this server; each end-to-end figure is printed against it
+ *   kube-controller-manager runs apart from the API server. The daemon process lives through all rounds of a
+ *   CA, warm as a long-running one is, and runs its controllers (a fresh cache and watch) in the end-to-end rounds
+ *   only. Two end-to-end figures, both paired with each round's floor: the daemon with the reference's 5 + 5
+ *   workers, and with as many workers as the bench client has requests in flight (what
+ *   `--concurrent-<controller>-syncs` sets). Every round starts with no CSR stored; the clock starts once the
+ *   client's watch is open. A third side, the ceiling, makes every request of the end-to-end path bare (create,
+ *   SubjectAccessReview, approval, status with a certificate made beforehand) from the bench client alone: no
+ *   controller, no watch, no signature. Its ratio to the floor shows how far any controller can get on this
+ *   server, as the end-to-end path makes the same requests and more; each end-to-end figure is printed against it
  *   as well. Each process's CPU time over the timed window is printed per CSR (median of the rounds): the sum
  *   tells how far 2 cores can go. With `CERTS_BENCH_PROFILE=<dir>`, CPU profiles of the three processes over each
  *   round's timed window are written there.
@@ -136,6 +137,7 @@ type Command =
   | { type: 'stop' };
 type Reply =
   | { type: 'ready' }
+  | { type: 'started' }
   | { type: 'stopped' }
   | { type: 'watching' }
   | { type: 'rate'; perSecond: number; cpuMs: number }
@@ -155,6 +157,7 @@ function cpuMsSince(since: NodeJS.CpuUsage): number {
 }
 
 const CHILD_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 10_000;
 
 /** A bench child (this file, `--role=...`) and its replies, read one at a time. */
 class Child {
@@ -212,9 +215,13 @@ class Child {
     }
   }
 
+  /** SIGTERM, and SIGKILL if the child has not exited after a while. */
   async stop(): Promise<void> {
-    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGTERM');
+    if (this.process.exitCode !== null || this.process.signalCode !== null) return this.exited;
+    this.process.kill('SIGTERM');
+    const kill = setTimeout(() => this.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await this.exited;
+    clearTimeout(kill);
   }
 }
 
@@ -240,17 +247,16 @@ async function endToEnd(
     caCertFile: join(dir, 'ca.crt'),
     caKeyFile: join(dir, 'ca.key'),
   });
+  // The ceiling's status writes all carry one certificate, issued by this CA as the signer would issue it.
+  const signingCa = await toSigningCa({ certPem: ca.certPem, keyPem: ca.keyPem }, 'ca.crt');
+  const certificate = (await issue(await nodeClientInput(), signingCa)).pem;
   await cp.start();
   const rt = cp.registry.byKind('CertificateSigningRequest')!;
-  const client = new Child('client', [`--kubeconfig=${cp.kubeconfigPath}`]);
   /** Each round's CSRs are removed after it, out of the timed window, so that every round starts alike. */
   const clear = () => {
     for (const csr of cp.storage.list(rt)) cp.storage.remove(rt, csr.metadata.name!);
   };
   const profile = (name: string) => profileDir && join(profileDir, `${name}.cpuprofile`);
-  // The ceiling's status writes all carry one certificate, issued by this CA as the signer would issue it.
-  const signingCa = await toSigningCa({ certPem: ca.certPem, keyPem: ca.keyPem }, 'ca.crt');
-  const certificate = (await issue(await nodeClientInput(), signingCa)).pem;
   /** A round of bare writes from the client alone: the floor's two per CSR, or the ceiling's four. */
   const bareRound = async (tag: string, ceiling: boolean): Promise<Measured> => {
     const cpu = process.cpuUsage();
@@ -265,18 +271,25 @@ async function endToEnd(
     clear();
     return { perSecond, cpuPerCsr: { server: server / CSRS_PER_ROUND, client: cpuMs / CSRS_PER_ROUND, daemon: 0 } };
   };
-  // One daemon process for all rounds, warm as a long-running kube-controller-manager is; its controllers run for
-  // the end-to-end rounds only, so that the floor and the ceiling have no other watcher than their own client's.
-  const daemon = new Child('daemon', [`--kubeconfig=${cp.kubeconfigPath}`, `--ca-dir=${dir}`]);
+  /** Polls until the server counts `count` CSR watchers or fewer (`atMost`) or more (`above`). */
+  const watchers = async (count: number, side: 'atMost' | 'above') => {
+    const deadline = Date.now() + CHILD_TIMEOUT_MS;
+    while (side === 'above' ? cp.storage.watcherCount(rt) <= count : cp.storage.watcherCount(rt) > count) {
+      if (Date.now() > deadline) throw new Error(`the server's CSR watchers stayed at ${cp.storage.watcherCount(rt)}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  // The daemon's controllers run for the end-to-end rounds only: the floor and the ceiling open no watch.
   const endToEndRound = async (tag: string, workers: number): Promise<Measured> => {
+    const before = cp.storage.watcherCount(rt);
     daemon.send({ type: 'start', workers });
     try {
-      await daemon.next('ready');
-      const watchers = cp.storage.watcherCount(rt);
+      await daemon.next('started');
+      const withDaemon = cp.storage.watcherCount(rt);
       client.send({ type: 'e2e', tag, profile: profile(`client-${tag}`) });
       await client.next('watching');
       // The client's watch is open once the server counts it: only then does the clock start.
-      while (cp.storage.watcherCount(rt) <= watchers) await new Promise((r) => setTimeout(r, 5));
+      await watchers(withDaemon, 'above');
       daemon.send({ type: 'measure', profile: profile(`daemon-${tag}`) });
       const cpu = process.cpuUsage();
       const { perSecond, cpuMs } = await profiled(profile(`server-${tag}`), async () => {
@@ -291,6 +304,8 @@ async function endToEnd(
     } finally {
       daemon.send({ type: 'stop' });
       await daemon.next('stopped');
+      // The next round's count starts once the server has let go of this round's watches.
+      await watchers(before, 'atMost');
       clear();
     }
   };
@@ -301,6 +316,9 @@ async function endToEnd(
     reference: (tag: string) => endToEndRound(`e2e-${tag}`, REFERENCE_WORKERS),
     matched: (tag: string) => endToEndRound(`e2e-matched-${tag}`, CONCURRENCY),
   };
+  // The bench client, and one daemon process for all rounds, warm as a long-running kube-controller-manager is.
+  const client = new Child('client', [`--kubeconfig=${cp.kubeconfigPath}`]);
+  const daemon = new Child('daemon', [`--kubeconfig=${cp.kubeconfigPath}`, `--ca-dir=${dir}`]);
   try {
     await Promise.all([client.next('ready'), daemon.next('ready')]);
     for (const side of Object.values(sides)) await side(`warm-${caAlg}`.toLowerCase());
@@ -461,17 +479,22 @@ async function daemonChild(kubeconfig: string, caDir: string, reply: (r: Reply) 
   // Start and stop one after the other; measure and measured (this process's CPU time, and its profile if asked,
   // between them) as they come.
   let lifecycle = Promise.resolve();
+  const inTurn = (step: () => Promise<void>) => {
+    lifecycle = lifecycle
+      .then(step)
+      .catch((err: unknown) => reply({ type: 'error', message: (err as Error)?.stack ?? String(err) }));
+  };
   let measuring: (() => void) | undefined;
   process.on('message', (c: Command) => {
     if (c.type === 'start') {
       // As `--concurrent-<controller>-syncs` would set them.
       const controllers = [approvingController, signingController].map((d) => ({ ...d, workers: c.workers }));
-      lifecycle = lifecycle.then(async () => {
+      inTurn(async () => {
         running = await runControllers(client, registry, controllers, { signing });
-        reply({ type: 'ready' });
+        reply({ type: 'started' });
       });
     } else if (c.type === 'stop') {
-      lifecycle = lifecycle.then(async () => {
+      inTurn(async () => {
         await running?.stop();
         running = undefined;
         reply({ type: 'stopped' });

@@ -4,8 +4,9 @@ import { X509Certificate } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { goParsesCertificate } from './certificate.ts';
+import { goParsesCertificate, goParsesCertificates } from './certificate.ts';
 import { createSelfSignedCa } from './certs.ts';
+import { readElement } from './der.ts';
 import { generateKeyPair, type KeyAlgorithm, signingAlgorithmFor } from './keys.ts';
 import { pemToDer } from './pem.ts';
 
@@ -42,6 +43,20 @@ async function withExtensions(extensions: x509.Extension[], keyAlg: KeyAlgorithm
 }
 
 const raw = (oid: string, hex: string, critical = false) => new x509.Extension(oid, critical, Buffer.from(hex, 'hex'));
+
+/** Where `bytes` (hex) first occur in `der`; fails the test when they do not. */
+function offsetOf(der: Buffer, hex: string): number {
+  const at = der.indexOf(Buffer.from(hex, 'hex'));
+  expect(at, `${hex} in the certificate`).toBeGreaterThanOrEqual(0);
+  return at;
+}
+
+/** One DER element of `tag` around `content`. */
+function element(tag: number, content: Buffer): Buffer {
+  const n = content.length;
+  const length = n < 0x80 ? [n] : n < 0x100 ? [0x81, n] : [0x82, n >> 8, n & 0xff];
+  return Buffer.concat([Buffer.from([tag, ...length]), content]);
+}
 
 /** `der` with the first occurrence of `from` (hex) after `after` (hex, if given) replaced by `to` (hex). */
 function patched(der: Buffer, from: string, to: string, after?: string): Buffer {
@@ -84,7 +99,7 @@ describe('goParsesCertificate: certificates Go refuses', () => {
   it('refuses a point off its curve, which OpenSSL takes, and a point not in the uncompressed form', () => {
     const der = opensslCertificate(['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
     // The curve's OID, then the key's BIT STRING header (03 42 00) and the form octet (04).
-    const form = der.indexOf(Buffer.from(`${P256_OID}03420004`, 'hex')) + P256_OID.length / 2 + 3;
+    const form = offsetOf(der, `${P256_OID}03420004`) + P256_OID.length / 2 + 3;
     const offCurve = Buffer.from(der);
     offCurve[form + 5] ^= 0x01;
     expect(opensslParses(offCurve)).toBe(true);
@@ -136,7 +151,9 @@ describe('goParsesCertificate: certificates Go refuses', () => {
   it('refuses a time that is not an instant', () => {
     const der = opensslCertificate(['-newkey', 'ed25519']);
     // The first UTCTime, YYMMDDHHMMSSZ: tag, length 13, and Z last.
-    const notBefore = der.findIndex((byte, i) => byte === 0x17 && der[i + 1] === 0x0d && der[i + 14] === 0x5a) + 2;
+    const at = der.findIndex((byte, i) => byte === 0x17 && der[i + 1] === 0x0d && der[i + 14] === 0x5a);
+    expect(at).toBeGreaterThanOrEqual(0);
+    const notBefore = at + 2;
     const month13 = Buffer.from(der);
     month13.write('13', notBefore + 2, 'latin1');
     expect(goParsesCertificate(month13)).toBe(false);
@@ -172,6 +189,50 @@ describe('goParsesCertificate: shapes it leaves to the caller', () => {
   it('leaves a negative serial number, which Go takes or refuses by GODEBUG', async () => {
     const der = await withExtensions([]);
     expect(goParsesCertificate(patched(der, '02020101', '02028101'))).toBeUndefined();
+  });
+});
+
+describe('goParsesCertificate: what Go reads and what it leaves', () => {
+  it('refuses a header cut short, and takes no bytes past the certificate', async () => {
+    expect(goParsesCertificate(Buffer.from('30023081', 'hex'))).toBe(false);
+    expect(goParsesCertificate(Buffer.from('3081', 'hex'))).toBe(false);
+    const der = await withExtensions([]);
+    expect(goParsesCertificate(Buffer.concat([der, der]))).toBe(false);
+  });
+
+  it('leaves bytes inside the certificate that Go never reads, even when they are not DER', async () => {
+    const der = await withExtensions([]);
+    const top = readElement(der, 0);
+    const withJunk = element(0x30, Buffer.concat([top.content, Buffer.from([0x00])]));
+    expect(goParsesCertificate(withJunk)).toBeUndefined();
+  });
+
+  it.each([
+    ['a critical authority key identifier', raw('2.5.29.35', '30048002abcd', true)],
+    ['a critical subject key identifier', raw('2.5.29.14', '0402abcd', true)],
+    ['a negative path length', raw('2.5.29.19', '30060101ff0201ff', true)],
+    ['an IPv4-mapped IPv6 address', raw('2.5.29.17', '3012871000000000000000000000ffff0a000001')],
+    ['policy constraints, whatever their value', raw('2.5.29.36', '0500', true)],
+    ['an extension OID with an arc past 2³¹', raw('1.2.2147483648', '0500')],
+  ])('leaves %s, on which Go versions differ or which Go reads and this does not', async (_name, extension) => {
+    expect(goParsesCertificate(await withExtensions([extension]))).toBeUndefined();
+  });
+
+  it('takes an authority key identifier whose key identifier is followed by what Go does not read', async () => {
+    expect(goParsesCertificate(await withExtensions([raw('2.5.29.35', '30068002abcd8200')]))).toBe(true);
+  });
+});
+
+describe('goParsesCertificates', () => {
+  it('reads certificates back to back, as one PEM block may hold them', async () => {
+    const one = await withExtensions([]);
+    const p224 = opensslCertificate(['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-224']);
+    expect(goParsesCertificates(Buffer.concat([one, one]))).toEqual([]);
+    expect(goParsesCertificates(Buffer.concat([one, p224]))).toEqual([Uint8Array.from(p224)]);
+    expect(goParsesCertificates(Buffer.concat([one, Buffer.from([0x30])]))).toBe(false);
+    const offCurve = Buffer.from(one);
+    offCurve[offsetOf(one, `${P256_OID}03420004`) + 20] ^= 0x01;
+    expect(goParsesCertificates(Buffer.concat([one, offCurve]))).toBe(false);
   });
 });
 

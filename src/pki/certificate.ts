@@ -1,10 +1,11 @@
 /**
- * Whether Go's crypto/x509 parses a certificate (`ParseCertificate` returns no error), read straight from its DER
- * for the shapes certificates have in practice. node:crypto's parse costs about 170 µs a certificate, most of it in
- * decoding the public key through OpenSSL 3's decoders, and it takes what Go refuses: a point off its curve, a
- * malformed key usage, a duplicate extension. This walk takes a few µs. A shape it does not read (unique
- * identifiers, another string, time or key type, a negative serial, an extension whose value Go reads and this does
- * not) comes back `undefined`: the caller decides another way.
+ * Whether Go's crypto/x509 parses certificates (`ParseCertificate`, `ParseCertificates` return no error), read
+ * straight from their DER for the shapes certificates have in practice. node:crypto's parse costs about 170 µs a
+ * certificate, most of it in decoding the public key through OpenSSL 3's decoders, and it takes what Go refuses: a
+ * point off its curve, a malformed key usage, a duplicate extension. This walk takes a few µs. It reads only what
+ * Go reads. A shape it does not read (unique identifiers, another string, time or key type, bytes Go would leave
+ * unread, a negative serial, an extension whose value Go reads and this does not, anything on which Go's versions
+ * differ) comes back as not read: the caller decides another way.
  */
 import { type DerElement, elementsOf, MalformedDerError, oidText, readElement } from './der.ts';
 
@@ -20,15 +21,77 @@ function unread(what: string): never {
   throw new Unread(what);
 }
 
-/** True when Go parses the certificate, false when it refuses it, undefined for a shape not read here. */
+/** The elements of a value one at a time, as Go's cryptobyte reads them: what Go never reads is never parsed. */
+class Reader {
+  private at = 0;
+
+  constructor(private readonly content: Uint8Array) {}
+
+  next(): DerElement | undefined {
+    if (this.at >= this.content.length) return undefined;
+    const e = readElement(this.content, this.at);
+    this.at += e.whole.length;
+    return e;
+  }
+
+  peekTag(): number | undefined {
+    return this.content[this.at];
+  }
+
+  atEnd(): boolean {
+    return this.at >= this.content.length;
+  }
+
+  /** Bytes left where Go stops reading: Go ignores them, and so its verdict on them is not read here. */
+  end(where: string): void {
+    if (!this.atEnd()) unread(`bytes after ${where}`);
+  }
+}
+
+/** A plain view: the subarrays of a Buffer are Buffers, several times as costly to make. */
+const view = (der: Uint8Array) => new Uint8Array(der.buffer, der.byteOffset, der.byteLength);
+
+/** True when Go parses one certificate, false when it refuses it, undefined for a shape not read here. */
 export function goParsesCertificate(der: Uint8Array): boolean | undefined {
+  const bytes = view(der);
+  let certificate: DerElement;
   try {
-    // A plain view: the subarrays of a Buffer are Buffers, several times as costly to make.
-    readCertificate(new Uint8Array(der.buffer, der.byteOffset, der.byteLength));
+    certificate = readElement(bytes, 0);
+  } catch (err) {
+    if (err instanceof MalformedDerError) return false;
+    throw err;
+  }
+  return certificate.whole.length === bytes.length ? verdict(certificate) : false;
+}
+
+/**
+ * Go's verdict on certificates back to back, as a PEM block may hold them: false when it refuses one, else those
+ * whose shape is not read here (none: Go parses them all).
+ */
+export function goParsesCertificates(der: Uint8Array): false | Uint8Array[] {
+  const all = new Reader(view(der));
+  const notRead: Uint8Array[] = [];
+  try {
+    for (let certificate = all.next(); certificate; certificate = all.next()) {
+      const parses = verdict(certificate);
+      if (parses === false) return false;
+      if (parses === undefined) notRead.push(certificate.whole);
+    }
+  } catch (err) {
+    if (err instanceof MalformedDerError) return false;
+    throw err;
+  }
+  return notRead;
+}
+
+function verdict(certificate: DerElement): boolean | undefined {
+  try {
+    readCertificate(certificate);
     return true;
   } catch (err) {
+    if (err instanceof Unread) return undefined;
     if (err instanceof Refused || err instanceof MalformedDerError) return false;
-    return undefined;
+    throw err;
   }
 }
 
@@ -52,39 +115,48 @@ const TAG = {
   extensions: 0xa3,
 } as const;
 
-function readCertificate(der: Uint8Array): void {
-  const top = readElement(der, 0);
-  if (top.tag !== TAG.sequence || top.whole.length !== der.length) refuse('not one certificate');
-  const [tbs, algorithm, signature, ...more] = elementsOf(top.content);
+function readCertificate(certificate: DerElement): void {
+  if (certificate.tag !== TAG.sequence) refuse('malformed certificate');
+  const parts = new Reader(certificate.content);
+  const tbs = parts.next();
   if (tbs?.tag !== TAG.sequence) refuse('malformed tbs certificate');
-  if (algorithm?.tag !== TAG.sequence) refuse('malformed algorithm identifier');
-  if (signature?.tag !== TAG.bitString || !validBitString(signature.content)) refuse('malformed signature');
-  if (more.length) unread('elements after the signature');
-  const fields = elementsOf(tbs.content);
-  let next = 0;
+  const fields = new Reader(tbs.content);
   let version = 1;
-  if (fields[0]?.tag === TAG.version) {
-    const [number, ...rest] = elementsOf(fields[next++].content);
-    if (!isInteger(number) || rest.length || number.content.length > 1 || number.content[0] > 2) {
+  if (fields.peekTag() === TAG.version) {
+    const explicit = new Reader(fields.next()!.content);
+    const number = explicit.next();
+    if (!isInteger(number) || !explicit.atEnd() || number.content.length > 1 || number.content[0] > 2) {
       refuse('malformed or invalid version');
     }
     version = number.content[0] + 1;
   }
-  const serial = fields[next++];
+  const serial = fields.next();
   if (!isInteger(serial)) refuse('malformed serial number');
   if (serial.content[0] & 0x80) unread('a negative serial number (refused or not by GODEBUG)');
-  const innerAlgorithm = fields[next++];
+  const innerAlgorithm = fields.next();
   if (innerAlgorithm?.tag !== TAG.sequence) refuse('malformed signature algorithm identifier');
   readAlgorithm(innerAlgorithm);
+  readName(fields.next());
+  readValidity(fields.next());
+  readName(fields.next());
+  readPublicKeyInfo(fields.next());
+  const next = fields.peekTag();
+  if (version > 1 && (next === TAG.issuerUniqueId || next === TAG.subjectUniqueId)) unread('unique identifiers');
+  if (version === 3 && next === TAG.extensions) readExtensions(fields.next()!);
+  fields.end('the tbs certificate');
+  const algorithm = parts.next();
+  if (algorithm?.tag !== TAG.sequence) refuse('malformed algorithm identifier');
   if (!sameBytes(innerAlgorithm.content, algorithm.content)) refuse('inner and outer signature algorithms differ');
-  readName(fields[next++]);
-  readValidity(fields[next++]);
-  readName(fields[next++]);
-  readPublicKeyInfo(fields[next++]);
-  const uniqueId = fields[next]?.tag === TAG.issuerUniqueId || fields[next]?.tag === TAG.subjectUniqueId;
-  if (version > 1 && uniqueId) unread('unique identifiers');
-  if (version === 3 && fields[next]?.tag === TAG.extensions) readExtensions(fields[next++]);
-  if (next !== fields.length) unread('more fields in the tbs certificate');
+  const signature = parts.next();
+  if (signature?.tag !== TAG.bitString || !validBitString(signature.content)) refuse('malformed signature');
+  parts.end('the signature');
+}
+
+/** An OBJECT IDENTIFIER's dotted form; arcs past what Go's cryptobyte reads (below 2³¹) are not read here. */
+function oid(e: DerElement): string {
+  const text = oidText(e.content);
+  if (text.split('.').some((arc) => Number(arc) >= 2 ** 28)) unread('an OID arc near or past 2³¹');
+  return text;
 }
 
 function isInteger(e: DerElement | undefined): e is DerElement {
@@ -117,10 +189,12 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** An AlgorithmIdentifier: its OID and its parameters element, if any. */
 function readAlgorithm(sequence: DerElement): { oid: string; parameters?: DerElement } {
-  const [oid, parameters, ...rest] = elementsOf(sequence.content);
-  if (oid?.tag !== TAG.oid) refuse('malformed algorithm identifier');
-  if (rest.length) unread('an algorithm identifier of more than two elements');
-  return { oid: oidText(oid.content), parameters };
+  const parts = new Reader(sequence.content);
+  const algorithm = parts.next();
+  if (algorithm?.tag !== TAG.oid) refuse('malformed algorithm identifier');
+  const parameters = parts.next();
+  parts.end('an algorithm identifier');
+  return { oid: oid(algorithm), parameters };
 }
 
 // Go's PrintableString: the standard's characters and, as its parser allows, '*' and '&'.
@@ -132,19 +206,25 @@ function readName(name: DerElement | undefined): void {
   for (const rdn of elementsOf(name.content)) {
     if (rdn.tag !== TAG.set) refuse('invalid RDNSequence');
     for (const attribute of elementsOf(rdn.content)) {
-      const [type, value] = attribute.tag === TAG.sequence ? elementsOf(attribute.content) : [];
+      if (attribute.tag !== TAG.sequence) refuse('invalid attribute');
+      const parts = new Reader(attribute.content);
+      const type = parts.next();
+      const value = parts.next();
       if (type?.tag !== TAG.oid || !value) refuse('invalid attribute');
-      oidText(type.content);
+      oid(type);
       readString(value);
+      parts.end('an attribute value');
     }
   }
 }
 
 function readString(value: DerElement): void {
-  const latin1 = Buffer.from(value.content.buffer, value.content.byteOffset, value.content.byteLength);
+  const { buffer, byteOffset, byteLength } = value.content;
   switch (value.tag) {
     case TAG.printableString:
-      if (!PRINTABLE.test(latin1.toString('latin1'))) refuse('invalid PrintableString');
+      if (!PRINTABLE.test(Buffer.from(buffer, byteOffset, byteLength).toString('latin1'))) {
+        refuse('invalid PrintableString');
+      }
       return;
     case TAG.ia5String:
       if (value.content.some((byte) => byte >= 0x80)) refuse('invalid IA5String');
@@ -163,9 +243,12 @@ function readString(value: DerElement): void {
 
 function readValidity(validity: DerElement | undefined): void {
   if (validity?.tag !== TAG.sequence) refuse('malformed validity');
-  const times = elementsOf(validity.content);
-  if (times.length !== 2) unread('a validity of other than two times');
-  for (const time of times) readTime(time);
+  const times = new Reader(validity.content);
+  for (const time of [times.next(), times.next()]) {
+    if (!time) refuse('malformed validity');
+    readTime(time);
+  }
+  times.end('the validity');
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -219,13 +302,16 @@ const P224 = '1.3.132.0.33';
 
 function readPublicKeyInfo(spki: DerElement | undefined): void {
   if (spki?.tag !== TAG.sequence) refuse('malformed spki');
-  const [algorithm, bits] = elementsOf(spki.content);
+  const parts = new Reader(spki.content);
+  const algorithm = parts.next();
   if (algorithm?.tag !== TAG.sequence) refuse('malformed public key algorithm identifier');
-  const { oid, parameters } = readAlgorithm(algorithm);
+  const { oid: keyAlgorithm, parameters } = readAlgorithm(algorithm);
+  const bits = parts.next();
   if (bits?.tag !== TAG.bitString || !validBitString(bits.content)) refuse('malformed subjectPublicKey');
+  parts.end('the public key');
   if (bits.content[0] !== 0) unread('a key of a partial last byte');
   const key = bits.content.subarray(1);
-  switch (oid) {
+  switch (keyAlgorithm) {
     case RSA_ENCRYPTION:
       readRsaKey(parameters, key);
       break;
@@ -246,9 +332,11 @@ function readRsaKey(parameters: DerElement | undefined, key: Uint8Array): void {
   const top = readElement(key, 0);
   if (top.tag !== TAG.sequence) refuse('invalid RSA public key');
   if (top.whole.length !== key.length) unread('bytes after the RSA key');
-  const [modulus, exponent, ...rest] = elementsOf(top.content);
+  const numbers = new Reader(top.content);
+  const modulus = numbers.next();
+  const exponent = numbers.next();
   if (!isInteger(modulus) || !isInteger(exponent)) refuse('invalid RSA public key');
-  if (rest.length) unread('more than a modulus and an exponent');
+  numbers.end('the RSA exponent');
   if (!isPositiveInteger(modulus)) refuse('RSA modulus is not a positive number');
   if (exponent.content.length > 6) unread('an RSA exponent past 48 bits');
   if (!isPositiveInteger(exponent)) refuse('RSA public exponent is not a positive number');
@@ -256,7 +344,7 @@ function readRsaKey(parameters: DerElement | undefined, key: Uint8Array): void {
 
 function readEcKey(parameters: DerElement | undefined, key: Uint8Array): void {
   if (parameters?.tag !== TAG.oid) refuse('invalid ECDSA parameters');
-  const curveOid = oidText(parameters.content);
+  const curveOid = oid(parameters);
   const curve = CURVES[curveOid];
   if (curveOid === P224) unread('a P-224 key');
   if (!curve) refuse('unsupported elliptic curve');
@@ -273,82 +361,89 @@ function bigint(bytes: Uint8Array): bigint {
   return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`);
 }
 
-// Extensions whose value Go parses, by OID: what is checked here, or `unread` for those left to the caller.
+// The extensions whose value is read here. Go reads others too: every other one of 2.5.29 (its parser has gained
+// some between versions) and the authority information access; those are left to the caller.
 const KEY_USAGE = '2.5.29.15';
 const BASIC_CONSTRAINTS = '2.5.29.19';
 const SUBJECT_ALT_NAME = '2.5.29.17';
 const AUTHORITY_KEY_ID = '2.5.29.35';
 const EXT_KEY_USAGE = '2.5.29.37';
 const SUBJECT_KEY_ID = '2.5.29.14';
-const NOT_READ_HERE = new Set([
-  '2.5.29.30', // name constraints
-  '2.5.29.31', // CRL distribution points
-  '2.5.29.32', // certificate policies
-  '1.3.6.1.5.5.7.1.1', // authority information access
-]);
+const AUTHORITY_INFO_ACCESS = '1.3.6.1.5.5.7.1.1';
+/** An IPv6 address that maps an IPv4 one: Go's versions differ on it in a name. */
+const IPV4_MAPPED = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]);
 
 function readExtensions(wrapper: DerElement): void {
-  const [list, ...rest] = elementsOf(wrapper.content);
+  const lists = new Reader(wrapper.content);
+  const list = lists.next();
   if (list?.tag !== TAG.sequence) refuse('malformed extensions');
-  if (rest.length) unread('more than one extension list');
+  lists.end('the extensions');
   const seen = new Set<string>();
   for (const extension of elementsOf(list.content)) {
     if (extension.tag !== TAG.sequence) refuse('malformed extension');
-    const parts = elementsOf(extension.content);
-    const [oid, critical, value] = parts[1]?.tag === TAG.boolean ? parts : [parts[0], undefined, parts[1]];
-    if (oid?.tag !== TAG.oid) refuse('malformed extension OID field');
+    const parts = new Reader(extension.content);
+    const type = parts.next();
+    if (type?.tag !== TAG.oid) refuse('malformed extension OID field');
+    const critical = parts.peekTag() === TAG.boolean ? parts.next() : undefined;
     if (critical && !isBoolean(critical)) refuse('malformed extension critical field');
+    const value = parts.next();
     if (value?.tag !== TAG.octetString) refuse('malformed extension value field');
-    if (parts.length > (critical ? 3 : 2)) unread('more fields in an extension');
-    const id = oidText(oid.content);
+    parts.end('an extension value');
+    const id = oid(type);
     if (seen.has(id)) refuse('certificate contains duplicate extensions');
     seen.add(id);
-    readExtensionValue(id, value.content);
+    readExtensionValue(id, critical?.content[0] === 0xff, value.content);
   }
 }
 
-/** The value of an extension Go reads, as its parser reads it; any other extension is Go's to ignore. */
-function readExtensionValue(id: string, value: Uint8Array): void {
-  if (NOT_READ_HERE.has(id)) unread(`extension ${id}`);
+/** The value of an extension as Go's parser reads it; an extension Go does not read is Go's to ignore. */
+function readExtensionValue(id: string, critical: boolean, value: Uint8Array): void {
   switch (id) {
     case KEY_USAGE:
       if (!validBitString(onlyElement(value, TAG.bitString, 'invalid key usage').content)) refuse('invalid key usage');
       return;
-    case BASIC_CONSTRAINTS: {
-      const parts = elementsOf(onlyElement(value, TAG.sequence, 'invalid basic constraints').content);
-      let next = 0;
-      if (parts[next]?.tag === TAG.boolean && !isBoolean(parts[next++])) refuse('invalid basic constraints');
-      if (parts[next]?.tag === TAG.integer) {
-        const pathLength = parts[next++];
-        if (!isInteger(pathLength)) refuse('invalid basic constraints');
-        if (pathLength.content.length > 6) unread('a path length past 48 bits');
-      }
-      if (next !== parts.length) unread('basic constraints of another shape');
+    case BASIC_CONSTRAINTS:
+      readBasicConstraints(onlyElement(value, TAG.sequence, 'invalid basic constraints'));
       return;
-    }
     case EXT_KEY_USAGE:
       for (const usage of elementsOf(onlyElement(value, TAG.sequence, 'invalid extended key usages').content)) {
         if (usage.tag !== TAG.oid) refuse('invalid extended key usages');
-        oidText(usage.content);
+        oid(usage);
       }
       return;
     case SUBJECT_KEY_ID:
+      if (critical) unread('a critical subject key identifier (refused by recent Go only)');
       onlyElement(value, TAG.octetString, 'invalid subject key identifier');
       return;
     case AUTHORITY_KEY_ID: {
-      const [keyId] = elementsOf(onlyElement(value, TAG.sequence, 'invalid authority key identifier').content);
-      if (keyId && keyId.tag !== 0x80 && keyId.tag !== 0xa1 && keyId.tag !== 0x82) {
-        unread('an authority key identifier of another shape');
-      }
+      if (critical) unread('a critical authority key identifier (refused by recent Go only)');
+      const identifier = onlyElement(value, TAG.sequence, 'invalid authority key identifier').content;
+      // Go reads the key identifier, [0], when it comes first, and nothing else.
+      if (identifier[0] === 0x80) readElement(identifier, 0);
       return;
     }
     case SUBJECT_ALT_NAME:
       readAltNames(onlyElement(value, TAG.sequence, 'invalid subject alternative names').content);
       return;
+    default:
+      if (id.startsWith('2.5.29.') || id === AUTHORITY_INFO_ACCESS) unread(`extension ${id}`);
   }
 }
 
-/** The one element an extension's value holds, refused if of another tag. */
+function readBasicConstraints(sequence: DerElement): void {
+  const parts = new Reader(sequence.content);
+  const isCa = parts.peekTag() === TAG.boolean ? parts.next() : undefined;
+  if (isCa && !isBoolean(isCa)) refuse('invalid basic constraints');
+  if (parts.peekTag() === TAG.integer) {
+    const pathLength = parts.next()!;
+    if (!isInteger(pathLength)) refuse('invalid basic constraints');
+    if (pathLength.content[0] & 0x80) unread('a negative path length (refused by recent Go only)');
+    if (pathLength.content.length > 6) unread('a path length past 48 bits');
+  }
+  parts.end('the basic constraints');
+}
+
+/** The one element an extension's value starts with, refused if of another tag. */
 function onlyElement(value: Uint8Array, tag: number, why: string): DerElement {
   const e = readElement(value, 0);
   if (e.tag !== tag) refuse(why);
@@ -366,6 +461,9 @@ function readAltNames(content: Uint8Array): void {
         break;
       case 0x87:
         if (name.content.length !== 4 && name.content.length !== 16) refuse('cannot parse IP address');
+        if (name.content.length === 16 && sameBytes(name.content.subarray(0, 12), IPV4_MAPPED)) {
+          unread('an IPv4-mapped IPv6 address (refused by recent Go only)');
+        }
         break;
       default:
         unread('a subject alternative name of another kind');

@@ -23,7 +23,10 @@ export function readElement(der: Uint8Array, at: number): DerElement {
   let length = first;
   if (first >= 0x80) {
     const bytes = first & 0x7f;
-    if (bytes === 0 || bytes > 4 || der[start] === 0) throw new MalformedDerError('malformed DER length');
+    // A header cut short would read past the end: NaN, which no range check below catches.
+    if (bytes === 0 || bytes > 4 || start + bytes > der.length || der[start] === 0) {
+      throw new MalformedDerError('malformed DER length');
+    }
     length = 0;
     for (let i = 0; i < bytes; i++) length = length * 256 + der[start + i];
     if (length < 0x80) throw new MalformedDerError('malformed DER length: not in its shortest form');

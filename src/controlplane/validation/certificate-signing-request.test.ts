@@ -15,7 +15,9 @@ import { b64, certPem, csrPem, ctx, fieldError, n, tamperedCsrPem, toPem } from 
 function keyOffCurve(der: Uint8Array): Buffer {
   const out = Buffer.from(der);
   // The curve's OID, the key's BIT STRING header and its form octet, then x.
-  out[out.indexOf(Buffer.from('06082a8648ce3d03010703420004', 'hex')) + 20] ^= 0x01;
+  const key = out.indexOf(Buffer.from('06082a8648ce3d03010703420004', 'hex'));
+  if (key < 0) throw new Error('no P-256 key in the certificate');
+  out[key + 20] ^= 0x01;
   return out;
 }
 
@@ -262,6 +264,17 @@ describe('create: status.certificate', () => {
     expect(
       await validateCertificateSigningRequestCreate(
         withChange((o) => (o.status = { certificate })),
+        ctx,
+      ),
+    ).toEqual([]);
+  });
+
+  it('accepts a block of certificates back to back, as Go parses such a block', async () => {
+    const der = pemToDer(await certPem(false, 'leaf'));
+    const twoInOne = b64(toPem('CERTIFICATE', Buffer.concat([der, der])));
+    expect(
+      await validateCertificateSigningRequestCreate(
+        withChange((o) => (o.status = { certificate: twoInOne })),
         ctx,
       ),
     ).toEqual([]);
