@@ -7,7 +7,7 @@
  * unread, a negative serial, an extension whose value Go reads and this does not, anything on which Go's versions
  * differ) comes back as not read: the caller decides another way.
  */
-import { type DerElement, elementsOf, MalformedDerError, oidText, readElement } from './der.ts';
+import { type DerElement, elementsOf, MalformedDerError, oidText, readElement, TAG } from './der.ts';
 
 /** Go refuses it. */
 class Refused extends Error {}
@@ -95,25 +95,8 @@ function verdict(certificate: DerElement): boolean | undefined {
   }
 }
 
-const TAG = {
-  boolean: 0x01,
-  integer: 0x02,
-  bitString: 0x03,
-  octetString: 0x04,
-  null: 0x05,
-  oid: 0x06,
-  utf8String: 0x0c,
-  printableString: 0x13,
-  ia5String: 0x16,
-  utcTime: 0x17,
-  generalizedTime: 0x18,
-  sequence: 0x30,
-  set: 0x31,
-  version: 0xa0,
-  issuerUniqueId: 0x81,
-  subjectUniqueId: 0x82,
-  extensions: 0xa3,
-} as const;
+/** The TBSCertificate's context-specific fields. */
+const TBS = { version: 0xa0, issuerUniqueId: 0x81, subjectUniqueId: 0x82, extensions: 0xa3 } as const;
 
 function readCertificate(certificate: DerElement): void {
   if (certificate.tag !== TAG.sequence) refuse('malformed certificate');
@@ -122,7 +105,7 @@ function readCertificate(certificate: DerElement): void {
   if (tbs?.tag !== TAG.sequence) refuse('malformed tbs certificate');
   const fields = new Reader(tbs.content);
   let version = 1;
-  if (fields.peekTag() === TAG.version) {
+  if (fields.peekTag() === TBS.version) {
     const explicit = new Reader(fields.next()!.content);
     const number = explicit.next();
     if (!isInteger(number) || !explicit.atEnd() || number.content.length > 1 || number.content[0] > 2) {
@@ -141,12 +124,13 @@ function readCertificate(certificate: DerElement): void {
   readName(fields.next());
   readPublicKeyInfo(fields.next());
   const next = fields.peekTag();
-  if (version > 1 && (next === TAG.issuerUniqueId || next === TAG.subjectUniqueId)) unread('unique identifiers');
-  if (version === 3 && next === TAG.extensions) readExtensions(fields.next()!);
+  if (version > 1 && (next === TBS.issuerUniqueId || next === TBS.subjectUniqueId)) unread('unique identifiers');
+  if (version === 3 && next === TBS.extensions) readExtensions(fields.next()!);
   fields.end('the tbs certificate');
   const algorithm = parts.next();
   if (algorithm?.tag !== TAG.sequence) refuse('malformed algorithm identifier');
-  if (!sameBytes(innerAlgorithm.content, algorithm.content)) refuse('inner and outer signature algorithms differ');
+  if (Buffer.compare(innerAlgorithm.content, algorithm.content) !== 0)
+    refuse('inner and outer signature algorithms differ');
   const signature = parts.next();
   if (signature?.tag !== TAG.bitString || !validBitString(signature.content)) refuse('malformed signature');
   parts.end('the signature');
@@ -181,10 +165,6 @@ function validBitString(content: Uint8Array): boolean {
   if (content.length === 0 || unused > 7) return false;
   if (content.length === 1) return unused === 0;
   return (content[content.length - 1] & ((1 << unused) - 1)) === 0;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
 /** An AlgorithmIdentifier: its OID and its parameters element, if any. */
@@ -461,7 +441,7 @@ function readAltNames(content: Uint8Array): void {
         break;
       case 0x87:
         if (name.content.length !== 4 && name.content.length !== 16) refuse('cannot parse IP address');
-        if (name.content.length === 16 && sameBytes(name.content.subarray(0, 12), IPV4_MAPPED)) {
+        if (name.content.length === 16 && Buffer.compare(name.content.subarray(0, 12), IPV4_MAPPED) === 0) {
           unread('an IPv4-mapped IPv6 address (refused by recent Go only)');
         }
         break;

@@ -7,6 +7,23 @@
 /** Input that is not DER: what a strict decoder (Go's cryptobyte) refuses too. */
 export class MalformedDerError extends Error {}
 
+/** The universal tags the hand-written readers meet, as their identifier octets (constructed where DER says so). */
+export const TAG = {
+  boolean: 0x01,
+  integer: 0x02,
+  bitString: 0x03,
+  octetString: 0x04,
+  null: 0x05,
+  oid: 0x06,
+  utf8String: 0x0c,
+  printableString: 0x13,
+  ia5String: 0x16,
+  utcTime: 0x17,
+  generalizedTime: 0x18,
+  sequence: 0x30,
+  set: 0x31,
+} as const;
+
 /** One DER element: its tag, its content octets and its whole encoding, as views of the same buffer. */
 export interface DerElement {
   tag: number;

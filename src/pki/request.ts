@@ -5,7 +5,7 @@
  * trailing bytes) comes back `undefined`, and the caller keeps the library's parse, its verdict and its messages.
  */
 import type { JsonWebKey } from 'node:crypto';
-import { children, type DerElement, elementsOf, oidText, readElement } from './der.ts';
+import { children, type DerElement, elementsOf, oidText, readElement, TAG } from './der.ts';
 
 export interface RequestFields {
   /** The CertificationRequestInfo: the signed bytes. */
@@ -23,19 +23,8 @@ export interface RequestFields {
   signature: Uint8Array;
 }
 
-const TAG = {
-  integer: 0x02,
-  bitString: 0x03,
-  octetString: 0x04,
-  oid: 0x06,
-  utf8String: 0x0c,
-  printableString: 0x13,
-  ia5String: 0x16,
-  boolean: 0x01,
-  sequence: 0x30,
-  set: 0x31,
-  attributes: 0xa0,
-} as const;
+/** A CertificationRequestInfo's attributes: [0], constructed. */
+const ATTRIBUTES = 0xa0;
 
 const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 
@@ -48,7 +37,7 @@ export function readCertificationRequest(der: Uint8Array): RequestFields | undef
     if (more.length || info?.tag !== TAG.sequence || signature?.tag !== TAG.bitString) return undefined;
     const [version, name, spki, attributes, ...rest] = elementsOf(info.content);
     const v0 = version?.tag === TAG.integer && version.content.length === 1 && version.content[0] === 0;
-    if (!v0 || rest.length || spki?.tag !== TAG.sequence || attributes?.tag !== TAG.attributes) return undefined;
+    if (!v0 || rest.length || spki?.tag !== TAG.sequence || attributes?.tag !== ATTRIBUTES) return undefined;
     const subject = readName(name);
     const key = readPublicKey(spki.whole);
     const extensions = readRequestedExtensions(attributes.content);
