@@ -397,6 +397,7 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
    */
   const bare = async (tag: string, certificate: string | undefined, profile?: string) => {
     const pems = await requests(CSRS_PER_ROUND, tag);
+    const issued = certificate && Buffer.from(certificate).toString('base64');
     return timed(profile, async () => {
       await inParallel(
         CSRS_PER_ROUND,
@@ -405,11 +406,11 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
             metadata: { name: `${tag}-${i}` },
             spec: spec(pems[i], 'example.com/bench'),
           });
-          if (certificate) await reviews.create(subjectAccessReview(created, 'nodeclient', registry.naming));
+          if (issued) await reviews.create(subjectAccessReview(created, 'nodeclient', registry.naming));
           const conditions = [{ type: 'Approved', status: 'True' as const, reason: 'Bench', message: 'bare write' }];
           const approved = await csrs.replaceApproval({ ...created, status: { conditions } });
-          if (!certificate) return;
-          const status = { ...approved.status, certificate: Buffer.from(certificate).toString('base64') };
+          if (!issued) return;
+          const status = { ...approved.status, certificate: issued };
           await csrs.replaceStatus({ ...approved, status });
         },
         CONCURRENCY,
