@@ -6,9 +6,10 @@
  * so a synchronous child-process call would block the event loop the server needs to answer kubectl.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { findKubectl } from '../../tools/k8s/binaries.ts';
 
-/** The kubectl binary: `$KUBECTL` when set, otherwise `kubectl` from the PATH. */
-export const KUBECTL = process.env.KUBECTL || 'kubectl';
+/** The kubectl binary: `$KUBECTL` when set, else `kubectl` from the PATH, else the one `npm run k8s:build` made. */
+export const KUBECTL = findKubectl();
 
 /** Whether kubectl can be run at all (probed once, when this module is loaded). */
 export const hasKubectl: boolean =
