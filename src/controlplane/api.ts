@@ -45,6 +45,7 @@ import {
   STALE_OBJECT,
   unsupportedMediaType,
 } from './errors.ts';
+import { isNamespaceType, withNameLabel } from './namespace-label.ts';
 import { type ListOptions, parseDryRun, parseListOptions, parseWriteOptions, type WriteOptions } from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
@@ -378,7 +379,8 @@ export class ApiServer {
       if (pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion) {
         throw conflict(rt, req.name ?? '', STALE_OBJECT);
       }
-      const next = this.merge(rt, req.subresource, old, requested);
+      let next = this.merge(rt, req.subresource, old, requested);
+      if (isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
       setManagedFields(next, owned(old, next));
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
       await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun, effects);
@@ -515,7 +517,7 @@ export class ApiServer {
     if (policy === 'Foreground') addFinalizer('foregroundDeletion');
     const grace = this.gracePeriod(rt, old, opts.gracePeriodSeconds);
     // A namespace is always emptied first (by the namespace controller), then removed.
-    const namespace = rt.group === '' && rt.kind === 'Namespace';
+    const namespace = isNamespaceType(rt);
     if (finalizers.length === 0 && grace === 0 && !namespace) {
       if (opts.dryRun) return { deleted: true, object: old };
       return { deleted: true, object: await this.storage.backend.remove(rt, objectKey(meta), meta.resourceVersion) };
@@ -703,7 +705,8 @@ export class ApiServer {
 
   /** Status starts empty on create (the request's is left out), except the phases the reference sets. */
   private prepareCreate(rt: ResourceType, obj: KubeObject): void {
-    if (rt.group === '' && rt.kind === 'Namespace') {
+    if (isNamespaceType(rt)) {
+      obj.metadata = withNameLabel(obj, this.naming.labels.metadataName).metadata;
       obj.status = { phase: 'Active' };
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
