@@ -43,10 +43,18 @@ import {
   invalidOptions,
   notFound,
   STALE_OBJECT,
+  tooLargeResourceVersion,
   unsupportedMediaType,
 } from './errors.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
-import { type ListOptions, parseDryRun, parseListOptions, parseWriteOptions, type WriteOptions } from './options.ts';
+import {
+  type ListOptions,
+  parseDryRun,
+  parseListOptions,
+  parseResourceVersion,
+  parseWriteOptions,
+  type WriteOptions,
+} from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
@@ -132,7 +140,10 @@ export class ApiServer {
 
   // ---- reads ----
 
-  get(req: ResourceRequest): KubeObject {
+  get(req: ResourceRequest, query: URLSearchParams): KubeObject {
+    const requested = parseResourceVersion(query.get('resourceVersion') ?? '');
+    const current = this.storage.currentRv();
+    if (requested > current) throw tooLargeResourceVersion(requested, current);
     const obj = this.read(req.rt, keyOf(req));
     return req.subresource === 'scale' ? this.toScale(obj) : obj;
   }
@@ -196,15 +207,10 @@ export class ApiServer {
   /** Current objects, or those at an exact resourceVersion, per the list options. */
   private readAt(rt: ResourceType, opts: ListOptions, namespace?: string): { source: KubeObject[]; rv: number } {
     const current = this.storage.currentRv();
-    const requested = opts.resourceVersion === '' ? 0 : Number(opts.resourceVersion);
-    if (requested > current) {
-      throw new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
-        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
-        retryAfterSeconds: 1,
-      });
-    }
+    const requested = parseResourceVersion(opts.resourceVersion);
+    if (requested > current) throw tooLargeResourceVersion(requested, current);
     if (opts.resourceVersionMatch === 'Exact') {
-      return { source: this.storage.listAt(rt, requested, namespace), rv: requested };
+      return { source: this.storage.listAt(rt, Number(requested), namespace), rv: Number(requested) };
     }
     return { source: this.storage.list(rt, namespace), rv: current };
   }
