@@ -155,6 +155,15 @@ describe('continue tokens', () => {
     for (const snap of [1, Number(first.snap) - 1, `${first.snap}`.slice(1), admins.snap]) {
       refused(await list('paula', path, { limit: '50', continue: encode({ ...first, snap }) }), /continue token/);
     }
+    // A well-formed id held by no snapshot reads as one evicted or lost with a restart: 410, and the fresh
+    // token it offers names no snapshot and still continues only paula's own list.
+    const unknown = encode({ ...first, snap: 'A'.repeat(22) });
+    const expired = await list('paula', path, { limit: '50', continue: unknown });
+    expect(expired.code, expired.body).toBe(410);
+    const fresh = decode(expired.json.metadata.continue);
+    expect(fresh).toMatchObject({ prefix: first.prefix, start: first.start });
+    expect(fresh.snap).toBeUndefined();
+    refused(await list('nora', '/api/v1/nodes', { limit: '50', continue: expired.json.metadata.continue }), /continue/);
   });
 
   it('pages the admin’s list of Secrets to the end, one at a time', async () => {
