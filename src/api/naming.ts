@@ -61,6 +61,8 @@ export interface Naming {
     readonly revisionHash: string;
     /** Marks the APIServices the API server registers for the groups it serves itself. */
     readonly autoManaged: string;
+    /** On every namespace: its own name (the reference's `kubernetes.io/metadata.name`). */
+    readonly metadataName: string;
   };
   /** Group of structured z-page answers and of the component configuration. */
   readonly configGroup: string;
@@ -113,6 +115,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       managedBy: `app.${domain}/managed-by`,
       revisionHash: `controller.${domain}/hash`,
       autoManaged: `${shortWord}-aggregator.${domain}/automanaged`,
+      metadataName: `${domain}/metadata.name`,
     },
     configGroup: `config.${groupSuffix}`,
     protocol: { metaGroup: 'meta.k8s.io', discoveryGroup: 'apidiscovery.k8s.io' },

@@ -23,6 +23,7 @@ import {
   type ManagedFieldsEntry,
   recordUpdate,
 } from './apply/managed-fields.ts';
+import { decodeContinue, encodeContinue, keyOfStart, listPrefix, listScope, startOfKey } from './continue-token.ts';
 import {
   decodeBody,
   fieldValidationWarnings,
@@ -42,9 +43,18 @@ import {
   invalidOptions,
   notFound,
   STALE_OBJECT,
+  tooLargeResourceVersion,
   unsupportedMediaType,
 } from './errors.ts';
-import { type ListOptions, parseDryRun, parseListOptions, parseWriteOptions, type WriteOptions } from './options.ts';
+import { isNamespaceType, withNameLabel } from './namespace-label.ts';
+import {
+  type ListOptions,
+  parseDryRun,
+  parseListOptions,
+  parseResourceVersion,
+  parseWriteOptions,
+  type WriteOptions,
+} from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
@@ -107,13 +117,6 @@ export type SubresourceHandler = (
   user: UserInfo,
 ) => Promise<Reply>;
 
-interface ContinueToken {
-  rv: number;
-  start: string;
-  snap: number;
-  created: number;
-}
-
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const PATCH_RETRIES = 5;
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
@@ -137,7 +140,10 @@ export class ApiServer {
 
   // ---- reads ----
 
-  get(req: ResourceRequest): KubeObject {
+  get(req: ResourceRequest, query: URLSearchParams): KubeObject {
+    const requested = parseResourceVersion(query.get('resourceVersion') ?? '');
+    const current = this.storage.currentRv();
+    if (requested > current) throw tooLargeResourceVersion(requested, current);
     const obj = this.read(req.rt, keyOf(req));
     return req.subresource === 'scale' ? this.toScale(obj) : obj;
   }
@@ -147,31 +153,35 @@ export class ApiServer {
     const sel = this.selection(req, query);
     const rt = req.rt;
     this.failOnCorrupt(rt, sel);
+    const prefix = listPrefix(rt, sel.namespace);
+    const scope = listScope(prefix, query);
+    const now = this.options.now().getTime();
+    const takeSnapshot = () => this.storage.snapshot(rt, now, scope, sel.namespace);
     let source: readonly KubeObject[];
     let listRv: number;
     let startAfter = '';
     let snapshot: Snapshot | undefined;
     if (opts.continueToken) {
-      const token = this.decodeContinue(opts.continueToken);
+      const token = decodeContinue(this.metaGroup, opts.continueToken, prefix);
       snapshot = token.snap ? this.storage.takeSnapshot(token.snap) : undefined;
-      const expired = this.options.now().getTime() - token.created > this.options.continueTtlMs;
-      if (token.snap && (!snapshot || expired)) {
-        const fresh = this.encodeContinue({
-          rv: 0,
-          start: token.start,
-          snap: 0,
-          created: this.options.now().getTime(),
-        });
+      // Another list's snapshot would hand this request objects it was not authorized for.
+      if (snapshot && snapshot.scope !== scope) {
+        throw badRequest(
+          'invalid continue token: it continues a list with other selectors: send the labelSelector, fieldSelector and shardSelector of the list it came from',
+        );
+      }
+      if (token.snap && (!snapshot || now - snapshot.createdAt > this.options.continueTtlMs)) {
+        const fresh = encodeContinue(this.metaGroup, { rv: 0, start: token.start, prefix });
         throw new ApiError(410, 'Expired', CONTINUE_EXPIRED_MESSAGE, undefined, fresh);
       }
-      snapshot ??= this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
+      snapshot ??= takeSnapshot();
       source = snapshot.items;
       listRv = snapshot.rv;
-      startAfter = token.start;
+      startAfter = keyOfStart(sel.namespace, token.start);
     } else {
       ({ source, rv: listRv } = this.readAt(rt, opts, sel.namespace));
       if (opts.limit > 0 && source.length > opts.limit) {
-        snapshot = this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
+        snapshot = takeSnapshot();
         if (snapshot.rv === listRv) source = snapshot.items;
       }
     }
@@ -186,9 +196,9 @@ export class ApiServer {
     const metadata: KubeList['metadata'] = { resourceVersion: String(listRv) };
     if (opts.limit > 0 && i < source.length) {
       const last = items.length ? objectKey(items[items.length - 1].metadata) : startAfter;
-      const snap = snapshot ?? this.storage.snapshot(rt, this.options.now().getTime(), sel.namespace);
-      const created = opts.continueToken ? this.decodeContinue(opts.continueToken).created : snap.createdAt;
-      metadata.continue = this.encodeContinue({ rv: listRv, start: last, snap: snap.id, created });
+      snapshot ??= takeSnapshot();
+      const start = startOfKey(sel.namespace, last);
+      metadata.continue = encodeContinue(this.metaGroup, { rv: listRv, start, prefix, snap: snapshot.id });
       if (!sel.filtered) metadata.remainingItemCount = source.length - i;
     }
     return { apiVersion: apiVersionOf(rt), kind: `${rt.kind}List`, metadata, items };
@@ -197,15 +207,10 @@ export class ApiServer {
   /** Current objects, or those at an exact resourceVersion, per the list options. */
   private readAt(rt: ResourceType, opts: ListOptions, namespace?: string): { source: KubeObject[]; rv: number } {
     const current = this.storage.currentRv();
-    const requested = opts.resourceVersion === '' ? 0 : Number(opts.resourceVersion);
-    if (requested > current) {
-      throw new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
-        causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
-        retryAfterSeconds: 1,
-      });
-    }
+    const requested = parseResourceVersion(opts.resourceVersion);
+    if (requested > current) throw tooLargeResourceVersion(requested, current);
     if (opts.resourceVersionMatch === 'Exact') {
-      return { source: this.storage.listAt(rt, requested, namespace), rv: requested };
+      return { source: this.storage.listAt(rt, Number(requested), namespace), rv: Number(requested) };
     }
     return { source: this.storage.list(rt, namespace), rv: current };
   }
@@ -380,7 +385,8 @@ export class ApiServer {
       if (pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion) {
         throw conflict(rt, req.name ?? '', STALE_OBJECT);
       }
-      const next = this.merge(rt, req.subresource, old, requested);
+      let next = this.merge(rt, req.subresource, old, requested);
+      if (isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
       setManagedFields(next, owned(old, next));
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
       await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun, effects);
@@ -517,7 +523,7 @@ export class ApiServer {
     if (policy === 'Foreground') addFinalizer('foregroundDeletion');
     const grace = this.gracePeriod(rt, old, opts.gracePeriodSeconds);
     // A namespace is always emptied first (by the namespace controller), then removed.
-    const namespace = rt.group === '' && rt.kind === 'Namespace';
+    const namespace = isNamespaceType(rt);
     if (finalizers.length === 0 && grace === 0 && !namespace) {
       if (opts.dryRun) return { deleted: true, object: old };
       return { deleted: true, object: await this.storage.backend.remove(rt, objectKey(meta), meta.resourceVersion) };
@@ -705,7 +711,8 @@ export class ApiServer {
 
   /** Status starts empty on create (the request's is left out), except the phases the reference sets. */
   private prepareCreate(rt: ResourceType, obj: KubeObject): void {
-    if (rt.group === '' && rt.kind === 'Namespace') {
+    if (isNamespaceType(rt)) {
+      obj.metadata = withNameLabel(obj, this.naming.labels.metadataName).metadata;
       obj.status = { phase: 'Active' };
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
@@ -876,20 +883,6 @@ export class ApiServer {
       spec: { replicas: spec.replicas ?? 0 },
       status: { replicas: status.replicas ?? 0, selector },
     };
-  }
-
-  private encodeContinue(t: ContinueToken): string {
-    return Buffer.from(JSON.stringify({ v: `${this.metaGroup}/v1`, ...t })).toString('base64');
-  }
-
-  private decodeContinue(token: string): ContinueToken {
-    try {
-      const t = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
-      if (typeof t.start !== 'string' || typeof t.rv !== 'number') throw new Error('missing fields');
-      return { rv: t.rv, start: t.start, snap: Number(t.snap) || 0, created: Number(t.created) || 0 };
-    } catch (err) {
-      throw badRequest(`invalid continue token: ${(err as Error).message}`);
-    }
   }
 }
 

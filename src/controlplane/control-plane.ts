@@ -40,6 +40,7 @@ import { GarbageCollector } from './gc.ts';
 import { impersonate } from './impersonation.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { openLevelStore } from './kv-level.ts';
+import { isNamespaceType, withNameLabel } from './namespace-label.ts';
 import { objectValidation } from './object-validation.ts';
 import { Journal } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
@@ -218,6 +219,7 @@ export class ControlPlane {
       notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
     });
     await this.startServiceAccountTokens();
+    await this.labelStoredNamespaces();
     await this.bootstrapNamespaces();
     await this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
@@ -322,9 +324,10 @@ export class ControlPlane {
    * bootstrap-policy object (labelled `<domain>/bootstrapping`) that the control plane already installed
    * replaces it, as the reference's policy reconciliation does, instead of failing as a duplicate.
    */
-  async seed(obj: KubeObject): Promise<KubeObject> {
-    const rt = this.registry.kind(obj.apiVersion ?? 'v1', obj.kind ?? '');
-    if (!rt) throw new Error(`unknown kind ${obj.apiVersion} ${obj.kind}`);
+  async seed(given: KubeObject): Promise<KubeObject> {
+    const rt = this.registry.kind(given.apiVersion ?? 'v1', given.kind ?? '');
+    if (!rt) throw new Error(`unknown kind ${given.apiVersion} ${given.kind}`);
+    const obj = isNamespaceType(rt) ? withNameLabel(given, this.registry.naming.labels.metadataName) : given;
     const existing = this.storage.get(rt, objectKey(obj.metadata));
     if (existing && isBootstrapPolicy(existing, this.registry.naming) && isBootstrapPolicy(obj, this.registry.naming)) {
       return this.storage.backend.update(
@@ -412,6 +415,25 @@ export class ControlPlane {
     this.serviceAccountTokens = tokens;
     this.tokens.addSource((token) => tokens.authenticate(token)?.user);
     this.api.subresourceHandlers.set('serviceaccounts/token', tokenRequestHandler(tokens, read));
+  }
+
+  /**
+   * Namespaces a store kept from a version that did not label them get their name label now, once, written
+   * like any update: every reader (namespace selectors of admission, label-selector lists, watches,
+   * informers) then sees the same labelled object, where labelling on read would have to patch each path.
+   */
+  private async labelStoredNamespaces(): Promise<void> {
+    const rt = this.registry.kind('v1', 'Namespace');
+    if (!rt) return;
+    const label = this.registry.naming.labels.metadataName;
+    for (const ns of this.storage.list(rt)) {
+      const labelled = withNameLabel(ns, label);
+      if (labelled === ns) continue;
+      // A control plane sharing this etcd may have labelled (or removed) it first: nothing is left to do.
+      await this.storage.backend.update(rt, labelled, ns.metadata.resourceVersion).catch((err) => {
+        if (!(err instanceof ApiError && (err.reason === 'Conflict' || err.reason === 'NotFound'))) throw err;
+      });
+    }
   }
 
   private async bootstrapNamespaces(): Promise<void> {

@@ -125,7 +125,7 @@ export function tooOldResourceVersion(requested: number, oldest: number): ApiErr
 }
 
 /** 504 Timeout: the cache did not reach a resourceVersion in time (the client may retry after a second). */
-export function tooLargeResourceVersion(requested: number, current: number): ApiError {
+export function tooLargeResourceVersion(requested: number | bigint, current: number): ApiError {
   return new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
     retryAfterSeconds: 1,

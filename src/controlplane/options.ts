@@ -54,13 +54,6 @@ export function parseListOptions(
   };
   const problems: FieldProblem[] = [];
   const { resourceVersion: rv, resourceVersionMatch: match } = opts;
-  if (rv !== '' && !/^\d+$/.test(rv)) {
-    problems.push({
-      type: 'FieldValueInvalid',
-      field: 'resourceVersion',
-      message: `resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`,
-    });
-  }
   const watchList = opts.watch && opts.sendInitialEvents !== undefined;
   if (match !== '') {
     if (!['NotOlderThan', 'Exact'].includes(match)) {
@@ -130,7 +123,27 @@ export function parseListOptions(
     });
   }
   if (problems.length) throw invalidOptions(metaGroup, 'ListOptions', problems);
+  // As the reference's storage, after the options' validation: an unparseable version is a 400.
+  parseResourceVersion(rv);
   return opts;
+}
+
+const UINT64_MAX = (1n << 64n) - 1n;
+
+/**
+ * A request's resourceVersion as the reference's storage parses it (a uint64; empty is 0): anything else is
+ * a 400 with Go's parse error. A bigint, so that a valid version beyond any we hold keeps its digits.
+ */
+export function parseResourceVersion(rv: string): bigint {
+  if (rv === '') return 0n;
+  const why = !/^\d+$/.test(rv) ? 'invalid syntax' : BigInt(rv) > UINT64_MAX ? 'value out of range' : undefined;
+  if (why) {
+    const quoted = JSON.stringify(rv);
+    throw badRequest(
+      `invalid resource version: resourceVersion: Invalid value: ${quoted}: strconv.ParseUint: parsing ${quoted}: ${why}`,
+    );
+  }
+  return BigInt(rv);
 }
 
 export interface WriteOptions {

@@ -89,7 +89,8 @@ export function parseRequest(
   const name = parts[at + 1];
   const subresource = parts[at + 2];
   rt ??= plural ? registry.resource(group, version, plural) : undefined;
-  if (!rt || parts.length - at > 3 || parts.indexOf('', at) >= 0) return undefined;
+  // An empty segment anywhere (`/namespaces//secrets`) names nothing: it must not read as "all namespaces".
+  if (!rt || parts.length - at > 3 || parts.includes('')) return undefined;
   checkSegment('Namespace', namespace);
   checkSegment('Name', name);
   checkSegment('Subresource', subresource);

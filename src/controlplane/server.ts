@@ -247,7 +247,7 @@ export class ControlPlaneServer {
     if (info.verb === 'watch') return this.watch(req, res, info, query, tableAccept);
     if (info.verb === 'get' || info.verb === 'list') {
       if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
-      const body = info.verb === 'get' ? api.get(info) : api.list(info, query);
+      const body = info.verb === 'get' ? api.get(info, query) : api.list(info, query);
       // Nothing is shown that a crash could still take back.
       await api.storage.durable();
       if (tableAccept && !info.subresource) {

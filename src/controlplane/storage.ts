@@ -16,6 +16,7 @@
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey, splitKey } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import { newSnapshotId } from './continue-token.ts';
 import { alreadyExists, conflict, notFound, STALE_OBJECT, tooOldResourceVersion } from './errors.ts';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -46,7 +47,10 @@ export const DEFAULT_STORAGE_OPTIONS: StorageOptions = { historySize: 5000, maxS
 
 /** A consistent view of one resource at a resourceVersion, sorted by key. */
 export interface Snapshot {
-  id: number;
+  /** Random: a continue token names it, and nobody may reach another's by guessing. */
+  id: string;
+  /** The list it was taken for (resource, namespace, selectors): only that list may page through it. */
+  scope: string;
   rv: number;
   createdAt: number;
   items: readonly KubeObject[];
@@ -155,8 +159,7 @@ export class Storage {
   private rv = 0;
   private readonly stores = new Map<ResourceType, ResourceStore>();
   private readonly byUid = new Map<string, { rt: ResourceType; key: string }>();
-  private readonly snapshots = new Map<number, Snapshot>();
-  private nextSnapshotId = 1;
+  private readonly snapshots = new Map<string, Snapshot>();
   private readonly commitListeners = new Set<(c: Commit) => void>();
   private readonly purgeListeners = new Set<(rt: ResourceType, key: string) => void>();
   /** Committed changes not yet durable, held back from watchers (only while a journal is attached). */
@@ -282,8 +285,6 @@ export class Storage {
   restore(saved: SavedState): void {
     if (this.rv !== 0) throw new Error('restore needs an empty storage');
     this.keptAfter = saved.keptAfter;
-    // Continue tokens from before the restart name snapshots by id: new ids must never match them.
-    this.nextSnapshotId = Date.now() * 1000;
     for (const s of this.stores.values()) s.compactedRv = saved.keptAfter;
     this.load(saved);
     this.rv = saved.rv;
@@ -455,9 +456,10 @@ export class Storage {
     return last;
   }
 
-  /** Takes a consistent, key-ordered snapshot of a resource for paging. */
-  snapshot(rt: ResourceType, now: number, namespace?: string): Snapshot {
-    const snap: Snapshot = { id: this.nextSnapshotId++, rv: this.rv, createdAt: now, items: this.list(rt, namespace) };
+  /** Takes a consistent, key-ordered snapshot of a resource for paging the list `scope` names. */
+  snapshot(rt: ResourceType, now: number, scope: string, namespace?: string): Snapshot {
+    const items = this.list(rt, namespace);
+    const snap: Snapshot = { id: newSnapshotId(), scope, rv: this.rv, createdAt: now, items };
     this.snapshots.set(snap.id, snap);
     if (this.snapshots.size > this.options.maxSnapshots) {
       this.snapshots.delete(this.snapshots.keys().next().value!);
@@ -466,7 +468,7 @@ export class Storage {
   }
 
   /** A snapshot still held, refreshed as most recently used. */
-  takeSnapshot(id: number): Snapshot | undefined {
+  takeSnapshot(id: string): Snapshot | undefined {
     const snap = this.snapshots.get(id);
     if (snap) {
       this.snapshots.delete(id);
