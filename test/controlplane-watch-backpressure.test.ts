@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONTROL_PLANE_OPTIONS } from '../src/controlplane/control-plane.ts';
 import { queueVerdict } from '../src/controlplane/watch.ts';
+import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { ROOT, waitFor } from './support/daemons.ts';
 import { RawClient } from './support/raw-https.ts';
 
@@ -31,9 +32,10 @@ describe('the buffer policy of one watcher', () => {
     [150, 1500, 499, 'over'],
     [101, 0, 500, 'end'],
     [0, 1001, 900, 'end'],
-    [201, 0, undefined, 'end'],
     [0, 2001, 0, 'end'],
     [200, 2000, 0, 'over'],
+    [100_000, 2000, 0, 'over'],
+    [100_000, 2000, 500, 'end'],
   ] as const)('%i events, %i bytes, over for %s ms: %s', (events, bytes, overFor, verdict) => {
     expect(queueVerdict({ events, bytes }, limits, overFor)).toBe(verdict);
   });
@@ -130,9 +132,9 @@ function readToStreamEnd(socket: TLSSocket, timeoutMs: number): Promise<string> 
   });
 }
 
-/** A watch that reads as fast as it is sent to, counting the MODIFIED events of the object and keeping no more. */
+/** A watch that reads as fast as it is sent to, keeping of each event only its type and the object's `data.round`. */
 function readingWatch(tls: RequestOptions, port: number, path: string) {
-  const seen: number[] = [];
+  const events: { type: string; round?: string }[] = [];
   let rest = '';
   const req = httpsRequest({ ...tls, host: '127.0.0.1', port, path, agent: false }, (res) => {
     res.setEncoding('utf8');
@@ -141,13 +143,13 @@ function readingWatch(tls: RequestOptions, port: number, path: string) {
       rest = lines.pop() ?? '';
       for (const line of lines) {
         const event = JSON.parse(line);
-        if (event.type === 'MODIFIED') seen.push(Number(event.object.data.round));
+        events.push({ type: event.type, round: event.object.data?.round });
       }
     });
   });
   req.on('error', () => {});
   req.end();
-  return { seen, close: () => req.destroy() };
+  return { events, close: () => req.destroy() };
 }
 
 function configMap(round: number) {
@@ -211,8 +213,9 @@ describe('watchers that stop reading, through the real HTTPS server', () => {
         });
         expect(put.code).toBe(200);
       }
-      await waitFor('the reader to see every update', () => (reader.seen.length >= UPDATES ? true : undefined), 15_000);
-      expect(reader.seen).toEqual(Array.from({ length: UPDATES }, (_, i) => i + 1));
+      const modified = () => reader.events.filter((e) => e.type === 'MODIFIED').map((e) => Number(e.round));
+      await waitFor('the reader to see every update', () => (modified().length >= UPDATES ? true : undefined), 15_000);
+      expect(modified()).toEqual(Array.from({ length: UPDATES }, (_, i) => i + 1));
 
       // Every stalled watcher is ended as a slow consumer, within the grace.
       const grace = DEFAULT_CONTROL_PLANE_OPTIONS.watch.slowWatcherGraceMs;
@@ -242,4 +245,97 @@ describe('watchers that stop reading, through the real HTTPS server', () => {
       for (const s of stalled) s.destroy();
     }
   }, 60_000);
+});
+
+describe('watch queues in an embedded control plane', () => {
+  const limits = { maxQueuedEvents: 10, maxQueuedBytes: 16 * 1024 * 1024, slowWatcherGraceMs: 1_000 };
+  let cluster: TestCluster;
+  let tls: RequestOptions;
+  let port: number;
+  let client: RawClient;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster({ watch: { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, ...limits } });
+    tls = {};
+    await cluster.kc.applyToHTTPSOptions(tls);
+    port = Number(new URL(cluster.kc.getCurrentCluster()!.server).port);
+    client = await RawClient.fromKubeconfig(cluster.kubeconfig);
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await cluster?.stop();
+  });
+
+  const configMaps = () => cluster.cp.registry.byKind('ConfigMap')!;
+  const watchers = () => cluster.cp.storage.watcherCount(configMaps());
+
+  async function namespaceWith(name: string, objects: number, payloadBytes: number): Promise<string> {
+    await cluster.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    for (let i = 0; i < objects; i++) {
+      const data = { v: 'x'.repeat(payloadBytes) };
+      await cluster.cp.seed({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: name, name: `cm-${i}` },
+        data,
+      });
+    }
+    return name;
+  }
+
+  it('a client that reads keeps up with a burst of many more events than the bound, and is not cut', async () => {
+    const ns = await namespaceWith('burst', 300, 20 * 1024);
+    const rv = cluster.cp.storage.currentRv();
+    const before = watchers();
+    const warned = vi.spyOn(cluster.cp.log, 'warn');
+    const reader = readingWatch(tls, port, `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${rv}`);
+    try {
+      await waitFor('the watch to start', () => (watchers() > before ? true : undefined), 5_000);
+      const deleted = await client.send({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/configmaps` });
+      expect(deleted.code).toBe(200);
+      const count = () => reader.events.filter((e) => e.type === 'DELETED').length;
+      await waitFor('every deletion', () => (count() >= 300 ? true : undefined), 15_000);
+      expect(count()).toBe(300);
+      expect(warned.mock.calls.filter(([, msg]) => String(msg).startsWith(FORCED_CLOSE))).toEqual([]);
+    } finally {
+      reader.close();
+      warned.mockRestore();
+    }
+  });
+
+  it('ends a watch-list client that stops reading its initial events once live events pile up past the grace', async () => {
+    // 12 MB of initial events: the replay stops once about 1 MiB waits for the client.
+    const ns = await namespaceWith('stalled-list', 200, 64 * 1024);
+    const before = watchers();
+    const warned = vi.spyOn(cluster.cp.log, 'warn');
+    const path = `/api/v1/namespaces/${ns}/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`;
+    const stalled = await stalledWatch(tls, port, path);
+    try {
+      await waitFor('the watch to start', () => (watchers() > before ? true : undefined), 5_000);
+      for (let i = 0; i < 2 * limits.maxQueuedEvents; i++) {
+        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `live-${i}` } });
+        const created = await client.send({
+          method: 'POST',
+          path: `/api/v1/namespaces/${ns}/configmaps`,
+          headers: { 'Content-Type': 'application/json' },
+          body,
+        });
+        expect(created.code).toBe(201);
+      }
+      const grace = limits.slowWatcherGraceMs;
+      await waitFor('the stalled watcher to be ended', () => (watchers() === before ? true : undefined), grace + 4_000);
+      const forced = warned.mock.calls.filter(([, msg]) => String(msg).startsWith(FORCED_CLOSE));
+      expect(forced).toHaveLength(1);
+      expect(forced[0][1]).toContain(`key: "/configmaps/${ns}"`);
+      // Reading again, it gets part of the initial events and a clean end of the chunked stream, no live event.
+      const stream = await readToStreamEnd(stalled, grace);
+      expect(stream.startsWith('HTTP/1.1 200')).toBe(true);
+      expect(stream.endsWith('\r\n0\r\n\r\n')).toBe(true);
+      expect(stream.includes('"name":"live-')).toBe(false);
+    } finally {
+      stalled.destroy();
+      warned.mockRestore();
+    }
+  });
 });
