@@ -32,9 +32,9 @@ export interface WatchSettings {
   /** Bytes a watcher may have waiting: its events not yet handed to the connection and the connection's unsent bytes. */
   maxQueuedBytes: number;
   /**
-   * How long a watcher may stay over either bound before it is ended (it re-watches from its last resourceVersion);
-   * at twice a bound it is ended at once, so memory does not follow the write rate meanwhile. Also how long an ended
-   * stream's last bytes may wait for the client before its connection is dropped.
+   * How long a watcher may stay over either bound with its client taking nothing before it is ended (it re-watches
+   * from its last resourceVersion); at twice the bytes it is ended at once, so memory does not follow the write rate
+   * meanwhile. Also how long an ended stream's last bytes may wait for the client before its connection is dropped.
    */
   slowWatcherGraceMs: number;
 }
@@ -46,17 +46,19 @@ export interface WatchQueue {
 }
 
 /**
- * The buffer policy of one watcher: `ok` under both bounds; `over` when over one of them for less than the grace;
- * `end` past the grace, or at twice a bound. `overForMs` is how long it has been over (undefined: it was not).
+ * The buffer policy of one watcher: `ok` under both bounds; `over` when over one of them; `end` when over one of them
+ * with the client stuck (taking nothing) for the grace, or at twice the bytes. `stuckForMs` is how long the client
+ * has taken nothing while over (undefined: it was not over). Events alone never end it at once: a burst of many
+ * (a deletecollection) reaches a client that keeps reading, and what they hold is counted in the bytes.
  */
 export function queueVerdict(
   queued: WatchQueue,
   limits: Pick<WatchSettings, 'maxQueuedEvents' | 'maxQueuedBytes' | 'slowWatcherGraceMs'>,
-  overForMs: number | undefined,
+  stuckForMs: number | undefined,
 ): 'ok' | 'over' | 'end' {
   if (queued.events <= limits.maxQueuedEvents && queued.bytes <= limits.maxQueuedBytes) return 'ok';
-  if (queued.events > 2 * limits.maxQueuedEvents || queued.bytes > 2 * limits.maxQueuedBytes) return 'end';
-  return overForMs !== undefined && overForMs >= limits.slowWatcherGraceMs ? 'end' : 'over';
+  if (queued.bytes > 2 * limits.maxQueuedBytes) return 'end';
+  return stuckForMs !== undefined && stuckForMs >= limits.slowWatcherGraceMs ? 'end' : 'over';
 }
 
 /** Serialized forms of stored objects, computed once and shared by every watcher and list. */
@@ -105,8 +107,11 @@ export class WatchStream implements WatchSubscriber {
   private queuedChars = 0;
   /** Whether a flush waits for the connection to drain. */
   private awaitingDrain = false;
-  /** Since when (performance.now()) the queue is over a bound, and the timer that looks again at the grace. */
-  private overSince: number | undefined;
+  /**
+   * Since when (performance.now()) the queue is over a bound with the client taking nothing, and the timer that
+   * looks again at the grace.
+   */
+  private stuckSince: number | undefined;
   private graceTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -246,41 +251,47 @@ export class WatchStream implements WatchSubscriber {
     }
     if (!this.replaying && this.queue.length > 0 && !this.awaitingDrain) {
       this.awaitingDrain = true;
-      // On a later turn: a connection gone may report drained at once, and its close must get its turn.
-      void this.sink.drained().then(() =>
+      void this.sink.drained().then(() => {
+        // The client took what the connection held: it is not stuck, whatever the queue's length.
+        if (this.stuckSince !== undefined) this.stuckSince = performance.now();
+        // On a later turn: a connection gone may report drained at once, and its close must get its turn.
         setImmediate(() => {
           this.awaitingDrain = false;
           this.flush();
-        }),
-      );
+        });
+      });
     }
     this.holdToBounds();
   }
 
-  /** Ends a watcher whose queue stays over its bounds past the grace, or goes far over them, as a slow consumer. */
+  /**
+   * Ends a watcher whose queue stays over its bounds with its client stuck past the grace, or goes far over them,
+   * as a slow consumer.
+   */
   private holdToBounds(): void {
     if (this.stopped) return;
     const queued = { events: this.queue.length, bytes: this.queuedChars + this.sink.backlog() };
     const now = performance.now();
-    const verdict = queueVerdict(
-      queued,
-      this.settings,
-      this.overSince === undefined ? undefined : now - this.overSince,
-    );
+    const stuckFor = this.stuckSince === undefined ? undefined : now - this.stuckSince;
+    const verdict = queueVerdict(queued, this.settings, stuckFor);
     if (verdict === 'ok') {
-      this.overSince = undefined;
+      this.stuckSince = undefined;
       clearTimeout(this.graceTimer);
       this.graceTimer = undefined;
     } else if (verdict === 'end') {
       this.logForcedClose(queued);
       this.stop();
     } else {
-      this.overSince ??= now;
+      this.stuckSince ??= now;
       if (this.graceTimer) return;
-      const left = this.settings.slowWatcherGraceMs - (now - this.overSince);
+      const left = this.settings.slowWatcherGraceMs - (now - this.stuckSince);
       this.graceTimer = setTimeout(() => {
-        this.graceTimer = undefined;
-        this.holdToBounds();
+        // Looked at after this turn's I/O: when the server itself was busy past the grace, its clients' drains
+        // are counted first.
+        setImmediate(() => {
+          this.graceTimer = undefined;
+          this.holdToBounds();
+        });
       }, left + 1);
       this.graceTimer.unref();
     }
