@@ -191,7 +191,10 @@ export class WatchStream implements WatchSubscriber {
     for (const line of lines) {
       batch += line;
       if (batch.length < REPLAY_BATCH_CHARS) continue;
-      if (!this.handOver(batch) && this.sink.backlog() >= CONNECTION_QUEUE_BYTES) await this.sink.drained();
+      if (!this.handOver(batch) && this.sink.backlog() >= CONNECTION_QUEUE_BYTES) {
+        await this.sink.drained();
+        this.clientTookSome();
+      }
       batch = '';
       if (this.stopped) return;
     }
@@ -244,16 +247,18 @@ export class WatchStream implements WatchSubscriber {
    */
   private flush(): void {
     if (this.stopped) return;
-    while (!this.replaying && this.queue.length > 0 && this.sink.backlog() < CONNECTION_QUEUE_BYTES) {
-      const line = this.queue.shift() as string;
+    let sent = 0;
+    while (!this.replaying && sent < this.queue.length && this.sink.backlog() < CONNECTION_QUEUE_BYTES) {
+      const line = this.queue[sent++];
       this.queuedChars -= line.length;
       this.handOver(line);
     }
+    // Taken off at once: shifting one by one costs the queue's length each time.
+    this.queue.splice(0, sent);
     if (!this.replaying && this.queue.length > 0 && !this.awaitingDrain) {
       this.awaitingDrain = true;
       void this.sink.drained().then(() => {
-        // The client took what the connection held: it is not stuck, whatever the queue's length.
-        if (this.stuckSince !== undefined) this.stuckSince = performance.now();
+        this.clientTookSome();
         // On a later turn: a connection gone may report drained at once, and its close must get its turn.
         setImmediate(() => {
           this.awaitingDrain = false;
@@ -262,6 +267,11 @@ export class WatchStream implements WatchSubscriber {
       });
     }
     this.holdToBounds();
+  }
+
+  /** The client took what the connection held: it is not stuck, whatever the queue's length. */
+  private clientTookSome(): void {
+    if (this.stuckSince !== undefined) this.stuckSince = performance.now();
   }
 
   /**
