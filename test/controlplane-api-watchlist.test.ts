@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import type { ResourceType } from '../src/api/registry.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { DEFAULT_CONTROL_PLANE_OPTIONS } from '../src/controlplane/control-plane.ts';
 import { parseRequest, type ResourceRequest } from '../src/controlplane/request-info.ts';
 import { type WatchSink, WatchStream } from '../src/controlplane/watch.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
@@ -238,7 +239,7 @@ describe('watch-list over HTTPS', () => {
 });
 
 describe('watch-list write pacing', () => {
-  const settings = { bookmarkIntervalMs: 0, defaultTimeoutSeconds: 60, maxBacklogBytes: 64 * 1024 * 1024 };
+  const settings = { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, bookmarkIntervalMs: 0, defaultTimeoutSeconds: 60 };
 
   function watchListRequest(ns: string) {
     const query = new URLSearchParams(WATCH_LIST);

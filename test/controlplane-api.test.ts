@@ -30,6 +30,7 @@ import {
 import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResourceType } from '../src/api/registry.ts';
+import { DEFAULT_CONTROL_PLANE_OPTIONS } from '../src/controlplane/control-plane.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 
 x509.cryptoProvider.set(webcrypto);
@@ -99,7 +100,11 @@ beforeAll(async () => {
     now: () => new Date(Date.now() + clockSkewMs),
     continueTtlMs: CONTINUE_TTL_MS,
     featureGates: { ShardedListAndWatch: true },
-    watch: { bookmarkIntervalMs: BOOKMARK_INTERVAL_MS, defaultTimeoutSeconds: 30, maxBacklogBytes: 16 * 1024 * 1024 },
+    watch: {
+      ...DEFAULT_CONTROL_PLANE_OPTIONS.watch,
+      bookmarkIntervalMs: BOOKMARK_INTERVAL_MS,
+      defaultTimeoutSeconds: 30,
+    },
   });
   kc = cluster.kc;
   core = kc.makeApiClient(CoreV1Api);

@@ -112,7 +112,13 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   featureGates: {},
   continueTtlMs: 5 * 60_000,
   historySize: 5000,
-  watch: { bookmarkIntervalMs: 60_000, defaultTimeoutSeconds: 1800, maxBacklogBytes: 64 * 1024 * 1024 },
+  watch: {
+    bookmarkIntervalMs: 60_000,
+    defaultTimeoutSeconds: 1800,
+    maxQueuedEvents: 100,
+    maxQueuedBytes: 16 * 1024 * 1024,
+    slowWatcherGraceMs: 5_000,
+  },
   now: () => new Date(),
   authorizationMode: 'RBAC',
 };

@@ -358,6 +358,11 @@ export class ControlPlaneServer {
         close: () => {
           ensureHeaders();
           res.end();
+          // A client that does not take the end of the stream either would keep its unsent bytes here.
+          if (!res.writableFinished && !res.destroyed) {
+            const giveUp = setTimeout(() => res.destroy(), this.opts.watch.slowWatcherGraceMs).unref();
+            res.once('close', () => clearTimeout(giveUp));
+          }
         },
         backlog: () => res.writableLength,
         drained: () => drained(res),

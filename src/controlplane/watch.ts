@@ -27,8 +27,38 @@ export interface WatchSettings {
   bookmarkIntervalMs: number;
   /** Used when the client sends no timeoutSeconds. */
   defaultTimeoutSeconds: number;
-  /** A client this far behind is disconnected (it will resume from its last resourceVersion). */
-  maxBacklogBytes: number;
+  /** Live events a watcher may have waiting for its connection (the reference's watch cache gives each watcher 100). */
+  maxQueuedEvents: number;
+  /** Bytes a watcher may have waiting: its events not yet handed to the connection and the connection's unsent bytes. */
+  maxQueuedBytes: number;
+  /**
+   * How long a watcher may stay over either bound with its client taking nothing before it is ended (it re-watches
+   * from its last resourceVersion); at twice the bytes it is ended at once, so memory does not follow the write rate
+   * meanwhile. Also how long an ended stream's last bytes may wait for the client before its connection is dropped.
+   */
+  slowWatcherGraceMs: number;
+}
+
+/** What waits for one watcher's client. */
+export interface WatchQueue {
+  events: number;
+  bytes: number;
+}
+
+/**
+ * The buffer policy of one watcher: `ok` under both bounds; `over` when over one of them; `end` when over one of them
+ * with the client stuck (taking nothing) for the grace, or at twice the bytes. `stuckForMs` is how long the client
+ * has taken nothing while over (undefined: it was not over). Events alone never end it at once: a burst of many
+ * (a deletecollection) reaches a client that keeps reading, and what they hold is counted in the bytes.
+ */
+export function queueVerdict(
+  queued: WatchQueue,
+  limits: Pick<WatchSettings, 'maxQueuedEvents' | 'maxQueuedBytes' | 'slowWatcherGraceMs'>,
+  stuckForMs: number | undefined,
+): 'ok' | 'over' | 'end' {
+  if (queued.events <= limits.maxQueuedEvents && queued.bytes <= limits.maxQueuedBytes) return 'ok';
+  if (queued.bytes > 2 * limits.maxQueuedBytes) return 'end';
+  return stuckForMs !== undefined && stuckForMs >= limits.slowWatcherGraceMs ? 'end' : 'over';
 }
 
 /** Serialized forms of stored objects, computed once and shared by every watcher and list. */
@@ -57,10 +87,11 @@ function eventLine(type: WatchEventType, objectJson: string): string {
 /** The initial events are written in pieces of about this many characters... */
 const REPLAY_BATCH_CHARS = 64 * 1024;
 /**
- * ...while less than this is queued for the client; past it, the next waits until the queue has drained.
- * A queue much deeper than one batch keeps the client fed while the server waits to be scheduled again.
+ * ...and events are handed to the connection while less than this waits in it; past it, the rest waits until it
+ * has drained. Deeper than one batch, to keep the client fed while the server waits to be scheduled again; no
+ * deeper, since the connection holds its own copy of every byte, per watcher.
  */
-const REPLAY_QUEUE_BYTES = 1024 * 1024;
+const CONNECTION_QUEUE_BYTES = 1024 * 1024;
 
 export class WatchStream implements WatchSubscriber {
   private stopped = false;
@@ -69,8 +100,19 @@ export class WatchStream implements WatchSubscriber {
   private readonly matches: (obj: KubeObject) => boolean;
   /** The point the replay reached: live events at or below it were already sent. */
   private replayedRv = 0;
-  /** Live events that arrive while the initial events are still being written, sent right after them. */
-  private pending: StoredEvent[] | undefined;
+  /** While the initial events or the history are written, live events wait in the queue until after them. */
+  private replaying = false;
+  /** Lines of live events not yet handed to the connection, oldest first; `queuedChars` is their length. */
+  private queue: string[] = [];
+  private queuedChars = 0;
+  /** Whether a flush waits for the connection to drain. */
+  private awaitingDrain = false;
+  /**
+   * Since when (performance.now()) the queue is over a bound with the client taking nothing, and the timer that
+   * looks again at the grace.
+   */
+  private stuckSince: number | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly api: ApiServer,
@@ -88,9 +130,9 @@ export class WatchStream implements WatchSubscriber {
   /**
    * Validates the options (throws ApiError before anything is written), then starts streaming.
    * Storage is synchronous, so the snapshot taken here and the subscription see one consistent point;
-   * the initial events are then written from that snapshot as the client takes them, and live events
-   * arriving meanwhile wait until after them. What is sent may include changes not yet durable: it is
-   * held back until they are.
+   * the initial events (or the history since a resourceVersion) are then written from that snapshot as
+   * the client takes them, and live events arriving meanwhile wait until after them. What is sent may
+   * include changes not yet durable: it is held back until they are.
    */
   start(): void {
     const opts = this.api.watchOptions(this.query);
@@ -102,24 +144,24 @@ export class WatchStream implements WatchSubscriber {
     this.replayedRv = current;
     const rv = opts.resourceVersion === '' ? 0 : Number(opts.resourceVersion);
     const initial = opts.sendInitialEvents ?? (opts.resourceVersion === '' || opts.resourceVersion === '0');
+    let replayed: Iterable<string> | undefined;
     try {
-      if (initial) {
-        this.pending = [];
-        this.replay(storage.list(rt, this.req.namespace), opts.sendInitialEvents ? current : undefined).catch(
-          (err: unknown) => this.fail(err),
-        );
-      } else if (rv > 0) {
-        for (const e of storage.eventsSince(rt, Math.min(rv, current))) this.forward(e);
-      }
+      if (initial) replayed = this.added(storage.list(rt, this.req.namespace));
+      else if (rv > 0) replayed = this.changes(storage.eventsSince(rt, Math.min(rv, current)));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       // The reference answers an expired resourceVersion inside the stream, as an ERROR event.
       this.fail(err);
       return;
     }
+    if (replayed) {
+      this.replaying = true;
+      const endRv = initial && opts.sendInitialEvents ? current : undefined;
+      this.replay(replayed, endRv).catch((err: unknown) => this.fail(err));
+    }
     if (opts.allowWatchBookmarks && this.settings.bookmarkIntervalMs > 0) {
       const timer = setInterval(() => {
-        if (!this.pending) this.sendBookmark(Math.max(storage.deliveredRv(), this.replayedRv), false);
+        if (!this.replaying) this.enqueue(this.bookmarkLine(Math.max(storage.deliveredRv(), this.replayedRv), false));
       }, this.settings.bookmarkIntervalMs);
       this.timers.push(timer);
     }
@@ -128,89 +170,191 @@ export class WatchStream implements WatchSubscriber {
     for (const t of this.timers) t.unref();
   }
 
-  /**
-   * Writes an ADDED event for each matching object, in batches, pausing while the client is well
-   * behind; then the initial-events-end bookmark at `endRv` (when asked for) and the live events held meanwhile.
-   */
-  private async replay(objects: readonly KubeObject[], endRv: number | undefined): Promise<void> {
-    let batch = '';
-    for (let i = 0; i < objects.length && !this.stopped; i++) {
-      if (this.matches(objects[i])) batch += eventLine('ADDED', this.render(objects[i]));
-      if (batch && (batch.length >= REPLAY_BATCH_CHARS || i === objects.length - 1)) {
-        const more = this.write(batch);
-        batch = '';
-        if (!more && this.sink.backlog() >= REPLAY_QUEUE_BYTES) await this.sink.drained();
-      }
+  private *added(objects: readonly KubeObject[]): Iterable<string> {
+    for (const obj of objects) if (this.matches(obj)) yield eventLine('ADDED', this.render(obj));
+  }
+
+  private *changes(events: readonly StoredEvent[]): Iterable<string> {
+    for (const e of events) {
+      const line = this.lineFor(e);
+      if (line !== undefined) yield line;
     }
-    if (this.stopped) return;
-    if (endRv !== undefined) this.sendBookmark(endRv, true);
-    const held = this.pending ?? [];
-    this.pending = undefined;
-    for (const e of held) this.forward(e);
+  }
+
+  /**
+   * Writes the replayed lines in batches, pausing while the client is well behind (a client that never reads
+   * holds one connection queue of them, no more); then the initial-events-end bookmark at `endRv` (when asked
+   * for) and the live events queued meanwhile.
+   */
+  private async replay(lines: Iterable<string>, endRv: number | undefined): Promise<void> {
+    let batch = '';
+    for (const line of lines) {
+      batch += line;
+      if (batch.length < REPLAY_BATCH_CHARS) continue;
+      if (!this.handOver(batch) && this.sink.backlog() >= CONNECTION_QUEUE_BYTES) {
+        await this.sink.drained();
+        this.clientTookSome();
+      }
+      batch = '';
+      if (this.stopped) return;
+    }
+    if (batch) this.handOver(batch);
+    if (endRv !== undefined) this.handOver(this.bookmarkLine(endRv, true));
+    this.replaying = false;
+    this.flush();
   }
 
   deliver(event: StoredEvent): void {
     if (this.stopped || event.rv <= this.replayedRv) return;
-    if (this.pending) this.pending.push(event);
-    else this.forward(event);
+    const line = this.lineFor(event);
+    if (line !== undefined) this.enqueue(line);
   }
 
-  private forward(e: StoredEvent): void {
+  /** The line this watcher sends for a change, by its selection before and after; none when neither matches. */
+  private lineFor(e: StoredEvent): string | undefined {
     const now = this.matches(e.object);
     const before = e.previous !== undefined && e.type !== 'ADDED' && this.matches(e.previous);
-    if (e.type === 'ADDED') {
-      if (now) this.send('ADDED', this.render(e.object));
-    } else if (e.type === 'DELETED') {
-      if (now || before) this.send('DELETED', this.render(e.object));
-    } else if (now && before) {
-      this.send('MODIFIED', this.render(e.object));
-    } else if (now) {
-      this.send('ADDED', this.render(e.object));
-    } else if (before) {
-      this.send('DELETED', this.render(e.object));
-    }
+    let type: WatchEventType | undefined;
+    if (e.type === 'ADDED') type = now ? 'ADDED' : undefined;
+    else if (e.type === 'DELETED') type = now || before ? 'DELETED' : undefined;
+    else if (now) type = before ? 'MODIFIED' : 'ADDED';
+    else if (before) type = 'DELETED';
+    return type && eventLine(type, this.render(e.object));
   }
 
-  private sendBookmark(rv: number, initialEventsEnd: boolean): void {
+  private bookmarkLine(rv: number, initialEventsEnd: boolean): string {
     const rt: ResourceType = this.req.rt;
     const metadata: KubeObject['metadata'] = { resourceVersion: String(rv) };
     if (initialEventsEnd) metadata.annotations = { [this.api.naming.annotations.initialEventsEnd]: 'true' };
-    this.send('BOOKMARK', JSON.stringify({ kind: rt.kind, apiVersion: apiVersionOf(rt), metadata }));
+    return eventLine('BOOKMARK', JSON.stringify({ kind: rt.kind, apiVersion: apiVersionOf(rt), metadata }));
   }
 
-  private send(type: WatchEventType, objectJson: string): void {
-    this.write(eventLine(type, objectJson));
+  /** Writes lines to the connection unless stopped; false when the client should be given time to catch up. */
+  private handOver(lines: string): boolean {
+    return !this.stopped && this.sink.write(lines);
   }
 
-  /** Writes lines unless stopped; false when the client should be given time to catch up. */
-  private write(lines: string): boolean {
-    if (this.stopped) return false;
-    const more = this.sink.write(lines);
-    if (this.sink.backlog() > this.settings.maxBacklogBytes) this.stop();
-    return more;
+  private enqueue(line: string): void {
+    if (this.stopped) return;
+    this.queue.push(line);
+    this.queuedChars += line.length;
+    this.flush();
   }
 
-  /** Ends the stream on an error found once it has started: the client gets it as an ERROR event. */
+  /**
+   * Hands queued lines to the connection while it has room (after any replay), waits for it to drain when it has
+   * none, and holds the queue to its bounds.
+   */
+  private flush(): void {
+    if (this.stopped) return;
+    let sent = 0;
+    while (!this.replaying && sent < this.queue.length && this.sink.backlog() < CONNECTION_QUEUE_BYTES) {
+      const line = this.queue[sent++];
+      this.queuedChars -= line.length;
+      this.handOver(line);
+    }
+    // Taken off at once: shifting one by one costs the queue's length each time.
+    this.queue.splice(0, sent);
+    if (!this.replaying && this.queue.length > 0 && !this.awaitingDrain) {
+      this.awaitingDrain = true;
+      void this.sink.drained().then(() => {
+        this.clientTookSome();
+        // On a later turn: a connection gone may report drained at once, and its close must get its turn.
+        setImmediate(() => {
+          this.awaitingDrain = false;
+          this.flush();
+        });
+      });
+    }
+    this.holdToBounds();
+  }
+
+  /** The client took what the connection held: it is not stuck, whatever the queue's length. */
+  private clientTookSome(): void {
+    if (this.stuckSince !== undefined) this.stuckSince = performance.now();
+  }
+
+  /**
+   * Ends a watcher whose queue stays over its bounds with its client stuck past the grace, or goes far over them,
+   * as a slow consumer.
+   */
+  private holdToBounds(): void {
+    if (this.stopped) return;
+    const queued = { events: this.queue.length, bytes: this.queuedChars + this.sink.backlog() };
+    const now = performance.now();
+    const stuckFor = this.stuckSince === undefined ? undefined : now - this.stuckSince;
+    const verdict = queueVerdict(queued, this.settings, stuckFor);
+    if (verdict === 'ok') {
+      this.stuckSince = undefined;
+      clearTimeout(this.graceTimer);
+      this.graceTimer = undefined;
+    } else if (verdict === 'end') {
+      this.logForcedClose(queued);
+      this.stop();
+    } else {
+      this.stuckSince ??= now;
+      if (this.graceTimer) return;
+      const left = this.settings.slowWatcherGraceMs - (now - this.stuckSince);
+      this.graceTimer = setTimeout(() => {
+        // Looked at after this turn's I/O: when the server itself was busy past the grace, its clients' drains
+        // are counted first.
+        setImmediate(() => {
+          this.graceTimer = undefined;
+          this.holdToBounds();
+        });
+      }, left + 1);
+      this.graceTimer.unref();
+    }
+  }
+
+  /** Logged as the reference's watch cache logs a watcher it terminates, with what was waiting for it. */
+  private logForcedClose(queued: WatchQueue): void {
+    const rt = this.req.rt;
+    const resource = rt.group ? `${rt.plural}.${rt.group}` : rt.plural;
+    const key = `/${rt.plural}/${this.req.namespace ?? ''}`;
+    const labels = this.query.get('labelSelector') ?? '';
+    const fields = this.query.get('fieldSelector') ?? '';
+    this.api.options.log.warn(
+      { resource, queuedEvents: queued.events, queuedBytes: queued.bytes },
+      `Forcing ${resource} watcher close due to unresponsiveness: key: ${JSON.stringify(key)}, labels: ` +
+        `${JSON.stringify(labels)}, fields: ${JSON.stringify(fields)}. queued events = ${queued.events}, ` +
+        `queued bytes = ${queued.bytes}`,
+    );
+  }
+
+  /**
+   * Ends the stream on an error found once it has started: the client gets it as an ERROR event, right after
+   * what it was already sent (live events still queued would follow the error, so they are dropped).
+   */
   private fail(err: unknown): void {
     if (!(err instanceof ApiError)) this.api.options.log.error({ err }, 'unexpected error in a watch stream');
     const apiErr = err instanceof ApiError ? err : internalError((err as Error)?.message ?? String(err));
-    this.send('ERROR', JSON.stringify(apiErr.toStatus()));
+    this.queue = [];
+    this.handOver(eventLine('ERROR', JSON.stringify(apiErr.toStatus())));
     this.stop();
   }
 
+  /** Ends the stream; what is still queued is dropped (the client resumes from the last resourceVersion it got). */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
     this.unsubscribe();
     for (const t of this.timers) clearTimeout(t);
+    clearTimeout(this.graceTimer);
+    this.queue = [];
+    this.queuedChars = 0;
     this.sink.close();
     this.onStop();
   }
 }
 
-/** A sink that queues what is written until `ready` settles, then passes it on (or closes if it failed). */
+/**
+ * A sink that queues what is written until `ready` settles, then passes it on (or closes if it failed). What it
+ * holds counts as the client's backlog, so a replay waits rather than piling up here.
+ */
 function heldUntil(sink: WatchSink, ready: Promise<void>): WatchSink {
   let queued: string[] | undefined = [];
+  let queuedChars = 0;
   let closeRequested = false;
   const release = (ok: boolean) => {
     if (ok) for (const line of queued ?? []) sink.write(line);
@@ -225,13 +369,14 @@ function heldUntil(sink: WatchSink, ready: Promise<void>): WatchSink {
     write(lines) {
       if (!queued) return sink.write(lines);
       queued.push(lines);
-      return true;
+      queuedChars += lines.length;
+      return false;
     },
     close() {
       if (queued) closeRequested = true;
       else sink.close();
     },
-    backlog: () => sink.backlog(),
+    backlog: () => (queued ? queuedChars : 0) + sink.backlog(),
     drained: () =>
       ready.then(
         () => sink.drained(),
