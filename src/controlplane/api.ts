@@ -1029,6 +1029,7 @@ function applyPatchChecked(contentType: string, current: KubeObject, patch: unkn
     }
     if (e.reason === 'Invalid') throw new ApiError(422, 'Invalid', e.message);
     if (e.reason === 'Conflict') throw new ApiError(409, 'Conflict', e.message);
+    if (e.reason === 'RequestEntityTooLarge') throw new ApiError(413, 'RequestEntityTooLarge', e.message);
     throw badRequest(e.message);
   }
 }

@@ -225,3 +225,50 @@ describe('messages', () => {
     );
   });
 });
+
+describe('decodeBody: what Go decoders refuse', () => {
+  const configMap = schemaFor('ConfigMap');
+  const pdb = schemaFor('PodDisruptionBudget', 'policy/v1');
+  it.each([
+    ['application/json', `{"data":{"k":${'['.repeat(600)}${']'.repeat(600)}}}`, configMap, 'exceeded max depth'],
+    ['application/yaml', `data:\n  k: ${'['.repeat(600)}${']'.repeat(600)}`, configMap, 'exceeded max depth of 500'],
+    ['application/yaml', 'a: &a [[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]\nb: *a\n', undefined, undefined],
+    [
+      'application/yaml',
+      `a: &a ${'['.repeat(300)}x${']'.repeat(300)}\nb: ${'['.repeat(300)}*a${']'.repeat(300)}`,
+      undefined,
+      'exceeded max depth of 500',
+    ],
+    [
+      'application/yaml',
+      `a: &a ${'['.repeat(200)}x${']'.repeat(200)}\nb: ${'['.repeat(200)}*a${']'.repeat(200)}`,
+      undefined,
+      undefined,
+    ],
+    ['application/yaml', 'a: &x [1, *x]\n', undefined, 'anchor value contains itself'],
+    ['application/yaml', 'a: &x {b: {c: *x}}\n', undefined, 'anchor value contains itself'],
+    ['application/json', '{"data":{"k":{"a":1}}}', configMap, 'cannot unmarshal object into Go struct field data.k'],
+    ['application/json', '{"data":{"k":[1]}}', configMap, 'cannot unmarshal array into Go struct field data.k'],
+    ['application/json', '{"spec":{"minAvailable":1e2}}', pdb, 'cannot unmarshal number 1e2'],
+    ['application/json', '{"spec":{"minAvailable":2.0}}', pdb, 'cannot unmarshal number 2.0'],
+    ['application/json', '{"spec":{"minAvailable":2}}', pdb, undefined],
+    ['application/json', '{"metadata":{"generation":1E3}}', configMap, 'of type int64'],
+    ['application/yaml', 'data:\n  k: !!js/function "x"\n', configMap, 'tagged !!js/function: unknown tag'],
+    ['application/yaml', 'data:\n  k: !local x\n', configMap, 'tagged !local: unknown tag'],
+    ['application/yaml', 'data:\n  k: !!str 1\n', configMap, undefined],
+    ['application/yaml', 'data:\n  k: ! 1\n', undefined, undefined],
+  ])('%s %j', (type, text, schema, refusal) => {
+    const decode = () => decodeBody(text, type, schema);
+    if (refusal) expect(decode).toThrow(refusal);
+    else expect(decode).not.toThrow();
+  });
+
+  it('refuses aliases that expand too much, in go-yaml words', () => {
+    const lines = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 0; i < 4; i++)
+      lines.push(`${'bcde'[i]}: &${'bcde'[i]} [${Array(10).fill(`*${'abcd'[i]}`).join(', ')}]`);
+    expect(() => decodeBody(lines.join('\n'), 'application/yaml', undefined)).toThrow(
+      'error converting YAML to JSON: yaml: document contains excessive aliasing',
+    );
+  });
+});

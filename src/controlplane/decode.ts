@@ -3,9 +3,10 @@
  * server would drop (unknown to the kind's schema) or keep only once (duplicate keys, last one wins),
  * each by its field path such as `spec.template.spec.containers[0].image`.
  */
-import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import { type Node, schemaFor } from '../api/schema.ts';
+import { jsonDepthError, MAX_DEPTH, yamlDepthExceededLine } from './depth.ts';
 import { badRequest, unsupportedMediaType } from './errors.ts';
 import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf/index.ts';
 import { schemaShapeErrors } from './validation/raw.ts';
@@ -52,12 +53,10 @@ export function decodeBody(text: string, contentType: string, schema: Node | und
   let object: unknown;
   let duplicate: string[];
   if (JSON_TYPES.has(mediaType)) {
-    try {
-      object = JSON.parse(text);
-    } catch (e) {
-      throw new DecodeError(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
-    }
-    duplicate = findDuplicateKeys(text);
+    object = parseJson(text);
+    const scanned = scanJsonKeys(text);
+    duplicate = scanned.duplicate;
+    if (schema) refuseWrittenFractions(scanned.fractional, schema);
   } else if (YAML_TYPES.has(mediaType)) {
     ({ object, duplicate } = decodeYaml(text));
   } else if (mediaType === PROTOBUF_MEDIA_TYPE) {
@@ -74,6 +73,17 @@ export function decodeBody(text: string, contentType: string, schema: Node | und
   const unknown: string[] = [];
   if (schema) findUnknownFields(object, schema, [], unknown);
   return { object, unknown, duplicate };
+}
+
+/** JSON text as a value, refused (before it is parsed) when it nests deeper than the limit. */
+export function parseJson(text: string): unknown {
+  const tooDeep = jsonDepthError(text);
+  if (tooDeep) throw new DecodeError(`couldn't get version/kind; json parse error: ${tooDeep}`);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new DecodeError(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -98,9 +108,21 @@ const PAIRWISE_LIMIT = 32;
  * duplicates.
  */
 export function findDuplicateKeys(text: string): string[] {
+  return scanJsonKeys(text).duplicate;
+}
+
+/** A number written with a fraction or an exponent (`1e2`, `3.0`), where it sits and how it was written. */
+export interface WrittenNumber {
+  at: (string | number)[];
+  text: string;
+}
+
+/** `findDuplicateKeys`, and the numbers written with a fraction or an exponent (which JSON.parse forgets). */
+export function scanJsonKeys(text: string): { duplicate: string[]; fractional: WrittenNumber[] } {
   const keys = scratchKeys.reset(text);
   let expectKey = false;
   let duplicates: string[] | undefined;
+  let fractional: WrittenNumber[] | undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
@@ -126,10 +148,32 @@ export function findDuplicateKeys(text: string): string[] {
     } else if (c === COMMA) {
       if (keys.inArray()) keys.nextItem();
       else expectKey = true;
+    } else if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
+      // Outside strings, digits are only numbers; most are plain integers, skipped without a copy.
+      let end = i + 1;
+      let plain = true;
+      for (let d = text.charCodeAt(end); isNumberChar(d); d = text.charCodeAt(++end)) {
+        if (d === DOT || d === LOWER_E || d === UPPER_E) plain = false;
+      }
+      if (!plain) {
+        fractional ??= [];
+        fractional.push({ at: keys.segments(), text: text.slice(i, end) });
+      }
+      i = end - 1;
     }
   }
-  return duplicates ?? [];
+  return { duplicate: duplicates ?? [], fractional: fractional ?? [] };
 }
+
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+const LOWER_E = 0x65;
+const UPPER_E = 0x45;
+const isNumberChar = (c: number) =>
+  (c >= DIGIT_0 && c <= DIGIT_9) || c === DOT || c === LOWER_E || c === UPPER_E || c === MINUS || c === PLUS;
 
 /** The keys of the open objects of a JSON text, as offsets into it. */
 class KeyStack {
@@ -180,6 +224,14 @@ class KeyStack {
     this.keyEnd[this.keyCount] = end;
     this.currentKey[this.depth] = this.keyCount++;
     return duplicate;
+  }
+
+  /** The path of the value being read, as keys and list indexes. */
+  segments(): (string | number)[] {
+    const at: (string | number)[] = [];
+    for (let d = 0; d <= this.depth; d++)
+      at.push(this.index[d] >= 0 ? this.index[d] : this.keyText(this.currentKey[d]));
+    return at;
   }
 
   /** The path of the key read last, e.g. `spec.containers[0].image`. */
@@ -245,24 +297,124 @@ function decodeKey(text: string, start: number, end: number): string {
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
+/**
+ * Go's decoder reads an integer field's number as written: `1e2` or `100.0` is no int32, although JSON.parse
+ * makes both 100. Refuses such a number in an integer or int-or-string field of the schema, as Go does.
+ */
+function refuseWrittenFractions(numbers: readonly WrittenNumber[], schema: Node): void {
+  for (const { at, text } of numbers) {
+    let node: Node | undefined = schema;
+    for (const segment of at) {
+      if (node === undefined || typeof node === 'string') break;
+      node =
+        'object' in node
+          ? Object.hasOwn(node.object, segment)
+            ? node.object[segment]
+            : undefined
+          : 'map' in node
+            ? node.map
+            : node.list;
+    }
+    if (node === 'integer' || node === 'int-or-string') {
+      const type = node === 'integer' ? 'int64' : 'int32';
+      throw new DecodeError(
+        `json: cannot unmarshal number ${text} into Go struct field ${pathString(at)} of type ${type}`,
+      );
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // YAML
 
+/** The tags sigs.k8s.io/yaml (go-yaml) decodes into plain values; any other tag is refused. */
+const KNOWN_TAGS = new Set(
+  ['null', 'bool', 'str', 'int', 'float', 'timestamp', 'seq', 'map', 'binary', 'merge'].map(
+    (t) => `tag:yaml.org,2002:${t}`,
+  ),
+);
+
+const yamlError = (detail: string, line?: number) =>
+  new DecodeError(`error converting YAML to JSON: yaml: ${line ? `line ${line}: ` : ''}${detail}`);
+
 function decodeYaml(text: string): { object: unknown; duplicate: string[] } {
+  // The YAML library composes nodes recursively: nothing deeper than the limit may reach it (nor a regex).
+  const tooDeep = yamlDepthExceededLine(text);
+  if (tooDeep) throw yamlError(`exceeded max depth of ${MAX_DEPTH}`, tooDeep);
   // Tags such as `!!binary` stay strings: the result is plain JSON, as sigs.k8s.io/yaml converts it.
   const doc = parseDocument(text, { uniqueKeys: false, resolveKnownTags: false });
   const error = doc.errors[0];
   if (error) {
-    const line = error.linePos?.[0].line;
     const detail = error.message.split('\n', 1)[0].replace(/ at line \d+, column \d+:?$/, '');
-    throw new DecodeError(`error converting YAML to JSON: yaml: ${line ? `line ${line}: ` : ''}${detail}`);
+    throw yamlError(detail, error.linePos?.[0].line);
   }
   const duplicate: string[] = [];
   findYamlDuplicates(doc.contents, '', duplicate);
-  return { object: doc.toJS(), duplicate };
+  // An alias repeats a nested node inside another: the text's nesting is not the value's.
+  if (text.includes('*')) {
+    const expanded = expandedHeight(doc);
+    if (expanded === 'cycle') throw yamlError('anchor value contains itself');
+    if (expanded > MAX_DEPTH) throw yamlError(`exceeded max depth of ${MAX_DEPTH}`);
+  }
+  let object: unknown;
+  try {
+    object = doc.toJS();
+  } catch (e) {
+    // The library's own bound on alias expansion (maxAliasCount), worded as go-yaml words its own.
+    if (/excessive alias count/i.test((e as Error).message)) throw yamlError('document contains excessive aliasing');
+    throw yamlError((e as Error).message);
+  }
+  return { object, duplicate };
 }
 
+/**
+ * The nesting of a composed document with its aliases expanded, or `cycle` when an anchored node holds an alias
+ * to itself, computed before anything expands them: each node's height once (aliases share their anchor's),
+ * with an explicit stack, so neither repetition nor depth costs more than the nodes there are.
+ */
+function expandedHeight(doc: Document): number | 'cycle' {
+  const IN_PROGRESS = -1;
+  const heights = new Map<unknown, number>();
+  const children = (node: unknown): unknown[] | undefined => {
+    if (isAlias(node)) return [node.resolve(doc)];
+    if (isMap(node)) return node.items.flatMap((pair) => [pair.key, pair.value]);
+    if (isSeq(node)) return node.items;
+    // A pair inside a sequence (`[a: b]`) is a mapping of one entry.
+    if (isPair(node)) return [node.key, node.value];
+    return undefined;
+  };
+  const stack: Array<[unknown, boolean]> = [[doc.contents, false]];
+  while (stack.length) {
+    const [node, childrenDone] = stack.pop() as [unknown, boolean];
+    const below = children(node);
+    if (!below) continue;
+    if (childrenDone) {
+      let height = 0;
+      for (const child of below) height = Math.max(height, heights.get(child) ?? 0);
+      heights.set(node, isAlias(node) ? height : height + 1);
+      continue;
+    }
+    const known = heights.get(node);
+    if (known === IN_PROGRESS) return 'cycle';
+    if (known !== undefined) continue;
+    heights.set(node, IN_PROGRESS);
+    stack.push([node, true]);
+    for (const child of below) stack.push([child, false]);
+  }
+  return heights.get(doc.contents) ?? 0;
+}
+
+/**
+ * Collects the paths of duplicate keys and refuses a tag go-yaml would not decode (`!!js/function`, `!local`).
+ * Recursion is bounded: the text was checked against the depth limit, and the library composed it.
+ */
 function findYamlDuplicates(node: unknown, path: string, out: string[]): void {
+  const tag = (node as { tag?: string } | null)?.tag;
+  if (tag && tag !== '!' && !KNOWN_TAGS.has(tag)) {
+    const shown = tag.replace(/^tag:yaml\.org,2002:/, '!!');
+    const value = isScalar(node) ? ` \`${String(node.value).slice(0, 100)}\`` : '';
+    throw yamlError(`cannot decode${value} tagged ${shown}: unknown tag`);
+  }
   if (isMap(node)) {
     const seen = new Set<string>();
     for (const pair of node.items) {
@@ -286,7 +438,15 @@ function findYamlDuplicates(node: unknown, path: string, out: string[]): void {
  * the wrong shape are left to validation.
  */
 function findUnknownFields(value: unknown, node: Node, at: (string | number)[], out: string[]): void {
-  if (typeof node === 'string' || typeof value !== 'object' || value === null) return;
+  if (typeof value !== 'object' || value === null) return;
+  if (typeof node === 'string') {
+    // A collection where the schema has a scalar: Go's typed decoder stops here, before anything walks it.
+    if (node === 'any') return;
+    const what = Array.isArray(value) ? 'array' : 'object';
+    throw new DecodeError(
+      `json: cannot unmarshal ${what} into Go struct field ${pathString(at)} of type ${GO_TYPES[node]}`,
+    );
+  }
   if ('list' in node) {
     if (!Array.isArray(value)) return;
     for (let i = 0; i < value.length; i++) {
@@ -299,13 +459,23 @@ function findUnknownFields(value: unknown, node: Node, at: (string | number)[], 
   if (Array.isArray(value)) return;
   for (const key in value) {
     const child = 'map' in node ? node.map : Object.hasOwn(node.object, key) ? node.object[key] : undefined;
-    if (typeof child === 'string') continue;
     at.push(key);
     if (child === undefined) out.push(pathString(at));
     else findUnknownFields((value as Record<string, unknown>)[key], child, at, out);
     at.pop();
   }
 }
+
+/** The Go type of each scalar of the schema, for decoding errors. */
+const GO_TYPES: Readonly<Record<Exclude<Node, object | 'any'>, string>> = {
+  string: 'string',
+  integer: 'int64',
+  number: 'float64',
+  boolean: 'bool',
+  'int-or-string': 'intstr.IntOrString',
+  quantity: 'resource.Quantity',
+  time: 'v1.Time',
+};
 
 function pathString(at: readonly (string | number)[]): string {
   let path = '';

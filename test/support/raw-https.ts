@@ -56,6 +56,12 @@ export class RawClient {
     return new RawClient(new URL(kc.getCurrentCluster()!.server), tls);
   }
 
+  /** A POST of JSON text (a value is sent as its JSON). */
+  postJson(path: string, body: unknown): Promise<RawResponse> {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    return this.send({ method: 'POST', path, headers: { 'Content-Type': 'application/json' }, body: text });
+  }
+
   send(r: RawRequest): Promise<RawResponse> {
     const timeoutMs = r.timeoutMs ?? 20_000;
     return new Promise((resolve, reject) => {

@@ -13,6 +13,9 @@ type Container = JsonObject | JsonValue[];
 
 const OPERATIONS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 
+/** Most operations one JSON Patch may hold, as the reference's patch handler allows. */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+
 /** Applies every operation in order, or none: the input document is never modified. */
 export function applyJsonPatch(document: JsonValue, patch: unknown): JsonValue {
   const operations = parseOperations(patch);
@@ -24,6 +27,12 @@ export function applyJsonPatch(document: JsonValue, patch: unknown): JsonValue {
 
 function parseOperations(patch: unknown): JsonPatchOperation[] {
   if (!Array.isArray(patch)) throw new PatchError('BadRequest', 'invalid JSON Patch');
+  if (patch.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw new PatchError(
+      'RequestEntityTooLarge',
+      `The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${patch.length}`,
+    );
+  }
   return patch.map((operation: unknown, index) => {
     const invalid = (why: string) => new PatchError('BadRequest', `invalid JSON Patch: operation ${index} ${why}`);
     if (!isObject(operation)) throw invalid('is not an object');

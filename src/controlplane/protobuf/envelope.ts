@@ -5,6 +5,7 @@
  * JSON form with `apiVersion` and `kind` from the envelope.
  */
 
+import { jsonDepthError } from '../depth.ts';
 import { encodeMessage } from './encode.ts';
 import { decodeMessage } from './schema.ts';
 import { listTableForKind, tableForKind } from './tables.ts';
@@ -76,8 +77,11 @@ export function decodeKubernetesProtobuf(bytes: Uint8Array): Record<string, unkn
   const rawType = unknown.contentType.split(';', 1)[0].trim().toLowerCase();
   let body: unknown;
   if (rawType === 'application/json') {
+    const text = Buffer.from(unknown.raw).toString('utf8');
+    const tooDeep = jsonDepthError(text);
+    if (tooDeep) throw new ProtobufError(`raw JSON of ${unknown.kind}: ${tooDeep}`);
     try {
-      body = JSON.parse(Buffer.from(unknown.raw).toString('utf8'));
+      body = JSON.parse(text);
     } catch (e) {
       throw new ProtobufError(`raw JSON of ${unknown.kind}: ${(e as Error).message}`);
     }

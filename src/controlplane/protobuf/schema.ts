@@ -13,6 +13,7 @@
  *    `FieldsV1` the JSON document they carry;
  *  - fields a table does not list are skipped, as the generated Go code skips unknown fields.
  */
+import { jsonDepthError } from '../depth.ts';
 import { ProtobufError, ProtoReader, WireType } from './wire.ts';
 
 export type ScalarKind =
@@ -301,6 +302,8 @@ function readRawJson(r: ProtoReader, at: string): unknown {
   }
   if (raw === undefined || raw.length === 0) return undefined;
   const text = Buffer.from(raw).toString('utf8');
+  const tooDeep = jsonDepthError(text);
+  if (tooDeep) throw new ProtobufError(`${at}: embedded raw data: ${tooDeep}`);
   try {
     return JSON.parse(text);
   } catch {

@@ -57,11 +57,7 @@ describe('PodDisruptionBudget spec', () => {
     [
       'a boolean',
       { minAvailable: true },
-      err(
-        'FieldValueInvalid',
-        'spec.minAvailable',
-        "Invalid value: true: must be an integer or percentage (e.g '5%%')",
-      ),
+      err('FieldValueInvalid', 'spec.minAvailable', "Invalid value: true: must be an integer or percentage (e.g '5%')"),
     ],
     [
       'an invalid selector',

@@ -166,7 +166,7 @@ function scalarProblem(value: unknown, shape: Scalar): string | undefined {
       if (typeof value === 'string') return undefined;
       // The integer half of an IntOrString is an int32: 1e308 is no count of anything.
       const n = int(value);
-      if (n === undefined) return "must be an integer or percentage (e.g '5%%')";
+      if (n === undefined) return "must be an integer or percentage (e.g '5%')";
       return n < INT32_MIN || n > INT32_MAX ? 'must be a 32-bit integer' : undefined;
     }
     case 'quantity': {
