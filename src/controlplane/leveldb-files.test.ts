@@ -128,3 +128,29 @@ describe('a store LevelDB wrote', () => {
     expect(await damageIn(dir)).toBe('CURRENT is missing');
   });
 });
+
+describe('log records, built by hand', () => {
+  /** One log record as LevelDB writes it: masked CRC of type and payload, length, type, payload. */
+  const record = (payload: string, type = 1) => {
+    const body = Buffer.concat([Buffer.from([type]), Buffer.from(payload)]);
+    const header = Buffer.alloc(6);
+    header.writeUInt32LE(maskCrc(crc32c(body)), 0);
+    header.writeUInt16LE(payload.length, 4);
+    return Buffer.concat([header, body]);
+  };
+
+  it.each([
+    ['two whole records', Buffer.concat([record('a'), record('bc')]), undefined],
+    ['zeroes to the end of the block', Buffer.concat([record('a'), Buffer.alloc(20)]), undefined],
+    [
+      'a record after zeroes',
+      Buffer.concat([record('a'), Buffer.alloc(7), record('b')]),
+      'records after zeroes at byte 8',
+    ],
+    ['an unknown record type', record('a', 9), 'bad record header at byte 0'],
+    ['a record cut short at the end', record('abc').subarray(0, 9), undefined],
+    ['a header cut short at the end', Buffer.concat([record('a'), record('b').subarray(0, 4)]), undefined],
+  ])('%s', (_, log, problem) => {
+    expect(checkLogFile(log)).toBe(problem);
+  });
+});

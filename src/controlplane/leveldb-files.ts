@@ -52,10 +52,10 @@ export function checkLogFile(data: Buffer): string | undefined {
     while (end - at >= LOG_HEADER) {
       const length = data.readUInt16LE(at + 4);
       const type = data[at + 6];
-      // Zeroes where a writer preallocated: LevelDB skips them.
+      // Zeroes where a writer preallocated: LevelDB skips the rest of the block, so it must hold nothing else.
       if (type === 0 && length === 0) {
-        at += LOG_HEADER;
-        continue;
+        if (data.subarray(at, end).some((byte) => byte !== 0)) return `records after zeroes at byte ${at}`;
+        break;
       }
       if (at + LOG_HEADER + length > block + LOG_BLOCK || type > MAX_RECORD_TYPE) {
         return `bad record header at byte ${at}`;
