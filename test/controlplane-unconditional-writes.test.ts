@@ -63,6 +63,13 @@ async function concurrently(
   return failures;
 }
 
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 30_000; !done(); ) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 async function noConflicts(clients: KubeClient[]): Promise<void> {
   const [first] = clients;
   const configMaps = (c: KubeClient) => c.kind('ConfigMap');
@@ -118,6 +125,27 @@ async function noConflicts(clients: KubeClient[]): Promise<void> {
   expect(created).toEqual([]);
   const appliedData = (await configMaps(first).get('default', 'applied')).data as Record<string, string>;
   expect(Object.keys(appliedData).sort()).toEqual(Array.from({ length: CLIENTS }, (_, i) => `m${i}`).sort());
+
+  // Deletes without preconditions, each while the other clients patch the same object.
+  for (let round = 0; round < 3; round++) {
+    const name = `victim-${round}`;
+    await configMaps(first).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } });
+    for (const c of clients) await configMaps(c).get('default', name);
+    let patchedCount = 0;
+    const gone = (err: { code?: number }) => {
+      if (err.code !== 404) throw err;
+    };
+    const racing = concurrently(clients, 20, async (c, i, j) => {
+      if (i === 0) return;
+      await configMaps(c)
+        .patch('default', name, { data: { [`p${i}-${j}`]: 'x' } }, 'merge')
+        .catch(gone);
+      patchedCount++;
+    });
+    await waitUntil(() => patchedCount >= 2 * CLIENTS);
+    await configMaps(clients[round % clients.length]).delete('default', name);
+    expect(await racing).toEqual([]);
+  }
 
   const status = await concurrently(clients, OTHERS_EACH, (c, i, j) =>
     deployments(c).patchStatus('default', 'web', { status: { replicas: i, observedGeneration: j } }, 'merge'),

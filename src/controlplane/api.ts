@@ -506,28 +506,35 @@ export class ApiServer {
         },
       ]);
     }
-    const old = this.read(rt, key);
-    const pre = opts.preconditions ?? {};
-    if (pre.uid && pre.uid !== old.metadata.uid) {
-      throw conflict(
-        rt,
-        req.name ?? '',
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
-      );
+    // As a write without a resourceVersion: when another write got in first, the preconditions (if any)
+    // are checked again on the object the store holds, and the delete tries again.
+    let old = await this.readForWrite(rt, key);
+    let fresh = false;
+    for (let attempt = 1; ; attempt++) {
+      const failed = preconditionFailure(old, opts.preconditions ?? {});
+      if (failed && !fresh) {
+        // The cache may lag what the client read: judge the preconditions on the store's object.
+        await this.storage.backend.caughtUp(rt);
+        old = this.read(rt, key);
+        fresh = true;
+        continue;
+      }
+      if (failed) throw conflict(rt, req.name ?? '', failed);
+      const effects = noEffects();
+      await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
+      let result: { deleted: boolean; object: KubeObject };
+      try {
+        result = await this.deleteObject(rt, old, opts);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'Conflict') || attempt >= UNPINNED_WRITE_ATTEMPTS) throw err;
+        old = err instanceof StaleWrite ? err.current : this.read(rt, key);
+        fresh = true;
+        continue;
+      }
+      const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
+      const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
+      return { status, body: body2, ...effects };
     }
-    if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw conflict(
-        rt,
-        req.name ?? '',
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
-      );
-    }
-    const effects = noEffects();
-    await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
-    const result = await this.deleteObject(rt, old, opts);
-    const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
-    const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
-    return { status, body: body2, ...effects };
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
@@ -979,6 +986,17 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
     if (child !== undefined) dropUnknownFields(obj[key], child, directives);
     else if (!(directives && key.startsWith('$'))) delete obj[key];
   }
+}
+
+/** Why a delete's preconditions do not hold for `old`, if they do not. */
+function preconditionFailure(old: KubeObject, pre: { uid?: string; resourceVersion?: string }): string | undefined {
+  if (pre.uid && pre.uid !== old.metadata.uid) {
+    return `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`;
+  }
+  if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+    return `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`;
+  }
+  return undefined;
 }
 
 /** Metadata a create ignores when the client sends it. */
