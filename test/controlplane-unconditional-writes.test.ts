@@ -1,7 +1,8 @@
 /**
  * Writes that carry no resourceVersion never conflict, on etcd too: 12 clients write one object at
- * once (merge patches, PUTs, server-side applies, status patches, scale patches), against one control
- * plane and against two sharing one etcd prefix. No answer is a 409, and every patch is in the result.
+ * once (merge patches, PUTs, server-side applies, status patches, scale patches, deletes), against one
+ * control plane and against two sharing one etcd prefix. No answer is a 409, and a watch shows every
+ * patch committed and none undone.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -74,7 +75,7 @@ async function noConflicts(clients: KubeClient[]): Promise<void> {
   const [first] = clients;
   const configMaps = (c: KubeClient) => c.kind('ConfigMap');
   const deployments = (c: KubeClient) => c.kind('Deployment');
-  await configMaps(first).create({
+  const target = await configMaps(first).create({
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: 'target', namespace: 'default' },
@@ -84,17 +85,38 @@ async function noConflicts(clients: KubeClient[]): Promise<void> {
   // Every plane has the objects in its cache before the writes start (a consistent read waits for it).
   for (const c of clients) await configMaps(c).get('default', 'target');
 
-  // Merge patches: each sets a key of its own, so the result shows whether one was lost.
+  // Merge patches: client i's patch j sets its key c<i> to j. A watch sees every version of the object,
+  // so a patch that was lost (never committed, or undone by a write made from an older version) shows.
+  const versions: KubeObject[] = [];
+  const abort = new AbortController();
+  const watched = configMaps(first)
+    .watch(
+      'default',
+      { resourceVersion: target.metadata.resourceVersion, fieldSelector: 'metadata.name=target' },
+      (e) => {
+        if (e.type === 'MODIFIED') versions.push(e.object);
+      },
+      abort.signal,
+    )
+    .catch((err) => {
+      if (!abort.signal.aborted) throw err;
+    });
   const patched = await concurrently(clients, PATCHES_EACH, (c, i, j) =>
-    configMaps(c).patch('default', 'target', { data: { [`c${i}-${j}`]: String(j) } }, 'merge'),
+    configMaps(c).patch('default', 'target', { data: { [`c${i}`]: String(j) } }, 'merge'),
   );
   expect(patched).toEqual([]);
-  const data = (await configMaps(first).get('default', 'target')).data as Record<string, string>;
-  const expected = Array.from(
-    { length: CLIENTS * PATCHES_EACH },
-    (_, n) => `c${n % CLIENTS}-${Math.floor(n / CLIENTS)}`,
-  );
-  expect(Object.keys(data).sort()).toEqual(expected.sort());
+  const last = await configMaps(first).get('default', 'target');
+  await waitUntil(() => versions.at(-1)?.metadata.resourceVersion === last.metadata.resourceVersion);
+  abort.abort();
+  await watched;
+  expect(versions).toHaveLength(CLIENTS * PATCHES_EACH);
+  for (let i = 0; i < CLIENTS; i++) {
+    const values = versions.map((v) => Number((v.data as Record<string, string>)[`c${i}`] ?? -1));
+    // Each of its patches made a version, and no version took one back.
+    const set = values.filter((v) => v >= 0);
+    expect(new Set(set)).toEqual(new Set(Array.from({ length: PATCHES_EACH }, (_, j) => j)));
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+  }
 
   // PUTs without a resourceVersion replace whatever is stored.
   const put = await concurrently(clients, OTHERS_EACH, (c, i, j) =>
