@@ -1,5 +1,8 @@
 /** `orch-control-plane`: the embedded control plane alone. */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { isFlavorName } from '../api/naming.ts';
+import { repairLevelStore, StoreDamaged } from '../controlplane/kv-level.ts';
 import { CONTROL_PLANE_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, Flags, parseFlags, usage } from './flags.ts';
 import { runUntilSignal } from './signals.ts';
@@ -19,6 +22,13 @@ const SPECS = [
     section: 'Feature gate',
     usage: 'Gates of alpha/experimental features, as Name=true,... (e.g. ShardedListAndWatch=true).',
   },
+  {
+    name: 'repair-store',
+    type: 'bool' as const,
+    section: 'Embedded control plane',
+    usage:
+      'Repair the embedded store in <data-dir>/store after it refused to start as damaged (the control plane stopped), keeping what reads whole, then exit (README: Operations).',
+  },
   { name: 'help', type: 'bool' as const, section: 'Generic', usage: 'Show this help.' },
 ];
 
@@ -34,6 +44,14 @@ async function main(): Promise<void> {
     );
     return;
   }
+  if (flags.bool('repair-store')) {
+    const store = join(flags.string('data-dir')!, 'store');
+    if (!existsSync(store)) {
+      throw new FlagError(`--repair-store: there is no store in ${store}`);
+    }
+    console.log(await repairLevelStore(store));
+    return;
+  }
   const flavor = flags.string('api-flavor')!;
   if (!isFlavorName(flavor))
     throw new FlagError(`invalid argument "${flavor}" for "--api-flavor" flag: must be orch or kubernetes`);
@@ -43,6 +61,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err instanceof FlagError ? `Error: ${err.message}` : err);
+  console.error(err instanceof FlagError || err instanceof StoreDamaged ? `Error: ${err.message}` : err);
   process.exit(1);
 });

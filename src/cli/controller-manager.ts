@@ -27,6 +27,7 @@ import {
 import { selectControllers } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
+import { StoreDamaged } from '../controlplane/kv-level.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
@@ -317,7 +318,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof FlagError || err instanceof ConfigError ? `Error: ${err.message}` : err);
+    const oneLine = err instanceof FlagError || err instanceof ConfigError || err instanceof StoreDamaged;
+    console.error(oneLine ? `Error: ${err.message}` : err);
     process.exit(1);
   },
 );

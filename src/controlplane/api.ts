@@ -58,7 +58,7 @@ import {
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
-import type { Snapshot, Storage } from './storage.ts';
+import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
@@ -118,7 +118,11 @@ export type SubresourceHandler = (
 ) => Promise<Reply>;
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-const PATCH_RETRIES = 5;
+/**
+ * How often a write without a precondition tries again after another write got in first (the
+ * reference retries without a limit): only a livelock guard, far above what contention needs.
+ */
+const UNPINNED_WRITE_ATTEMPTS = 1000;
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -324,8 +328,13 @@ export class ApiServer {
       if (!this.storage.get(req.rt, key) && !req.subresource) {
         const { object, managedFields } = applyOrConflict(req, {}, config, owner, force);
         const text = JSON.stringify(object);
-        const created = await this.create(req, query, { text, contentType: 'application/json' }, user, managedFields);
-        return { ...created, warnings: [...warnings, ...created.warnings] };
+        const body = { text, contentType: 'application/json' };
+        const created = await this.create(req, query, body, user, managedFields).catch((err) => {
+          // Created meanwhile (by another client, or on another control plane): apply onto it instead.
+          if (err instanceof ApiError && err.reason === 'AlreadyExists') return undefined;
+          throw err;
+        });
+        if (created) return { ...created, warnings: [...warnings, ...created.warnings] };
       }
       let applied: ApplyResult | undefined;
       const build = (current: KubeObject) => {
@@ -358,7 +367,8 @@ export class ApiServer {
   /**
    * Read-modify-write of one object: `build` turns the current object (or Scale view) into the
    * requested one; the result is merged into the stored object per subresource, validated, admitted
-   * and written with the resourceVersion precondition. Patches retry on conflicts they did not pin.
+   * and written with the resourceVersion precondition. A write that named no resourceVersion (nor put
+   * one in its patch) never answers 409: on a failed compare it starts again from the current object.
    */
   private async write(
     req: ResourceRequest,
@@ -372,8 +382,11 @@ export class ApiServer {
   ): Promise<KubeObject> {
     const rt = req.rt;
     const key = keyOf(req);
-    for (let attempt = 0; ; attempt++) {
-      const old = this.read(rt, key);
+    // The first attempt starts from the cache (a hint: it may lag the store); a retry from the store.
+    let current = await this.readForWrite(rt, key);
+    let fresh = false;
+    for (let attempt = 1; ; attempt++) {
+      const old = current;
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
       // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
       const requested = build(view);
@@ -382,13 +395,20 @@ export class ApiServer {
         (requested.metadata.resourceVersion !== view.metadata.resourceVersion
           ? requested.metadata.resourceVersion
           : undefined);
-      if (pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion) {
-        throw conflict(rt, req.name ?? '', STALE_OBJECT);
+      const stale = pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion;
+      let next = stale ? undefined : this.merge(rt, req.subresource, old, requested);
+      if (next && isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
+      if (next) setManagedFields(next, owned(old, next));
+      const unchanged = next !== undefined && jsonEqual(withoutRv(next), withoutRv(old));
+      // A conflict or a change of nothing, judged on the cache, may be the cache lagging: judge again on the store's.
+      if ((stale || unchanged) && !fresh) {
+        await this.storage.backend.caughtUp(rt);
+        current = this.read(rt, key);
+        fresh = true;
+        continue;
       }
-      let next = this.merge(rt, req.subresource, old, requested);
-      if (isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
-      setManagedFields(next, owned(old, next));
-      if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
+      if (!next) throw conflict(rt, req.name ?? '', STALE_OBJECT);
+      if (unchanged) return old;
       await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun, effects);
       if (dryRun) return next;
       // As the reference: an update removes an object only once nothing holds it, neither a finalizer
@@ -402,9 +422,18 @@ export class ApiServer {
         return await this.storage.backend.update(rt, next, old.metadata.resourceVersion);
       } catch (err) {
         const retriable = err instanceof ApiError && err.reason === 'Conflict' && pinnedRv === undefined;
-        if (!retriable || attempt >= PATCH_RETRIES) throw err;
+        if (!retriable || attempt >= UNPINNED_WRITE_ATTEMPTS) throw err;
+        current = err instanceof StaleWrite ? err.current : this.read(rt, key);
+        fresh = true;
       }
     }
+  }
+
+  /** The object a write starts from: the cache's, or (when the cache does not show it yet) the store's. */
+  private async readForWrite(rt: ResourceType, key: string): Promise<KubeObject> {
+    if (this.storage.get(rt, key)) return this.read(rt, key);
+    await this.storage.backend.caughtUp(rt);
+    return this.read(rt, key);
   }
 
   /** The stored object that results from a write of `requested` through the main resource or a subresource. */
@@ -483,28 +512,35 @@ export class ApiServer {
         },
       ]);
     }
-    const old = this.read(rt, key);
-    const pre = opts.preconditions ?? {};
-    if (pre.uid && pre.uid !== old.metadata.uid) {
-      throw conflict(
-        rt,
-        req.name ?? '',
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
-      );
+    // As a write without a resourceVersion: when another write got in first, the preconditions (if any)
+    // are checked again on the object the store holds, and the delete tries again.
+    let old = await this.readForWrite(rt, key);
+    let fresh = false;
+    for (let attempt = 1; ; attempt++) {
+      const failed = preconditionFailure(old, opts.preconditions ?? {});
+      if (failed && !fresh) {
+        // The cache may lag what the client read: judge the preconditions on the store's object.
+        await this.storage.backend.caughtUp(rt);
+        old = this.read(rt, key);
+        fresh = true;
+        continue;
+      }
+      if (failed) throw conflict(rt, req.name ?? '', failed);
+      const effects = noEffects();
+      await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
+      let result: { deleted: boolean; object: KubeObject };
+      try {
+        result = await this.deleteObject(rt, old, opts);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'Conflict') || attempt >= UNPINNED_WRITE_ATTEMPTS) throw err;
+        old = err instanceof StaleWrite ? err.current : this.read(rt, key);
+        fresh = true;
+        continue;
+      }
+      const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
+      const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
+      return { status, body: body2, ...effects };
     }
-    if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw conflict(
-        rt,
-        req.name ?? '',
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
-      );
-    }
-    const effects = noEffects();
-    await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
-    const result = await this.deleteObject(rt, old, opts);
-    const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
-    const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
-    return { status, body: body2, ...effects };
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
@@ -943,6 +979,17 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
     if (child !== undefined) dropUnknownFields(obj[key], child, directives);
     else if (!(directives && key.startsWith('$'))) delete obj[key];
   }
+}
+
+/** Why a delete's preconditions do not hold for `old`, if they do not. */
+function preconditionFailure(old: KubeObject, pre: { uid?: string; resourceVersion?: string }): string | undefined {
+  if (pre.uid && pre.uid !== old.metadata.uid) {
+    return `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`;
+  }
+  if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+    return `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`;
+  }
+  return undefined;
 }
 
 /** Metadata a create ignores when the client sends it. */

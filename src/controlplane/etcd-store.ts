@@ -4,7 +4,8 @@
  *
  * - Each write is one etcd transaction with a precondition: a create needs the key absent
  *   (create_revision 0), an update or delete needs `mod_revision` equal to the resourceVersion it was
- *   computed from (or, unconditional, the key present). A failed compare is a 409.
+ *   computed from (or, unconditional, the key present). A failed compare is a 409 that carries the
+ *   object etcd holds now, on which a write without a precondition tries again (api.ts).
  * - An object's resourceVersion is its etcd `mod_revision`; it is not stored in the value.
  * - One etcd watch on the prefix (with previous values) feeds the cache, from the revision of the
  *   initial range. A write answers once the cache has applied its revision, so the next request sees it.
@@ -34,7 +35,7 @@ import { objectKey, splitKey } from '../api/meta.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { alreadyExists, conflict, notFound, STALE_OBJECT, tooLargeResourceVersion } from './errors.ts';
 import { decodeObject } from './persistence.ts';
-import type { SavedState, Storage, StorageBackend, StoredEvent } from './storage.ts';
+import { type SavedState, StaleWrite, type Storage, type StorageBackend, type StoredEvent } from './storage.ts';
 import { toJson } from './watch.ts';
 
 const LOAD_PAGE = 1000;
@@ -304,11 +305,17 @@ export class EtcdStore implements StorageBackend {
     }
   }
 
-  /** A failed update or delete: 404 if the key is gone, else 409, once the cache shows why. */
+  /**
+   * A failed update or delete: 409 with the object etcd holds now (the failure branch's read, as the
+   * reference's GuaranteedUpdate), or 404 if the key is gone.
+   */
   private async failed(rt: ResourceType, name: string, res: ITxnResponse): Promise<never> {
+    const kv = res.responses[0]?.response_range?.kvs[0];
+    const current = kv && decodeKv(kv);
+    // A retry starts from `current` at once; any other answer waits for the cache to show why.
+    if (current) throw new StaleWrite(rt, name, current);
     await this.seen(Number(res.header.revision));
-    if (!res.responses[0]?.response_range?.kvs.length) throw notFound(rt, name);
-    throw conflict(rt, name, STALE_OBJECT);
+    throw kv ? conflict(rt, name, STALE_OBJECT) : notFound(rt, name);
   }
 
   private async written(obj: KubeObject, res: ITxnResponse): Promise<KubeObject> {

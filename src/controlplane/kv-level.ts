@@ -1,22 +1,109 @@
 /**
  * The embedded key-value store: LevelDB (through `classic-level`) in the data directory. Every group
- * commit is one batch written with `sync`, so it is on disk before the journal reports it durable;
- * LevelDB's log checksums each record, and a record torn by a crash is dropped when the log is replayed.
+ * commit is one batch written with `sync`, so it is on disk before the journal reports it durable.
+ *
+ * LevelDB's log checksums each record, but its replay drops a record whose checksum fails and goes on
+ * (classic-level does not expose `paranoid_checks`), and it reads tables without verifying them. So
+ * before it opens, every record of its logs and manifest and every block of its tables is checked
+ * here (leveldb-files.ts): a damaged store refuses to start, in one line that says what is damaged
+ * and the way out, rather than come up without acknowledged writes. A record torn by a crash at the
+ * very end of the log was never acknowledged, and is dropped whole.
  */
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
+import { checkLogFile, checkTableFile, manifestNamed } from './leveldb-files.ts';
 import type { KeyValueStore } from './persistence.ts';
 
+/** The store's files are damaged: the control plane does not start on them. */
+export class StoreDamaged extends Error {}
+
 export async function openLevelStore(dir: string): Promise<KeyValueStore> {
+  const damage = await damageIn(dir);
+  if (damage) throw storeDamaged(dir, damage);
   const db = new ClassicLevel<string, string>(dir, { valueEncoding: 'utf8' });
   try {
     await db.open();
   } catch (err) {
-    const cause = (err as { cause?: Error }).cause?.message ?? (err as Error).message;
-    throw new Error(`cannot open the store in ${dir} (is another control plane using it?): ${cause}`);
+    const cause = (err as { cause?: Error & { code?: string } }).cause;
+    if (cause?.code === 'LEVEL_CORRUPTION') throw storeDamaged(dir, cause.message);
+    throw new Error(
+      `cannot open the store in ${dir} (is another control plane using it?): ${cause?.message ?? (err as Error).message}`,
+    );
   }
   return {
     write: (groups) => db.batch(groups.flat(), { sync: true }),
-    scan: (prefix) => db.iterator({ gte: prefix, lt: `${prefix}\uffff` }),
+    scan: (prefix) => scanChecked(dir, db, prefix),
     close: () => db.close(),
   };
+}
+
+/**
+ * Salvages a damaged store (`orch-control-plane --repair-store`, the control plane stopped): LevelDB's
+ * repair keeps every record and block that reads whole (and moves the files it replaced or could not
+ * read to `lost/`); the watch history is cleared, as it may have gaps now, so watches from before the
+ * repair answer 410 and their clients list again. Returns what it did, in one line.
+ */
+export async function repairLevelStore(dir: string): Promise<string> {
+  const before = await damageIn(dir);
+  await ClassicLevel.repair(dir);
+  const after = await damageIn(dir);
+  if (after) throw storeDamaged(dir, `still, after LevelDB's repair: ${after}`);
+  const db = new ClassicLevel<string, string>(dir, { valueEncoding: 'utf8' });
+  await db.open();
+  try {
+    let objects = 0;
+    for await (const _ of db.keys({ gte: 'o/', lt: 'o/\uffff' })) objects++;
+    await db.clear({ gte: 'e/', lt: 'e/\uffff' });
+    const found = before ? `it was damaged (${before})` : 'no damage found';
+    return `repaired the store in ${dir}: ${found}; ${objects} objects kept, the files it replaced or could not read moved to ${join(dir, 'lost')}, watch history cleared`;
+  } finally {
+    await db.close();
+  }
+}
+
+/** What in the store's directory fails its checks, if anything. */
+export async function damageIn(dir: string): Promise<string | undefined> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException): string[] => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  const logs = names.filter((n) => n.endsWith('.log')).sort();
+  const tables = names.filter((n) => n.endsWith('.ldb') || n.endsWith('.sst')).sort();
+  if (!names.includes('CURRENT')) {
+    // Without CURRENT, LevelDB would start an empty store next to the old files.
+    const orphans = names.filter((n) => n.startsWith('MANIFEST-')).length + tables.length;
+    return orphans > 0 ? 'CURRENT is missing' : undefined;
+  }
+  const manifest = manifestNamed(await readFile(join(dir, 'CURRENT'), 'latin1'));
+  if (!manifest) return 'CURRENT does not name a manifest';
+  if (!names.includes(manifest)) return `CURRENT names ${manifest}, which is missing`;
+  for (const name of [manifest, ...logs]) {
+    const problem = checkLogFile(await readFile(join(dir, name)));
+    if (problem) return `${name}: ${problem}`;
+  }
+  for (const name of tables) {
+    const problem = checkTableFile(await readFile(join(dir, name)));
+    if (problem) return `${name}: ${problem}`;
+  }
+  return undefined;
+}
+
+/** The one line a damaged store refuses to start with: where, what, and the way out. */
+function storeDamaged(dir: string, what: string): StoreDamaged {
+  const dataDir = dirname(dir);
+  return new StoreDamaged(
+    `the store in ${dir} is damaged (${what}), so the control plane does not start: acknowledged writes could be lost. ` +
+      `Restore ${dataDir} from a backup, or run \`orch-control-plane --data-dir=${dataDir} --repair-store\` to keep what reads whole (README: Operations)`,
+  );
+}
+
+/** Entries under `prefix`; LevelDB's report of a damaged block becomes the one-line refusal. */
+async function* scanChecked(dir: string, db: ClassicLevel<string, string>, prefix: string) {
+  try {
+    yield* db.iterator({ gte: prefix, lt: `${prefix}\uffff` });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'LEVEL_CORRUPTION') throw storeDamaged(dir, (err as Error).message);
+    throw err;
+  }
 }

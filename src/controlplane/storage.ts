@@ -17,7 +17,7 @@ import type { KubeObject } from '../api/meta.ts';
 import { objectKey, splitKey } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import { newSnapshotId } from './continue-token.ts';
-import { alreadyExists, conflict, notFound, STALE_OBJECT, tooOldResourceVersion } from './errors.ts';
+import { ApiError, alreadyExists, conflict, notFound, STALE_OBJECT, tooOldResourceVersion } from './errors.ts';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -137,6 +137,22 @@ export interface StorageBackend {
   compact(): Promise<void>;
   /** Makes an object's stored bytes undecodable (fault injection). */
   corrupt(rt: ResourceType, key: string): Promise<void>;
+}
+
+/**
+ * A write's compare failed because the object changed: 409 for a request that named the version it
+ * expected. `current` is the object as the store had it when the compare failed, read from the store
+ * itself, on which a write without a precondition tries again.
+ */
+export class StaleWrite extends ApiError {
+  constructor(
+    rt: ResourceType,
+    name: string,
+    readonly current: KubeObject,
+  ) {
+    const { code, reason, message, details } = conflict(rt, name, STALE_OBJECT);
+    super(code, reason, message, details);
+  }
 }
 
 export interface Commit {
