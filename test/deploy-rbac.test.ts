@@ -121,6 +121,14 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
     expect(pdb.status).toMatchObject({ expectedPods: 0, currentHealthy: 0, desiredHealthy: 1, disruptionsAllowed: 0 });
   });
 
+  it('aggregates the user-facing roles (its writes of ClusterRole rules pass the escalation check)', async () => {
+    const admin = await waitFor('the rules of the admin ClusterRole', async () => {
+      const role = (await c.client.kind('ClusterRole').get(undefined, 'admin')) as { rules?: PolicyRule[] };
+      return role.rules?.length ? role : undefined;
+    });
+    expect(admin.rules).toContainEqual(expect.objectContaining({ resources: ['roles', 'rolebindings'] }));
+  });
+
   it('never met a forbidden request', () => {
     expect(log).not.toMatch(/forbidden|cannot (get|list|watch|create|update|patch|delete)/i);
   });

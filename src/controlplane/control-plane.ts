@@ -24,6 +24,7 @@ import { Aggregator } from './aggregator.ts';
 import { ApiServer, type ObjectValidation } from './api.ts';
 import { AuditLog } from './audit.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
+import { escalationCheck } from './authz/escalation.ts';
 import {
   AlwaysAllowAuthorizer,
   type Authorizer,
@@ -161,17 +162,21 @@ export class ControlPlane {
         ? new AlwaysAllowAuthorizer()
         : new RbacAuthorizer(this.storage, this.registry);
     const can: AccessChecker = o.accessCheck ?? accessChecker(this.authorizer);
+    const admission = [
+      ...(o.admission ??
+        standardAdmission(this.registry, this.storage, can, csrOrganizations, (user, attrs) =>
+          this.authorizer.authorize(user, attrs),
+        )),
+    ];
+    // Last, as the reference's RBAC storage judges the object mutating admission produced.
+    if (this.authorizer instanceof RbacAuthorizer) admission.push(escalationCheck(this.authorizer, this.registry));
     this.api = new ApiServer(this.registry, this.storage, {
       log: this.log,
       now: o.now,
       continueTtlMs: o.continueTtlMs,
       features,
       validation: o.validation ?? objectValidation(this.registry.naming, features, o.now),
-      admission:
-        o.admission ??
-        standardAdmission(this.registry, this.storage, can, csrOrganizations, (user, attrs) =>
-          this.authorizer.authorize(user, attrs),
-        ),
+      admission,
     });
     // POST pods/{name}/eviction: deletes a pod within its PodDisruptionBudget.
     this.api.subresourceHandlers.set('pods/eviction', evictionHandler);

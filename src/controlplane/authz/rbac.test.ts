@@ -388,6 +388,55 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
     });
   });
 
+  describe('the rules a user holds and a binding grants (for the escalation check)', () => {
+    const secrets: PolicyRule = { verbs: ['get'], apiGroups: [''], resources: ['secrets'] };
+    const pods: PolicyRule = { verbs: ['list'], apiGroups: [''], resources: ['pods'] };
+    const labelled = (name: string, label: string, rules: PolicyRule[], selects?: string) =>
+      ({
+        metadata: { name, labels: { [label]: 'true' } },
+        rules,
+        ...(selects ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [selects]: 'true' } }] } } : {}),
+      }) as Record<string, unknown>;
+
+    it('rulesOf: cluster bindings everywhere, role bindings in their namespace, and what failed to resolve', () => {
+      const { put, authz } = setup();
+      put('ClusterRole', { metadata: { name: 'pods' }, rules: [pods] });
+      put('Role', { metadata: { name: 'secrets', namespace: 'a' }, rules: [secrets] });
+      const subjects = [{ kind: 'User', apiGroup: rbac, name: 'alice' }];
+      put('ClusterRoleBinding', { metadata: { name: 'c' }, roleRef: ref('ClusterRole', 'pods'), subjects });
+      put('RoleBinding', { metadata: { name: 'r', namespace: 'a' }, roleRef: ref('Role', 'secrets'), subjects });
+      put('RoleBinding', { metadata: { name: 'gone', namespace: 'a' }, roleRef: ref('Role', 'gone'), subjects });
+      expect(authz.rulesOf(user('alice'), 'a')).toEqual({
+        rules: [pods, secrets],
+        errors: [`role.${rbac} "gone" not found`],
+      });
+      expect(authz.rulesOf(user('alice'), '')).toEqual({ rules: [pods], errors: [] });
+      expect(authz.rulesOf(user('bob'), 'a')).toEqual({ rules: [], errors: [] });
+    });
+
+    it('grantedRules: a Role or a plain ClusterRole gives its rules; a missing one an error', () => {
+      const { put, authz } = setup();
+      put('Role', { metadata: { name: 'r', namespace: 'a' }, rules: [secrets] });
+      put('ClusterRole', { metadata: { name: 'c' }, rules: [pods] });
+      expect(authz.grantedRules(ref('Role', 'r'), 'a')).toEqual({ rules: [secrets] });
+      expect(authz.grantedRules(ref('Role', 'r'), 'b')).toEqual({ error: `role.${rbac} "r" not found` });
+      expect(authz.grantedRules(ref('ClusterRole', 'c'), 'b')).toEqual({ rules: [pods] });
+      expect(authz.grantedRules(ref('ClusterRole', 'x'), '')).toEqual({ error: `clusterrole.${rbac} "x" not found` });
+    });
+
+    it('grantedRules: an aggregating ClusterRole gives what it gathers now, through other aggregating roles, once each', () => {
+      const { put, authz } = setup();
+      // top gathers mid (empty so far), mid gathers leaf, leaf gathers other, and other gathers leaf back.
+      put('ClusterRole', labelled('top', 'x/none', [], 'x/top'));
+      put('ClusterRole', labelled('mid', 'x/top', [], 'x/mid'));
+      put('ClusterRole', labelled('leaf', 'x/mid', [secrets], 'x/leaf'));
+      put('ClusterRole', labelled('other', 'x/leaf', [pods], 'x/mid'));
+      put('ClusterRole', labelled('unrelated', 'x/else', [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }]));
+      const granted = authz.grantedRules(ref('ClusterRole', 'top'), '');
+      expect(granted).toEqual({ rules: [secrets, pods] });
+    });
+  });
+
   describe('default policy', () => {
     const { put, authz } = setup();
     const policy = defaultPolicy(registry.naming);

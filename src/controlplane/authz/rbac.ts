@@ -4,10 +4,12 @@
  * it; members of `system:masters` are allowed everything before RBAC is consulted. Roles and bindings are
  * read from storage on every call, so a write takes effect for the very next request.
  */
+import { selects } from '../../../controllers/clusterroleaggregation/core.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry, ResourceType } from '../../api/registry.ts';
 import type {
+  ClusterRole,
   NonResourceRule,
   PolicyRule,
   ResourceRule,
@@ -204,6 +206,40 @@ export class RbacAuthorizer implements Authorizer {
     const status: SubjectRulesReviewStatus = { resourceRules, nonResourceRules, incomplete: false };
     if (errors.length) status.evaluationError = aggregate(errors);
     return status;
+  }
+
+  /** Every rule the user holds in a namespace (cluster-wide only for `""`), and the errors met resolving them. */
+  rulesOf(user: UserInfo, namespace: string): { rules: PolicyRule[]; errors: string[] } {
+    const rules: PolicyRule[] = [];
+    const errors: string[] = [];
+    this.visitRulesFor(user, namespace, (rule, _source, error) => {
+      if (rule) rules.push(rule);
+      if (error) errors.push(error);
+      return true;
+    });
+    return { rules, errors };
+  }
+
+  /**
+   * The rules a binding of `ref` in `namespace` would grant. For a ClusterRole with an aggregationRule these
+   * are its stored rules plus those of every role its selectors gather now, through aggregating roles they
+   * gather in turn, so that a binding is judged on all it can grant before the aggregation controller runs.
+   */
+  grantedRules(ref: RoleRef, namespace: string): { rules: PolicyRule[] } | { error: string } {
+    const resolved = this.roleReferenceRules(ref, namespace);
+    if ('error' in resolved || ref.kind !== 'ClusterRole') return resolved;
+    const all = this.storage.list(this.clusterRoles) as ClusterRole[];
+    const rules: PolicyRule[] = [];
+    const seen = new Set<string>();
+    // Each role is visited once, so the walk ends even when selectors form a cycle.
+    const visit = (role: ClusterRole) => {
+      if (seen.has(role.metadata.name ?? '')) return;
+      seen.add(role.metadata.name ?? '');
+      rules.push(...(role.rules ?? []));
+      if (role.aggregationRule) for (const other of all) if (selects(role, other)) visit(other);
+    };
+    visit(this.storage.get(this.clusterRoles, ref.name) as ClusterRole);
+    return { rules };
   }
 
   /** Cluster role bindings first, then the role bindings of `namespace` (when given), in storage order. */

@@ -8,6 +8,7 @@ describe('the validators table', () => {
       [
         'APIService',
         'CertificateSigningRequest',
+        'ClusterRoleBinding',
         'ClusterTrustBundle',
         'ControllerRevision',
         'IngressClass',
@@ -15,6 +16,7 @@ describe('the validators table', () => {
         'Lease',
         'LimitRange',
         'PodDisruptionBudget',
+        'RoleBinding',
         'RuntimeClass',
         'StatefulSet',
         'ValidatingAdmissionPolicy',

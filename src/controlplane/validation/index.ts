@@ -30,6 +30,12 @@ import {
   validatePodDisruptionBudgetStatusUpdate,
   validatePodDisruptionBudgetUpdate,
 } from './pod-disruption-budget.ts';
+import {
+  validateClusterRoleBindingCreate,
+  validateClusterRoleBindingUpdate,
+  validateRoleBindingCreate,
+  validateRoleBindingUpdate,
+} from './role-binding.ts';
 import { validateRuntimeClassCreate, validateRuntimeClassUpdate } from './runtime-class.ts';
 import {
   defaultStatefulSet,
@@ -56,7 +62,9 @@ export type ValidatedKind =
   | 'Lease'
   | 'LeaseCandidate'
   | 'StatefulSet'
-  | 'ValidatingAdmissionPolicy';
+  | 'ValidatingAdmissionPolicy'
+  | 'RoleBinding'
+  | 'ClusterRoleBinding';
 
 export type Validation = FieldError[] | Promise<FieldError[]>;
 export type CreateValidator = (obj: unknown, ctx: ValidationContext) => Validation;
@@ -116,6 +124,8 @@ export const validators: Record<ValidatedKind, KindValidators> = {
     statusUpdate: validateValidatingAdmissionPolicyStatusUpdate,
     defaults: defaultValidatingAdmissionPolicy,
   },
+  RoleBinding: { create: validateRoleBindingCreate, update: validateRoleBindingUpdate },
+  ClusterRoleBinding: { create: validateClusterRoleBindingCreate, update: validateClusterRoleBindingUpdate },
 };
 
 export function isValidatedKind(kind: string): kind is ValidatedKind {
