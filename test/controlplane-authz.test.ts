@@ -6,7 +6,6 @@
  * kubectl only in the `kubernetes` one, since its typed clients post reviews to the reference's own groups.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -23,8 +22,8 @@ import { createReviewer } from '../src/controlplane/authz/reviews.ts';
 import { writeKubeconfig } from '../src/controlplane/kubeconfig.ts';
 import type { RequestAuthorizer } from '../src/controlplane/server.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { hasKubectl, KUBECTL } from './support/kubectl.ts';
 
-const KUBECTL = '/usr/bin/kubectl';
 const TOKEN = 'tok-3nv9-q7';
 
 describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
@@ -357,7 +356,7 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
     });
   });
 
-  describe.skipIf(!existsSync(KUBECTL) || flavor !== 'kubernetes')('kubectl auth', () => {
+  describe.skipIf(!hasKubectl || flavor !== 'kubernetes')('kubectl auth', () => {
     const run = promisify(execFile);
     async function kubectl(who: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
       const argv = ['--kubeconfig', kubeconfigs[who], '--cache-dir', join(dir, 'kubectl-cache', who), ...args];

@@ -9,13 +9,15 @@
  * A malformed selector is reported (a Warning event on the role and a log line) and not retried:
  * only a change to the role can fix it, and that queues the role again.
  */
+
+import { selects } from '../../src/api/aggregation.ts';
 import { group } from '../../src/api/naming.ts';
 import type { ClusterRole } from '../../src/api/types/rbac.ts';
 import { unwrapTombstone } from '../../src/cache/informer.ts';
 import { isNotFound, StatusError } from '../../src/client/errors.ts';
 import { type ControllerDefinition, done, TerminalError } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
-import { aggregateRules, sameRules, selects } from './core.ts';
+import { aggregateRules, sameRules } from './core.ts';
 
 export const CLUSTERROLE_AGGREGATION_CONTROLLER = 'clusterrole-aggregation-controller';
 const AGGREGATING = 'aggregating';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { selects } from '../../src/api/aggregation.ts';
 import type { LabelSelector } from '../../src/api/meta.ts';
 import type { ClusterRole, PolicyRule } from '../../src/api/types/rbac.ts';
-import { aggregateRules, sameRules, selects } from './core.ts';
+import { aggregateRules, sameRules } from './core.ts';
 
 const role = (name: string, labels: Record<string, string>, rules: PolicyRule[]): ClusterRole => ({
   metadata: { name, labels },

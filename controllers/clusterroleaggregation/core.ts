@@ -38,15 +38,3 @@ export function aggregateRules(role: ClusterRole, all: readonly ClusterRole[]): 
   }
   return rules;
 }
-
-/** Whether `role` aggregates from `candidate` (by its labels). Malformed selectors match nothing here. */
-export function selects(role: ClusterRole, candidate: ClusterRole): boolean {
-  if (role.metadata.name === candidate.metadata.name) return false;
-  return (role.aggregationRule?.clusterRoleSelectors ?? []).some((s) => {
-    try {
-      return selectorFromLabelSelector(s).matches(candidate.metadata.labels);
-    } catch {
-      return false;
-    }
-  });
-}

@@ -4,7 +4,7 @@
  * it; members of `system:masters` are allowed everything before RBAC is consulted. Roles and bindings are
  * read from storage on every call, so a write takes effect for the very next request.
  */
-import { selects } from '../../../controllers/clusterroleaggregation/core.ts';
+import { selects } from '../../api/aggregation.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry, ResourceType } from '../../api/registry.ts';
