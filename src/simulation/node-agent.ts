@@ -20,8 +20,8 @@ import { derToPem } from '../pki/pem.ts';
 
 x509.cryptoProvider.set(webcrypto);
 
-export const NODE_USER_PREFIX = 'system:node:';
-export const NODES_GROUP = 'system:nodes';
+import { NODE_USER_PREFIX } from '../controlplane/authz/node.ts';
+import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 
 export interface NodeAgentOptions {
   server: string;
