@@ -201,7 +201,7 @@ function admitToken(node: string, a: AdmissionAttributes, facts: NodeRestriction
   const ref = (
     a.object?.spec as { boundObjectRef?: { apiVersion?: string; kind?: string; name?: string; uid?: string } }
   )?.boundObjectRef;
-  if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) {
+  if (ref?.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) {
     return deny('node requested token not bound to a pod');
   }
   if (!ref.uid) return deny('node requested token with a pod binding without a uid');
