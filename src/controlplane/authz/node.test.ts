@@ -47,6 +47,9 @@ const attrs = (verb: string, resource: string, o: Partial<AuthorizationAttribute
   ...o,
 });
 
+const inDefault = (verb: string, resource: string, name?: string, subresource?: string) =>
+  attrs(verb, resource, { namespace: 'default', ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
+
 describe('decideForNode', () => {
   const rules = nodeRules(k8s);
   const decide = (a: AuthorizationAttributes, node = 'n1') => decideForNode(node, a, graph, k8s, rules);
@@ -55,55 +58,35 @@ describe('decideForNode', () => {
   const noRelation = "no relationship found between node 'n1' and this object";
 
   it.each<[string, AuthorizationAttributes, boolean, string]>([
-    ['its pod’s secret', attrs('get', 'secrets', { namespace: 'default', name: 's1' }), true, ''],
-    ['a list of its pod’s secret by name', attrs('list', 'secrets', { namespace: 'default', name: 's1' }), true, ''],
-    ['another secret', attrs('get', 'secrets', { namespace: 'default', name: 's2' }), false, noRelation],
+    ['its pod’s secret', inDefault('get', 'secrets', 's1'), true, ''],
+    ['a list of its pod’s secret by name', inDefault('list', 'secrets', 's1'), true, ''],
+    ['another secret', inDefault('get', 'secrets', 's2'), false, noRelation],
     ['the same name elsewhere', attrs('get', 'secrets', { namespace: 'other', name: 's1' }), false, noRelation],
-    ['all secrets', attrs('list', 'secrets', { namespace: 'default' }), false, 'No Object name found'],
+    ['all secrets', inDefault('list', 'secrets'), false, 'No Object name found'],
     ['secrets everywhere', attrs('list', 'secrets'), false, 'can only read namespaced object of this type'],
-    [
-      'a secret write',
-      attrs('update', 'secrets', { namespace: 'default', name: 's1' }),
-      false,
-      'can only read resources of this type',
-    ],
-    ['its config map', attrs('watch', 'configmaps', { namespace: 'default', name: 'c1' }), true, ''],
-    ['its claim', attrs('get', 'persistentvolumeclaims', { namespace: 'default', name: 'data' }), true, ''],
+    ['a secret write', inDefault('update', 'secrets', 's1'), false, 'can only read resources of this type'],
+    ['its config map', inDefault('watch', 'configmaps', 'c1'), true, ''],
+    ['its claim', inDefault('get', 'persistentvolumeclaims', 'data'), true, ''],
     [
       'a claim list',
-      attrs('list', 'persistentvolumeclaims', { namespace: 'default' }),
+      inDefault('list', 'persistentvolumeclaims'),
       false,
       'can only get individual resources of this type',
     ],
-    [
-      'its claim status',
-      attrs('patch', 'persistentvolumeclaims', { namespace: 'default', name: 'data', subresource: 'status' }),
-      true,
-      '',
-    ],
+    ['its claim status', inDefault('patch', 'persistentvolumeclaims', 'data', 'status'), true, ''],
     [
       'its claim status read',
-      attrs('get', 'persistentvolumeclaims', { namespace: 'default', name: 'data', subresource: 'status' }),
+      inDefault('get', 'persistentvolumeclaims', 'data', 'status'),
       false,
       'can only get/update/patch this type',
     ],
     ['its volume', attrs('get', 'persistentvolumes', { name: 'pv1' }), true, ''],
     ['another volume', attrs('get', 'persistentvolumes', { name: 'pv2' }), false, noRelation],
-    [
-      'a token of its account',
-      attrs('create', 'serviceaccounts', { namespace: 'default', name: 'sa1', subresource: 'token' }),
-      true,
-      '',
-    ],
-    [
-      'a token of another account',
-      attrs('create', 'serviceaccounts', { namespace: 'default', name: 'sa2', subresource: 'token' }),
-      false,
-      noRelation,
-    ],
+    ['a token of its account', inDefault('create', 'serviceaccounts', 'sa1', 'token'), true, ''],
+    ['a token of another account', inDefault('create', 'serviceaccounts', 'sa2', 'token'), false, noRelation],
     [
       'an account read',
-      attrs('get', 'serviceaccounts', { namespace: 'default', name: 'sa1' }),
+      inDefault('get', 'serviceaccounts', 'sa1'),
       false,
       'can only create tokens for individual service accounts',
     ],
@@ -130,15 +113,10 @@ describe('decideForNode', () => {
     ['a node patch (NodeRestriction narrows it)', attrs('patch', 'nodes', { name: 'n2' }), true, ''],
     ['a node status update', attrs('update', 'nodes', { name: 'n1', subresource: 'status' }), true, ''],
     ['a node delete', attrs('delete', 'nodes', { name: 'n1' }), false, ''],
-    [
-      'a pod status patch',
-      attrs('patch', 'pods', { namespace: 'default', name: 'web', subresource: 'status' }),
-      true,
-      '',
-    ],
-    ['a pod update', attrs('update', 'pods', { namespace: 'default', name: 'web' }), false, ''],
-    ['an eviction', attrs('create', 'pods', { namespace: 'default', name: 'web', subresource: 'eviction' }), true, ''],
-    ['events', attrs('create', 'events', { namespace: 'default' }), true, ''],
+    ['a pod status patch', inDefault('patch', 'pods', 'web', 'status'), true, ''],
+    ['a pod update', inDefault('update', 'pods', 'web'), false, ''],
+    ['an eviction', inDefault('create', 'pods', 'web', 'eviction'), true, ''],
+    ['events', inDefault('create', 'events'), true, ''],
     ['its CSRs', attrs('watch', 'certificatesigningrequests', { group: 'certificates.k8s.io' }), true, ''],
     [
       'a CSR approval',
