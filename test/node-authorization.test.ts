@@ -63,7 +63,7 @@ describe.each(FLAVORS)('node identities (%s flavor)', (flavor: FlavorName) => {
     ({ metadata: { namespace: leaseNs, name }, spec: { holderIdentity: name } }) as KubeObject;
 
   beforeAll(async () => {
-    c = await startTestCluster({ flavor, storage: 'memory' });
+    c = await startTestCluster({ flavor });
     leaseNs = c.cp.registry.naming.initialNamespaces.find((ns) => ns.endsWith('-node-lease'))!;
     n1 = await nodeClient('n1');
     await c.client.kind<Node>('Node').create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'sim-node-2' } });
