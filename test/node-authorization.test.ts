@@ -154,6 +154,15 @@ describe.each(FLAVORS)('node identities (%s flavor)', (flavor: FlavorName) => {
     await c.client.kind<Pod>('Pod').create(pod('mine', 'n1', 'my-secret'));
     const running = await n1.kind<Pod>('Pod').patchStatus(NS, 'mine', { status: { phase: 'Running' } }, 'merge');
     expect(running.status?.phase).toBe('Running');
+
+    await c.client
+      .kind<Pod>('Pod')
+      .create({ ...pod('evicted', 'n1'), spec: { ...pod('evicted', 'n1').spec!, terminationGracePeriodSeconds: 0 } });
+    const evicted = await n1.request('POST', `/api/v1/namespaces/${NS}/pods/evicted/eviction`, {
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'evicted', namespace: NS } },
+    });
+    expect(evicted.status).toBe(201);
+    await expect(c.client.kind('Pod').get(NS, 'evicted')).rejects.toMatchObject({ code: 404 });
   });
 
   it('refuses restricted labels and taint changes on its own node', async () => {

@@ -86,10 +86,14 @@ export function podReferences(pod: Pod, kind: Exclude<RelatedKind, 'persistentvo
   }
 }
 
+type PodUses = Record<Exclude<RelatedKind, 'persistentvolume'>, Set<string>>;
+
 /** The {@link NodeGraph} of a storage: pod keys indexed by node, rebuilt whenever the storage is reloaded whole. */
 export class StorageNodeGraph implements NodeGraph {
   private readonly podsByNode = new Map<string, Set<string>>();
   private readonly nodeOfPod = new Map<string, string>();
+  /** What each stored pod uses, by the stored object: stored objects never change, so this never goes stale. */
+  private readonly uses = new WeakMap<Pod, PodUses>();
   /** The storage's load count the index was built at; -1 before the first use. */
   private builtAt = -1;
 
@@ -110,16 +114,32 @@ export class StorageNodeGraph implements NodeGraph {
       if (namespace && !key.startsWith(`${namespace}/`)) continue;
       const pod = this.storage.get(this.pods, key) as Pod | undefined;
       if (!pod) continue;
+      const uses = this.usesOf(pod);
       if (kind !== 'persistentvolume') {
-        if (podReferences(pod, kind).includes(name)) return true;
+        if (uses[kind].has(name)) return true;
         continue;
       }
-      for (const claim of podReferences(pod, 'persistentvolumeclaim')) {
+      for (const claim of uses.persistentvolumeclaim) {
         const pvc = this.storage.get(this.claims, `${pod.metadata.namespace}/${claim}`) as PersistentVolumeClaim;
         if (pvc?.spec?.volumeName === name) return true;
       }
     }
     return false;
+  }
+
+  private usesOf(pod: Pod): PodUses {
+    let uses = this.uses.get(pod);
+    if (!uses) {
+      const of = (kind: keyof PodUses) => new Set(podReferences(pod, kind));
+      uses = {
+        secret: of('secret'),
+        configmap: of('configmap'),
+        persistentvolumeclaim: of('persistentvolumeclaim'),
+        serviceaccount: of('serviceaccount'),
+      };
+      this.uses.set(pod, uses);
+    }
+    return uses;
   }
 
   private podKeysOn(node: string): Iterable<string> {
