@@ -152,6 +152,19 @@ describe.each(FLAVORS)('node identities (%s flavor)', (flavor: FlavorName) => {
     expect(elsewhere.code).toBe(403);
 
     await c.client.kind<Pod>('Pod').create(pod('mine', 'n1', 'my-secret'));
+    // Its pod runs as the default account, so it may ask for that account's tokens, but only bound to its pods.
+    const theirs = await c.client.kind<Pod>('Pod').get(NS, 'theirs');
+    const boundTo = { apiVersion: 'v1', kind: 'Pod', name: 'theirs', uid: theirs.metadata.uid };
+    const token = await outcome(
+      n1.request('POST', `/api/v1/namespaces/${NS}/serviceaccounts/default/token`, {
+        body: { kind: 'TokenRequest', spec: { audiences: [], boundObjectRef: boundTo } },
+      }),
+    );
+    expect(token).toEqual({
+      code: 403,
+      message:
+        'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+    });
     const running = await n1.kind<Pod>('Pod').patchStatus(NS, 'mine', { status: { phase: 'Running' } }, 'merge');
     expect(running.status?.phase).toBe('Running');
 

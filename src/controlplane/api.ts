@@ -757,7 +757,7 @@ export class ApiServer {
   }
 
   /**
-   * Admission of a request that a subresource handler serves (an eviction): the plugins see its object under
+   * Admission of a request that a subresource handler serves (an eviction, a token request): the plugins see its object under
    * the subresource, as the reference's REST handlers call admission before acting.
    */
   async admitSubresource(req: ResourceRequest, object: KubeObject, user: UserInfo, dryRun: boolean): Promise<void> {
