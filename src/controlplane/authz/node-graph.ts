@@ -21,21 +21,24 @@ type Named = { name?: string } | undefined;
 type VolumeSources = Record<string, { secretRef?: Named; secretName?: string; nodePublishSecretRef?: Named }>;
 type Projection = { secret?: Named; configMap?: Named };
 
-const nameOf = (ref: Named): string[] => (ref?.name ? [ref.name] : []);
+const nameOf = (ref: Named): string[] => (typeof ref?.name === 'string' && ref.name ? [ref.name] : []);
+/** The entries of a list field; nothing for a missing or malformed one (admission sees objects before validation). */
+const entries = <T>(list: T[] | undefined): T[] =>
+  Array.isArray(list) ? list.filter((x) => x !== null && typeof x === 'object') : [];
 
 function containersOf(pod: Pod): Container[] {
   const spec = pod.spec;
-  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? []), ...((spec?.ephemeralContainers ?? []) as [])];
+  return [spec?.initContainers, spec?.containers, spec?.ephemeralContainers as unknown as Container[]].flatMap(entries);
 }
 
 function envRefs(pod: Pod, from: (e: EnvFromSource) => Named, key: (e: EnvVar) => Named): string[] {
   return containersOf(pod).flatMap((c) => [
-    ...(c.envFrom ?? []).flatMap((e) => nameOf(from(e))),
-    ...(c.env ?? []).flatMap((e) => nameOf(key(e))),
+    ...entries(c.envFrom).flatMap((e) => nameOf(from(e))),
+    ...entries(c.env).flatMap((e) => nameOf(key(e))),
   ]);
 }
 
-const projections = (v: Volume) => (v.projected?.sources ?? []) as Projection[];
+const projections = (v: Volume) => entries(v.projected?.sources as Projection[] | undefined);
 
 /** Secrets a volume names: secret and projected volumes, and the credentials of plugin volumes (CSI, RBD, ...). */
 function volumeSecrets(v: Volume): string[] {
@@ -53,7 +56,7 @@ function volumeSecrets(v: Volume): string[] {
 
 /** The names of the objects of one kind that a pod uses, as the reference's graph records its edges. */
 export function podReferences(pod: Pod, kind: Exclude<RelatedKind, 'persistentvolume'>): string[] {
-  const volumes = pod.spec?.volumes ?? [];
+  const volumes = entries(pod.spec?.volumes);
   switch (kind) {
     case 'serviceaccount':
       // The reference's ServiceAccount admission gives every pod one; `default` when the pod names none.
@@ -75,7 +78,7 @@ export function podReferences(pod: Pod, kind: Exclude<RelatedKind, 'persistentvo
       ];
     case 'secret':
       return [
-        ...(pod.spec?.imagePullSecrets ?? []).flatMap((r) => nameOf(r)),
+        ...entries(pod.spec?.imagePullSecrets).flatMap((r) => nameOf(r)),
         ...volumes.flatMap(volumeSecrets),
         ...envRefs(
           pod,

@@ -371,6 +371,47 @@ describe('nodeRestriction: leases, claims, tokens, others', () => {
   });
 });
 
+describe('nodeRestriction on malformed objects (admission runs before validation)', () => {
+  const malformed = (spec: object) =>
+    pod(
+      'static',
+      'n1',
+      {
+        annotations: { 'kubernetes.io/config.mirror': 'hash' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'uid-n1', controller: true }],
+      },
+      spec,
+    );
+  it.each<[string, AdmissionAttributes, ReturnType<typeof decide>]>([
+    ['volumes as an object', attrs('Pod', 'CREATE', { object: malformed({ volumes: { a: 1 } }) }), undefined],
+    [
+      'containers as a string',
+      attrs('Pod', 'CREATE', { object: malformed({ containers: 'c', initContainers: [null] }) }),
+      undefined,
+    ],
+    [
+      'env as an object and sources as a number',
+      attrs('Pod', 'CREATE', {
+        object: malformed({
+          containers: [{ name: 'c', env: { a: 1 }, envFrom: [null, 3] }],
+          volumes: [null, { name: 'v', projected: { sources: 4 } }, { name: 'w', secret: { secretName: 's' } }],
+        }),
+      }),
+      forbidden('pods "static" is forbidden: node "n1" can not create pods that reference secrets'),
+    ],
+    [
+      'labels set to null',
+      attrs('Node', 'UPDATE', {
+        object: { metadata: { name: 'n1', labels: null } },
+        old: node('n1', { labels: { 'kubernetes.io/role': 'x' } }),
+      }),
+      forbidden('nodes "n1" is forbidden: is not allowed to modify labels: kubernetes.io/role'),
+    ],
+  ])('%s: answered, not thrown', (_what, a, expected) => {
+    expect(decide(a)).toEqual(expected);
+  });
+});
+
 describe('label helpers', () => {
   it('finds the labels that changed', () => {
     expect(modifiedLabels({ a: '1', b: '2', c: '3' }, { a: '1', b: '0', d: '4' })).toEqual(['b', 'c', 'd']);

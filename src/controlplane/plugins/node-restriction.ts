@@ -26,9 +26,11 @@ const labelNamespace = (key: string) => (key.includes('/') ? key.slice(0, key.in
 const inNamespace = (ns: string, domain: string) => ns === domain || ns.endsWith(`.${domain}`);
 
 /** Label keys added, removed or changed between two label maps, sorted. */
-export function modifiedLabels(a: Record<string, string> = {}, b: Record<string, string> = {}): string[] {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...keys].filter((k) => a[k] !== b[k]).sort();
+export function modifiedLabels(a?: Record<string, string> | null, b?: Record<string, string> | null): string[] {
+  const before = a ?? {};
+  const after = b ?? {};
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((k) => before[k] !== after[k]).sort();
 }
 
 /** Of the labels a node changes, those it may not: node-restriction ones, and the product's beyond the agent's own. */
@@ -133,14 +135,16 @@ function admitMirrorPod(node: string, pod: Pod, facts: NodeRestrictionFacts, n: 
     return deny(`node ${node} UID mismatch: expected ${owner.uid} got ${self.metadata.uid}`);
   }
   if (pod.spec?.serviceAccountName) return deny(`node ${q(node)} can not create pods that reference a service account`);
-  const bundles = (pod.spec?.volumes ?? []).filter((v) =>
-    ((v.projected?.sources ?? []) as { clusterTrustBundle?: unknown }[]).some((s) => s.clusterTrustBundle),
-  );
+  const volumes = Array.isArray(pod.spec?.volumes) ? pod.spec.volumes : [];
+  const bundles = volumes.filter((v) => {
+    const sources = v?.projected?.sources;
+    return Array.isArray(sources) && sources.some((s) => (s as { clusterTrustBundle?: unknown })?.clusterTrustBundle);
+  });
   const references: [string, number][] = [
     ['secrets', podReferences(pod, 'secret').length],
     ['configmaps', podReferences(pod, 'configmap').length],
     ['clustertrustbundles', bundles.length],
-    ['persistentvolumeclaims', (pod.spec?.volumes ?? []).filter((v) => v.persistentVolumeClaim).length],
+    ['persistentvolumeclaims', volumes.filter((v) => v?.persistentVolumeClaim).length],
   ];
   const used = references.find(([, count]) => count > 0);
   return used && deny(`node ${q(node)} can not create pods that reference ${used[0]}`);
