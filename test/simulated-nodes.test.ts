@@ -1,14 +1,16 @@
 /**
  * Simulated nodes on the embedded control plane (in memory, temp data dir): registration, binding,
  * Pending → Running → Ready after the readiness delay, `:broken` and `:crash` images, graceful
- * deletion, claim binding, cordoned nodes, and `kubectl drain` evicting their pods.
+ * deletion, claim binding, cordoned nodes, `kubectl drain` evicting their pods, and each node writing as
+ * itself (`system:node:<name>`), which the audit log shows.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../src/api/meta.ts';
 import type { Node, PersistentVolumeClaim, Pod } from '../src/api/types/core.ts';
+import type { AuditEvent } from '../src/controlplane/audit.ts';
 import { type SimulatedNodes, startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { eventually } from './support/eventually.ts';
@@ -19,13 +21,16 @@ let nodes: SimulatedNodes;
 const NS = 'default';
 
 beforeAll(async () => {
-  cluster = await startTestCluster();
+  cluster = await startTestCluster({
+    auditLogPath: join(tmpdir(), `sim-nodes-audit-${process.pid}-${Date.now()}.jsonl`),
+  });
   nodes = await startSimulatedNodes(cluster.cp, 3);
   cluster.cp.attach(nodes);
 }, 60_000);
 
 afterAll(async () => {
   await cluster?.stop();
+  if (cluster?.cp.audit) await rm(cluster.cp.audit.path, { force: true });
 });
 
 const pods = () => cluster.client.kind<Pod>('Pod');
@@ -83,6 +88,34 @@ describe('simulated nodes', () => {
     // Measured between watch events (each arrives with its own delay): not at once, roughly the delay.
     expect(readyAt.at - running.at).toBeGreaterThanOrEqual(200);
     expect(p.status?.podIP).toMatch(/^10\.244\./);
+  });
+
+  it('write their Node, its status and their pods as themselves, never as an administrator', async () => {
+    await pods().create(bare('audited', 'app:1', { delay: '0s' }));
+    const p = await eventually(async () => {
+      const x = await pods().get(NS, 'audited');
+      return ready(x) ? x : undefined;
+    }, 10_000);
+    await cluster.cp.audit!.flush();
+    const events = (await readFile(cluster.cp.audit!.path, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as AuditEvent);
+    const podStatus = events.filter(
+      (e) => e.objectRef.resource === 'pods' && e.objectRef.name === 'audited' && e.objectRef.subresource === 'status',
+    );
+    expect(podStatus.length).toBeGreaterThanOrEqual(2);
+    for (const e of podStatus) {
+      expect(e.user.username).toBe(`system:node:${p.spec?.nodeName}`);
+      expect(e.user.groups).toContain('system:nodes');
+    }
+    for (const name of nodes.nodeNames) {
+      const own = events.filter((e) => e.objectRef.resource === 'nodes' && e.objectRef.name === name);
+      expect(own.map((e) => [e.verb, e.objectRef.subresource, e.user.username].filter(Boolean).join(' '))).toEqual([
+        `create system:node:${name}`,
+        `update status system:node:${name}`,
+      ]);
+    }
   });
 
   it('never make a :broken pod Ready, and fail a :crash one', async () => {

@@ -64,6 +64,21 @@ export interface Naming {
     /** On every namespace: its own name (the reference's `kubernetes.io/metadata.name`). */
     readonly metadataName: string;
   };
+  /** What the Node authorizer and NodeRestriction admission know about node agents. */
+  readonly nodes: {
+    /** Where each node agent keeps its Lease, named after its node. */
+    readonly leaseNamespace: string;
+    /** Label domains of the product: a node agent may set only the labels below in them on its own Node. */
+    readonly labelDomains: readonly string[];
+    /** Single labels a node agent may set on its own Node. */
+    readonly agentLabels: readonly string[];
+    /** Label namespaces (and their subdomains) a node agent may set on its own Node. */
+    readonly agentLabelNamespaces: readonly string[];
+    /** The label namespace (and its subdomains) only administrators may set on Nodes. */
+    readonly restrictedLabelNamespace: string;
+    /** Marks a pod that a node agent created for a static pod. */
+    readonly mirrorPodAnnotation: string;
+  };
   /** Group of structured z-page answers and of the component configuration. */
   readonly configGroup: string;
   /** Groups that the client protocol itself fixes (kubectl asks for them by these names in both flavors). */
@@ -116,6 +131,26 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       revisionHash: `controller.${domain}/hash`,
       autoManaged: `${shortWord}-aggregator.${domain}/automanaged`,
       metadataName: `${domain}/metadata.name`,
+    },
+    nodes: {
+      leaseNamespace: `${shortWord}-node-lease`,
+      labelDomains: [...new Set([domain, groupSuffix])],
+      agentLabels: [
+        `${domain}/hostname`,
+        `topology.${domain}/zone`,
+        `topology.${domain}/region`,
+        `failure-domain.beta.${domain}/zone`,
+        `failure-domain.beta.${domain}/region`,
+        `beta.${domain}/instance-type`,
+        `node.${domain}/instance-type`,
+        `${domain}/os`,
+        `${domain}/arch`,
+        `beta.${domain}/os`,
+        `beta.${domain}/arch`,
+      ],
+      agentLabelNamespaces: [`${nodeAgent}.${domain}`, `node.${domain}`],
+      restrictedLabelNamespace: `node-restriction.${domain}`,
+      mirrorPodAnnotation: `${domain}/config.mirror`,
     },
     configGroup: `config.${groupSuffix}`,
     protocol: { metaGroup: 'meta.k8s.io', discoveryGroup: 'apidiscovery.k8s.io' },

@@ -780,11 +780,7 @@ export class ApiServer {
       warnings: effects.warnings,
       auditAnnotations: effects.auditAnnotations,
     };
-    // Only a plugin's promise is awaited: most answer at once, and each await is a turn of the microtask queue.
-    for (const plugin of this.options.admission) {
-      const pending = plugin.admit?.(attrs);
-      if (pending) await pending;
-    }
+    await this.runAdmission('admit', attrs);
     if (object) {
       const validation = this.options.validation;
       if (validation && !subresource) validation.defaults(rt, object);
@@ -800,8 +796,32 @@ export class ApiServer {
       const problems = Array.isArray(checked) ? checked : await checked;
       if (problems.length) throw invalid(rt, object.metadata.name, problems);
     }
+    await this.runAdmission('validate', attrs);
+  }
+
+  /**
+   * Admission of a request that a subresource handler serves (an eviction, a token request): the plugins see its object under
+   * the subresource, as the reference's REST handlers call admission before acting.
+   */
+  async admitSubresource(req: ResourceRequest, object: KubeObject, user: UserInfo, dryRun: boolean): Promise<void> {
+    const attrs: AdmissionAttributes = {
+      operation: 'CREATE',
+      rt: req.rt,
+      subresource: req.subresource,
+      namespace: req.namespace,
+      name: req.name ?? '',
+      object,
+      user,
+      dryRun,
+    };
+    await this.runAdmission('admit', attrs);
+    await this.runAdmission('validate', attrs);
+  }
+
+  private async runAdmission(phase: 'admit' | 'validate', attrs: AdmissionAttributes): Promise<void> {
+    // Only a plugin's promise is awaited: most answer at once, and each await is a turn of the microtask queue.
     for (const plugin of this.options.admission) {
-      const pending = plugin.validate?.(attrs);
+      const pending = plugin[phase]?.(attrs);
       if (pending) await pending;
     }
   }

@@ -25,6 +25,7 @@ import { ApiServer, type ObjectValidation } from './api.ts';
 import { AuditLog } from './audit.ts';
 import { bootstrapTokenSource, TokenAuthenticator } from './authn.ts';
 import { escalationCheck } from './authz/escalation.ts';
+import { NodeAuthorizer, nodeRules } from './authz/node.ts';
 import {
   AlwaysAllowAuthorizer,
   type Authorizer,
@@ -34,12 +35,13 @@ import {
   requestAuthorizer,
 } from './authz/rbac.ts';
 import { createReviewer } from './authz/reviews.ts';
+import { UnionAuthorizer } from './authz/union.ts';
 import { ApiError } from './errors.ts';
 import type { EtcdStore } from './etcd-store.ts';
 import { evictionHandler } from './eviction.ts';
 import { GarbageCollector } from './gc.ts';
 import { impersonate } from './impersonation.ts';
-import { writeKubeconfig } from './kubeconfig.ts';
+import { type KubeconfigOptions, renderKubeconfig, writeKubeconfig } from './kubeconfig.ts';
 import { openLevelStore } from './kv-level.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
 import { objectValidation } from './object-validation.ts';
@@ -87,10 +89,11 @@ export interface ControlPlaneOptions {
   /** The admission chain; the standard plugins when unset. */
   admission?: AdmissionPlugin[];
   /**
-   * `RBAC` (the default): Roles, ClusterRoles and their bindings from storage, with the bootstrap policy,
-   * `system:masters` allowed everything; `AlwaysAllow`: every authenticated request passes.
+   * `Node,RBAC` (the default): the Node authorizer for node identities, then `RBAC`: Roles, ClusterRoles and
+   * their bindings from storage, with the bootstrap policy, `system:masters` allowed everything;
+   * `AlwaysAllow`: every authenticated request passes.
    */
-  authorizationMode: 'RBAC' | 'AlwaysAllow';
+  authorizationMode: 'Node,RBAC' | 'RBAC' | 'AlwaysAllow';
   /** Replaces the request check of `authorizationMode`. */
   authorize?: RequestAuthorizer;
   /** What admission asks the authorizer (approve, sign, attest); `authorizationMode`'s authorizer when unset. */
@@ -121,7 +124,7 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
     slowWatcherGraceMs: 5_000,
   },
   now: () => new Date(),
-  authorizationMode: 'RBAC',
+  authorizationMode: 'Node,RBAC',
 };
 
 export const CONTROL_PLANE_VERSION = { ...API_LEVEL, gitVersion: `v${API_LEVEL_SEMVER}+embedded.${VERSION}` };
@@ -157,10 +160,8 @@ export class ControlPlane {
     this.storage = new Storage({ historySize: this.options.historySize });
     const o = this.options;
     const features = (g: string) => o.featureGates[g] ?? DEFAULT_FEATURE_GATES[g] ?? false;
-    this.authorizer =
-      o.authorizationMode === 'AlwaysAllow'
-        ? new AlwaysAllowAuthorizer()
-        : new RbacAuthorizer(this.storage, this.registry);
+    const rbac = o.authorizationMode === 'AlwaysAllow' ? undefined : new RbacAuthorizer(this.storage, this.registry);
+    this.authorizer = this.chooseAuthorizer(o.authorizationMode, rbac);
     const can: AccessChecker = o.accessCheck ?? accessChecker(this.authorizer);
     const admission = [
       ...(o.admission ??
@@ -169,7 +170,7 @@ export class ControlPlane {
         )),
     ];
     // Last, as the reference's RBAC storage judges the object mutating admission produced.
-    if (this.authorizer instanceof RbacAuthorizer) admission.push(escalationCheck(this.authorizer, this.registry));
+    if (rbac) admission.push(escalationCheck(rbac, this.registry));
     this.api = new ApiServer(this.registry, this.storage, {
       log: this.log,
       now: o.now,
@@ -185,6 +186,15 @@ export class ControlPlane {
     this.tokens.addSource(
       bootstrapTokenSource((ns, name) => this.storage.get(secrets, `${ns}/${name}`), this.registry.naming, o.now),
     );
+  }
+
+  private chooseAuthorizer(
+    mode: ControlPlaneOptions['authorizationMode'],
+    rbac: RbacAuthorizer | undefined,
+  ): Authorizer {
+    if (!rbac) return new AlwaysAllowAuthorizer();
+    if (mode === 'RBAC') return rbac;
+    return new UnionAuthorizer([new NodeAuthorizer(this.storage, this.registry), rbac]);
   }
 
   get url(): string {
@@ -312,6 +322,16 @@ export class ControlPlane {
 
   /** Writes a kubeconfig for any identity, with a client certificate from the cluster CA. */
   async writeIdentityKubeconfig(path: string, user: UserInfo): Promise<string> {
+    await writeKubeconfig(path, await this.identityKubeconfigOptions(user));
+    return path;
+  }
+
+  /** The text of a kubeconfig for any identity (simulated nodes keep theirs in memory). */
+  async identityKubeconfig(user: UserInfo): Promise<string> {
+    return renderKubeconfig(await this.identityKubeconfigOptions(user));
+  }
+
+  private async identityKubeconfigOptions(user: UserInfo): Promise<KubeconfigOptions> {
     const cert = await issueKeyAndCertificate({
       ca: this.clusterCa,
       subject: { commonName: user.username, organizations: user.groups },
@@ -320,14 +340,13 @@ export class ControlPlane {
       notAfter: new Date(Date.now() + 365 * 24 * 3600_000),
     });
     const flavorName = this.registry.naming.product;
-    await writeKubeconfig(path, {
+    return {
       server: this.url,
       caPem: this.caPem,
       user: { name: user.username, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem },
       clusterName: `${flavorName}-embedded`,
       contextName: `${user.username}@${flavorName}-embedded`,
-    });
-    return path;
+    };
   }
 
   /**
@@ -499,9 +518,9 @@ function isBootstrapPolicy(obj: KubeObject, n: Naming): boolean {
 }
 
 /**
- * What node agents (`system:nodes`) need to renew their certificates and register: create, get, list and watch
- * CSRs, and their Node with its status. The reference grants these through its Node authorizer (the
- * `system:node` role's rules); this control plane has none, so the same rules are bound to the group.
+ * The reference's `system:node` role (the Node authorizer's static rules) and its binding, which since the
+ * Node authorizer names no subject: node identities get these rules through that authorizer, narrowed by
+ * NodeRestriction admission to their own objects, never through RBAC.
  */
 function nodeAgentPolicy(n: Naming): KubeObject[] {
   const rbac = group(n, 'rbac.authorization');
@@ -515,22 +534,13 @@ function nodeAgentPolicy(n: Naming): KubeObject[] {
       apiVersion: `${rbac}/v1`,
       kind: 'ClusterRole',
       metadata,
-      rules: [
-        {
-          verbs: ['create', 'get', 'list', 'watch'],
-          apiGroups: [group(n, 'certificates')],
-          resources: ['certificatesigningrequests'],
-        },
-        { verbs: ['create', 'get', 'list', 'watch', 'patch', 'update'], apiGroups: [''], resources: ['nodes'] },
-        { verbs: ['patch', 'update'], apiGroups: [''], resources: ['nodes/status'] },
-      ],
+      rules: nodeRules(n),
     },
     {
       apiVersion: `${rbac}/v1`,
       kind: 'ClusterRoleBinding',
       metadata,
       roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:node' },
-      subjects: [{ kind: 'Group', apiGroup: rbac, name: 'system:nodes' }],
     },
   ];
 }

@@ -482,5 +482,7 @@ export const evictionHandler: SubresourceHandler = async (api, req, query, body,
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   const options = evictionDeleteOptions(api, query, eviction);
+  // Admission first (NodeRestriction: a node evicts only its own pods), before any budget is spent.
+  await api.admitSubresource(req, eviction, user, options.dryRun);
   return evictPod(storageEvictionStore(api, req, user), req.namespace ?? '', req.name ?? '', options);
 };

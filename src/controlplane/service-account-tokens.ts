@@ -200,7 +200,7 @@ interface TokenRequestSpec {
 
 /** The `serviceaccounts/token` handler: validates a TokenRequest and answers it with a signed token. */
 export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectReader): SubresourceHandler {
-  return async (api, req, _query, body) => {
+  return async (api, req, _query, body, user) => {
     if (req.verb !== 'create') throw methodNotAllowed(req.verb);
     const authentication = group(api.naming, 'authentication');
     const apiVersion = `${authentication}/v1`;
@@ -230,7 +230,8 @@ export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectRe
     const problems = validateExpiration(seconds);
     if (problems.length)
       throw invalid({ group: authentication, plural: 'tokenrequests', kind: 'TokenRequest' }, name, problems);
-
+    // Admission (NodeRestriction: a node's token must be bound to a pod of its own) before anything is issued.
+    await api.admitSubresource(req, request, user, false);
     const sa = read('ServiceAccount', namespace, name);
     if (!sa) throw notFound(req.rt, name);
     const bound = spec.boundObjectRef ? boundObject(spec.boundObjectRef, namespace, read) : undefined;

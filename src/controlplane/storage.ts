@@ -188,6 +188,7 @@ export class Storage {
   private keptAfter = 0;
   /** Callers waiting for the storage to reach a resourceVersion (the watch cache catching up). */
   private rvWaiters: { rv: number; resolve: () => void }[] = [];
+  private loadCount = 0;
   readonly options: StorageOptions;
   backend: StorageBackend = {
     create: async (rt, obj) => this.create(rt, obj),
@@ -200,6 +201,11 @@ export class Storage {
 
   constructor(options: Partial<StorageOptions> = {}) {
     this.options = { ...DEFAULT_STORAGE_OPTIONS, ...options };
+  }
+
+  /** How many times objects were loaded whole (`restore`, `replace`), which no commit reports: indexes rebuild then. */
+  get loads(): number {
+    return this.loadCount;
   }
 
   /** The latest resourceVersion handed out. */
@@ -328,6 +334,7 @@ export class Storage {
   }
 
   private load(saved: SavedState): void {
+    this.loadCount++;
     for (const { rt, object } of saved.objects) {
       const s = this.store(rt);
       const key = objectKey(object.metadata);

@@ -15,13 +15,12 @@ import type { CertificateSigningRequest, KeyUsage } from '../api/types/certifica
 import type { Node, NodeAddress } from '../api/types/core.ts';
 import { KubeClient } from '../client/client.ts';
 import { isNotFound } from '../client/errors.ts';
+import { NODE_USER_PREFIX } from '../controlplane/authz/node.ts';
+import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 import { exportPrivateKeyPem, generateKeyPair, type KeyAlgorithm, signingAlgorithmFor } from '../pki/keys.ts';
 import { derToPem } from '../pki/pem.ts';
 
 x509.cryptoProvider.set(webcrypto);
-
-export const NODE_USER_PREFIX = 'system:node:';
-export const NODES_GROUP = 'system:nodes';
 
 export interface NodeAgentOptions {
   server: string;

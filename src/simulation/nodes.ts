@@ -8,6 +8,10 @@
  * but never becomes Ready; one ending in `:crash` fails. A pod being deleted stays terminating for its
  * grace period and is then removed. Claims are bound as they appear. Pods bound to nodes that are not
  * simulated here are left alone.
+ *
+ * Each node's own work (registering its Node and status, its pods' status, removing its terminated pods) is
+ * done as that node (`system:node:<name>`), under the Node authorizer and NodeRestriction like any node agent;
+ * the scheduler's and the volume binder's part (binding pods, binding claims) with the control-plane client.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -28,6 +32,8 @@ import { parseDuration } from '../cli/flags.ts';
 import { KubeClient } from '../client/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
 import type { ResourceClient } from '../client/resource.ts';
+import { NODE_USER_PREFIX } from '../controlplane/authz/node.ts';
+import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 import type { ControlPlane } from '../controlplane/control-plane.ts';
 import { rfc3339 } from '../util/time.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
@@ -40,7 +46,10 @@ const CLAIM_KEY = 'claim:';
 const NODE_INDEX = 'node';
 
 export interface SimulatedNodesOptions {
+  /** The scheduler's and volume binder's client; also feeds the caches. */
   client: KubeClient;
+  /** A client that acts as the named node itself. */
+  nodeClient: (nodeName: string) => Promise<KubeClient>;
   registry: ResourceRegistry;
   count: number;
   /** Node names are `<prefix>-<i>`, from 1. */
@@ -81,8 +90,9 @@ export class SimulatedNodes {
   private readonly nodes: Lister<Node>;
   private readonly claims: Lister<PersistentVolumeClaim>;
   private readonly podClient: ResourceClient<Pod>;
-  private readonly nodeClient: ResourceClient<Node>;
   private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
+  /** Each node's own clients, as that node; filled by `start`. */
+  private readonly agents = new Map<string, { pods: ResourceClient<Pod>; nodes: ResourceClient<Node> }>();
   private readonly queue = new WorkQueue<string>();
   private workers: Promise<void>[] = [];
   private nextPodIp = 1;
@@ -105,7 +115,6 @@ export class SimulatedNodes {
     const nodeInformer = this.informers.informerFor<Node>(rt('Node'));
     this.nodes = nodeInformer.lister();
     this.podClient = opts.client.resource<Pod>(rt('Pod'));
-    this.nodeClient = opts.client.resource<Node>(rt('Node'));
     this.claimClient = opts.client.resource<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
     const podKey = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
     podInformer.addEventHandler({
@@ -127,6 +136,10 @@ export class SimulatedNodes {
 
   /** Registers the nodes, all at once, while the caches of pods, nodes and claims fill; then starts the workers. */
   async start(timeoutMs = 30_000): Promise<void> {
+    for (const name of this.nodeNames) {
+      const client = await this.opts.nodeClient(name);
+      this.agents.set(name, { pods: client.kind<Pod>('Pod'), nodes: client.kind<Node>('Node') });
+    }
     this.informers.start();
     try {
       await Promise.all(this.nodeNames.map((name, i) => this.register(name, i + 1)));
@@ -147,11 +160,12 @@ export class SimulatedNodes {
   private async register(name: string, index: number): Promise<void> {
     const now = rfc3339(new Date());
     const node: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'simulated-node': 'true' } } };
-    const created = await this.nodeClient.create(node).catch(async (err) => {
+    const nodes = this.agent(name).nodes;
+    const created = await nodes.create(node).catch(async (err) => {
       if (!isAlreadyExists(err)) throw err;
-      return this.nodeClient.get(undefined, name);
+      return nodes.get(undefined, name);
     });
-    await this.nodeClient.replaceStatus({
+    await nodes.replaceStatus({
       ...created,
       status: {
         ...created.status,
@@ -226,8 +240,8 @@ export class SimulatedNodes {
       this.queue.addAfter(keyOf(pod), left);
       return;
     }
-    await this.podClient
-      .delete(pod.metadata.namespace, pod.metadata.name!, {
+    await this.agent(pod.spec.nodeName)
+      .pods.delete(pod.metadata.namespace, pod.metadata.name!, {
         gracePeriodSeconds: 0,
         preconditions: { uid: pod.metadata.uid },
       })
@@ -316,8 +330,15 @@ export class SimulatedNodes {
     });
   }
 
+  /** The pod's node reports its status. */
   private async writeStatus(pod: Pod, status: Pod['status']): Promise<void> {
-    await this.podClient.replaceStatus({ ...pod, status });
+    await this.agent(pod.spec?.nodeName ?? '').pods.replaceStatus({ ...pod, status });
+  }
+
+  private agent(nodeName: string) {
+    const agent = this.agents.get(nodeName);
+    if (!agent) throw new Error(`node ${nodeName} is not simulated here`);
+    return agent;
   }
 }
 
@@ -329,12 +350,27 @@ function containerStatus(c: Container, state: ContainerState): ContainerStatus {
 }
 const keyOf = (pod: Pod) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
-/** Simulated nodes for an embedded control plane, as its admin; started before this returns. */
+/**
+ * Simulated nodes for an embedded control plane, started before this returns: each node acts with a client
+ * certificate of its own (`system:node:<name>`, group `system:nodes`) from the plane's CA, the scheduler and
+ * volume binder as the plane's admin.
+ */
 export async function startSimulatedNodes(cp: ControlPlane, count: number, logger?: Logger): Promise<SimulatedNodes> {
+  const kubeClient = (kc: KubeConfig, userAgent: string) => new KubeClient(kc, cp.registry, { qps: 0, userAgent });
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
-  const client = new KubeClient(kc, cp.registry, { qps: 0, userAgent: 'simulated-nodes' });
-  const nodes = new SimulatedNodes({ client, registry: cp.registry, count, logger });
+  const nodeClient = async (name: string) => {
+    const own = new KubeConfig();
+    own.loadFromString(await cp.identityKubeconfig({ username: `${NODE_USER_PREFIX}${name}`, groups: [NODES_GROUP] }));
+    return kubeClient(own, `node-agent/${name}`);
+  };
+  const nodes = new SimulatedNodes({
+    client: kubeClient(kc, 'simulated-nodes'),
+    nodeClient,
+    registry: cp.registry,
+    count,
+    logger,
+  });
   await nodes.start();
   return nodes;
 }

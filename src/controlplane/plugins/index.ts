@@ -8,6 +8,7 @@ import type { AccessChecker } from './authorize.ts';
 import { certificatesAdmission } from './certificates.ts';
 import { defaultIngressClass } from './default-ingress-class.ts';
 import { limitRanger } from './limit-ranger.ts';
+import { nodeRestrictionAdmission } from './node-restriction.ts';
 import { runtimeClassAdmission } from './runtime-class.ts';
 import { validatingAdmissionPolicy } from './validating-admission-policy.ts';
 
@@ -21,6 +22,7 @@ export function standardAdmission(
   const n: Naming = registry.naming;
   return [
     limitRanger(registry, storage, n),
+    nodeRestrictionAdmission(registry, storage),
     runtimeClassAdmission(registry, storage, n),
     defaultIngressClass(registry, storage, n),
     certificatesAdmission(n, can, subjectOrganizations),
