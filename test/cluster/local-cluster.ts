@@ -1,5 +1,5 @@
 /**
- * A real Kubernetes control plane on loopback, from the binaries `npm run k8s:build` makes: etcd, kube-apiserver
+ * A real Kubernetes control plane on loopback: Debian's etcd and, from the binaries `npm run k8s:build` makes, kube-apiserver
  * (RBAC and Node authorizers, NodeRestriction, bootstrap tokens, service-account keys, a front-proxy CA, the
  * feature gates our controllers use), kube-scheduler, kube-controller-manager running every controller except
  * those our daemon implements, and kwok, which runs the pods of `nodes` simulated nodes through the stages of
@@ -104,7 +104,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const { dir, nodes = 3, log = () => {} } = options;
   const missing = missingBinaries();
   if (missing.length) throw new Error(`not built: ${missing.join(', ')}; run \`npm run k8s:build\``);
-  const etcdBinary = builtBinary('etcd') ?? DEBIAN_ETCD;
+  if (!existsSync(DEBIAN_ETCD)) throw new Error(`no etcd at ${DEBIAN_ETCD} (Debian package etcd-server)`);
 
   await rm(dir, { recursive: true, force: true });
   const pki = join(dir, 'pki');
@@ -194,8 +194,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
 
   try {
-    log(`starting etcd (${etcdBinary})`);
-    start('etcd', etcdBinary, [
+    log('starting etcd');
+    start('etcd', DEBIAN_ETCD, [
       '--name=orch-real',
       `--data-dir=${join(dir, 'etcd')}`,
       `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
@@ -203,7 +203,6 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
       `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
       `--initial-cluster=orch-real=http://127.0.0.1:${etcdPeerPort}`,
-      '--unsafe-no-fsync',
     ]);
 
     log(`starting kube-apiserver ${kubernetesRelease()} on ${server}`);

@@ -1,6 +1,7 @@
 /**
  * `npm run k8s:build`: builds the pinned Kubernetes release's kube-apiserver, kube-controller-manager,
- * kube-scheduler and kubectl, with kwok and etcd, from the Go module proxy into the cache of `binaries.ts`.
+ * kube-scheduler and kubectl, with kwok, from the Go module proxy into the cache of `binaries.ts`. (etcd is
+ * Debian's 3.4, which this kube-apiserver accepts.)
  *
  * Idempotent: a binary whose stamp (the hash of its module's go.mod and go.sum and of the build flags) matches
  * is not rebuilt. Each binary is linked to a temporary name and renamed into place, so a failed or interrupted
@@ -45,7 +46,6 @@ function binaries(release: string): Binary[] {
     kubernetes('kube-controller-manager'),
     kubernetes('kube-scheduler'),
     { name: 'kwok', module: 'kwok', pkg: 'sigs.k8s.io/kwok/cmd/kwok', ldflags: [] },
-    { name: 'etcd', module: 'etcd', pkg: 'go.etcd.io/etcd/server/v3', ldflags: [] },
   ];
 }
 
