@@ -5,19 +5,15 @@
  * The end-to-end case runs the control plane as its own process (`bin/orch-control-plane.js`), so that the memory
  * measured (its /proc VmRSS and VmHWM) is the server's alone, not the test's clients'.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { type TLSSocket, connect as tlsConnect } from 'node:tls';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONTROL_PLANE_OPTIONS } from '../src/controlplane/control-plane.ts';
 import { queueVerdict } from '../src/controlplane/watch.ts';
+import { type Plane, spawnPlane, stalledWatch, stopPlane } from './support/child-plane.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
-import { ROOT, waitFor } from './support/daemons.ts';
+import { waitFor } from './support/daemons.ts';
 import { RawClient } from './support/raw-https.ts';
 
 describe('the buffer policy of one watcher', () => {
@@ -61,59 +57,11 @@ const RSS_GROWTH_BOUND_MB = 200;
 const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
 const FORCED_CLOSE = 'Forcing configmaps watcher close due to unresponsiveness';
 
-interface Plane {
-  child: ChildProcess;
-  port: number;
-  logs: { msg?: string }[];
-}
-
-async function spawnPlane(dataDir: string): Promise<Plane> {
-  const child = spawn(
-    process.execPath,
-    ['bin/orch-control-plane.js', '--secure-port=0', `--data-dir=${dataDir}`, '--storage=memory'],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const logs: Plane['logs'] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    try {
-      logs.push(JSON.parse(line));
-    } catch {
-      logs.push({ msg: line });
-    }
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /^port: (\d+)$/.exec(line);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the control plane exited with ${code}`)));
-  });
-  return { child, port, logs };
-}
-
 /** Resident and peak resident memory of a process, in MB, from /proc. */
 async function memoryMb(pid: number): Promise<{ rss: number; hwm: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
-}
-
-/** A watch that connects, sends its request and never reads: what the server sends piles up on its side. */
-function stalledWatch(tls: RequestOptions, port: number, path: string): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect(
-      { host: '127.0.0.1', port, ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !!tls.ca },
-      () => {
-        socket.pause();
-        const auth = (tls.headers as Record<string, string> | undefined)?.Authorization;
-        socket.write(
-          `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`,
-        );
-        resolve(socket);
-      },
-    );
-    socket.once('error', reject);
-  });
 }
 
 /** Reads a stalled watch's stream from now on; resolves with all it got once the chunked stream's end arrives. */
@@ -166,30 +114,19 @@ function configMap(round: number) {
 }
 
 describe('watchers that stop reading, through the real HTTPS server', () => {
-  let dir: string;
   let plane: Plane;
   let client: RawClient;
   let tls: RequestOptions;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'orch-watch-backpressure-'));
-    plane = await spawnPlane(dir);
-    const kubeconfig = join(dir, 'kubeconfig');
-    client = await RawClient.fromKubeconfig(kubeconfig);
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    tls = {};
-    await kc.applyToHTTPSOptions(tls);
+    plane = await spawnPlane();
+    client = await RawClient.fromKubeconfig(plane.kubeconfig);
+    tls = plane.tls;
   }, 60_000);
 
   afterAll(async () => {
     client?.close();
-    if (plane && plane.child.exitCode === null) {
-      const exited = new Promise((r) => plane.child.once('exit', r));
-      plane.child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
+    await stopPlane(plane);
   });
 
   it('ends 20 stalled watchers of 200 updates of a 200 KB ConfigMap, memory bounded, and a reader gets every update', async () => {

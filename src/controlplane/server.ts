@@ -109,6 +109,7 @@ export class ControlPlaneServer {
         maxHeaderSize: MAX_HEADER_BYTES,
       },
       (req, res) => {
+        if (req.socket.isPaused()) readAsStream(req.socket);
         const serve = () => this.handle(req, res).catch((err) => this.fail(res, err, req));
         if (this.arrivals.first()) serve();
         else setImmediate(serve);
@@ -439,6 +440,21 @@ export class ControlPlaneServer {
     res.end(JSON.stringify(apiErr.toStatus()));
   }
 }
+
+/**
+ * A request that arrives while the answer to the one before it is still queued (a large answer whose write completes
+ * in a later turn: the TurnGate's batches write in the `setImmediate` phase) has Node's HTTP server pause its
+ * connection until that answer drains. Its parser, fed straight by the TLS layer, is paused too, but the TLS layer
+ * goes on handing it the rest of what it already decrypted, and a paused parser fails that with "Parse Error: Paused"
+ * (a 400 for a request that was fine). A 'data' listener has the server read that connection as a stream instead,
+ * which holds what arrives while paused. Only such connections: the stream costs some CPU on every read.
+ */
+function readAsStream(socket: Socket): void {
+  if (!socket.listeners('data').includes(readByParser)) socket.on('data', readByParser);
+}
+
+/** Only its presence matters: the HTTP server's own listener parses what the socket reads. */
+function readByParser(): void {}
 
 /** The ApiServer method that serves each write verb. */
 const WRITE_METHODS = {
