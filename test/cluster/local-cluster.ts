@@ -56,6 +56,8 @@ export interface LocalCluster {
   kubeconfig: string;
   dir: string;
   caPem: string;
+  /** One request as the admin; the body is JSON both ways. */
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
   /** A kubeconfig for a client certificate of the cluster CA with this subject. */
   kubeconfigFor(subject: Subject, file: string): Promise<string>;
   stop(): Promise<void>;
@@ -274,7 +276,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await stop();
     throw error;
   }
-  return { server, kubeconfig, dir, caPem: ca.certPem, kubeconfigFor, stop };
+  const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
+  return { server, kubeconfig, dir, caPem: ca.certPem, request, kubeconfigFor, stop };
 }
 
 type Tls = { ca: string; cert: string; key: string };

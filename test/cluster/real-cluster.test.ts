@@ -1,0 +1,92 @@
+/**
+ * The daemon against a real kube-apiserver (`npm run cluster`'s control plane, kwok nodes): the cluster serves the
+ * real release, and our StatefulSet controller brings a set to Ready on kwok nodes in ordinal order.
+ * Skipped, with one line saying so, when `npm run k8s:build` has not made the binaries.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubernetesRelease } from '../../tools/k8s/binaries.ts';
+import { type Daemon, killAll, spawnProcess } from '../support/daemons.ts';
+import { eventually } from '../support/eventually.ts';
+import { KUBECTL } from '../support/kubectl.ts';
+import { hasClusterBinaries, type LocalCluster, missingBinaries, startLocalCluster } from './local-cluster.ts';
+
+if (!hasClusterBinaries) {
+  console.warn(
+    `test/cluster: skipped, the real cluster's binaries are not built (${missingBinaries().join(', ') || 'etcd'}); run \`npm run k8s:build\``,
+  );
+}
+
+describe.skipIf(!hasClusterBinaries)('the daemon against a real kube-apiserver with kwok nodes', () => {
+  let dir: string;
+  let cluster: LocalCluster;
+  let daemon: Daemon | undefined;
+
+  const api = (method: string, path: string, body?: unknown) => cluster.request(method, path, body);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'orch-real-'));
+    cluster = await startLocalCluster({ dir: join(dir, 'cluster'), nodes: 3 });
+  }, 240_000);
+
+  afterAll(async () => {
+    if (daemon) await killAll([daemon]);
+    await cluster?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('serves the pinned release, and kubectl lists the kwok nodes Ready', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const version = JSON.parse(
+      execFileSync(KUBECTL, ['--kubeconfig', cluster.kubeconfig, 'version', '-o', 'json'], { encoding: 'utf8' }),
+    );
+    expect(version.serverVersion.gitVersion).toBe(kubernetesRelease());
+    const nodes = execFileSync(KUBECTL, ['--kubeconfig', cluster.kubeconfig, 'get', 'nodes', '--no-headers'], {
+      encoding: 'utf8',
+    });
+    const rows = nodes.trim().split('\n');
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row).toMatch(/^kwok-node-\d\s+Ready\s/);
+  });
+
+  it('our StatefulSet controller brings a set to Ready on kwok nodes, in ordinal order', async () => {
+    daemon = spawnProcess('daemon', [
+      `--kubeconfig=${cluster.kubeconfig}`,
+      '--controllers=statefulset',
+      '--logging-format=json',
+      '--secure-port=0',
+    ]);
+    expect((await api('POST', '/api/v1/namespaces', { metadata: { name: 'demo' } })).status).toBe(201);
+    const created = await api('POST', '/apis/apps/v1/namespaces/demo/statefulsets', {
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 3,
+        serviceName: 'web',
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'c', image: 'registry.example/web:1' }] },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const set = await eventually(
+      async () => {
+        const { json } = await api('GET', '/apis/apps/v1/namespaces/demo/statefulsets/web');
+        return json.status?.readyReplicas === 3 ? json : undefined;
+      },
+      90_000,
+      'readyReplicas 3',
+      250,
+    );
+    expect(set.status.currentRevision).toBe(set.status.updateRevision);
+    const pods = (await api('GET', '/api/v1/namespaces/demo/pods')).json.items;
+    const started = pods
+      .map((pod: any) => ({ name: pod.metadata.name, node: pod.spec.nodeName, at: Date.parse(pod.status.startTime) }))
+      .sort((a: { at: number }, b: { at: number }) => a.at - b.at);
+    expect(started.map((p: { name: string }) => p.name)).toEqual(['web-0', 'web-1', 'web-2']);
+    for (const p of started) expect(p.node).toMatch(/^kwok-node-\d$/);
+  }, 120_000);
+});
