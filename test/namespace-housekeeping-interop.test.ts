@@ -8,7 +8,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
-import type { ConfigMap } from '../src/api/types/core.ts';
+import type { ConfigMap, Namespace } from '../src/api/types/core.ts';
+import { isNamespaceTerminating, StatusError } from '../src/client/errors.ts';
 import { selectControllers } from '../src/controller/controller.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
@@ -107,5 +108,65 @@ describe('namespace housekeeping beside another controller manager (kubernetes f
     // Each publisher restores at once, then after 1 s, 2 s, 4 s: a handful of writes, not thousands.
     expect(writes).toBeGreaterThan(0);
     expect(writes).toBeLessThanOrEqual(12);
+  });
+
+  it('leaves a namespace being deleted alone: its creates are refused with the NamespaceTerminating cause', async () => {
+    const hold = 'example.com/hold';
+    for (const r of running.splice(0)) await r.stop();
+    await run();
+    await c.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'going' } });
+    await c.client.kind('ConfigMap').create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'held', namespace: 'going', finalizers: [hold] },
+    });
+    await eventually(
+      () =>
+        c.client
+          .kind('ServiceAccount')
+          .get('going', 'default')
+          .catch(() => undefined),
+      10_000,
+    );
+    await eventually(() => configMap('going').catch(() => undefined), 10_000);
+    await c.client.kind('Namespace').delete(undefined, 'going');
+    // The namespace empties but for the held ConfigMap, and stays Terminating: nothing of ours comes back.
+    await eventually(async () => {
+      const sa = await c.client
+        .kind('ServiceAccount')
+        .get('going', 'default')
+        .catch(() => undefined);
+      const cm = await configMap('going').catch(() => undefined);
+      return !sa && !cm;
+    }, 10_000);
+    const ns = await c.client.kind<Namespace>('Namespace').get(undefined, 'going');
+    expect(ns.status?.phase).toBe('Terminating');
+    const refused = await c.client
+      .kind('ConfigMap')
+      .create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late', namespace: 'going' } })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(StatusError);
+    expect((refused as StatusError).code).toBe(403);
+    expect((refused as StatusError).message).toBe(
+      'configmaps "late" is forbidden: unable to create new content in namespace going because it is being terminated',
+    );
+    expect(isNamespaceTerminating(refused)).toBe(true);
+    await sleep(500);
+    expect(
+      await c.client
+        .kind('ServiceAccount')
+        .get('going', 'default')
+        .catch(() => undefined),
+    ).toBeUndefined();
+    expect(await configMap('going').catch(() => undefined)).toBeUndefined();
+    await c.client.kind('ConfigMap').patch('going', 'held', { metadata: { finalizers: null } }, 'merge');
+    await eventually(
+      async () =>
+        !(await c.client
+          .kind('Namespace')
+          .get(undefined, 'going')
+          .catch(() => undefined)),
+      10_000,
+    );
   });
 });
