@@ -6,6 +6,8 @@ import { certificateControllers } from './certificates/index.ts';
 import { clusterRoleAggregationController } from './clusterroleaggregation/index.ts';
 import { disruptionControllerDefinition } from './disruption/index.ts';
 import { leaderElectionControllers } from './leaderelection/index.ts';
+import { rootCaPublisherController } from './rootcacertpublisher/index.ts';
+import { serviceAccountController } from './serviceaccount/index.ts';
 import { statefulSetControllerDefinition } from './statefulset/index.ts';
 
 export const controllerDefinitions: ControllerDefinition[] = [
@@ -16,4 +18,6 @@ export const controllerDefinitions: ControllerDefinition[] = [
   statusControllerDefinition,
   apiServiceAvailabilityController,
   clusterRoleAggregationController,
+  serviceAccountController,
+  rootCaPublisherController,
 ];

@@ -2,7 +2,7 @@
  * The shipped RBAC is exactly what the daemon needs: the files in `deploy/` match a fresh render of
  * the controllers' declared permissions, and the real daemon, run as its own user with nothing but
  * that ClusterRole, does its work (leader lease, candidate, events, CSR approval and signing, trust
- * bundle, budget status) with no forbidden request, while anything beyond stays denied.
+ * bundle, budget status, default service accounts, root CA ConfigMaps) with no forbidden request, while anything beyond stays denied.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -127,6 +127,24 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
       return role.rules?.length ? role : undefined;
     });
     expect(admin.rules).toContainEqual(expect.objectContaining({ resources: ['roles', 'rolebindings'] }));
+  });
+
+  it('gives the namespaces their default ServiceAccount and the root CA ConfigMap', async () => {
+    for (const ns of n().initialNamespaces) {
+      await waitFor(`the default ServiceAccount of ${ns}`, () =>
+        c.client
+          .kind('ServiceAccount')
+          .get(ns, 'default')
+          .catch(() => undefined),
+      );
+      const cm = await waitFor(`the root CA ConfigMap of ${ns}`, () =>
+        c.client
+          .kind('ConfigMap')
+          .get(ns, n().rootCAConfigMap)
+          .catch(() => undefined),
+      );
+      expect((cm as { data?: Record<string, string> }).data).toEqual({ 'ca.crt': c.cp.caPem });
+    }
   });
 
   it('never met a forbidden request', () => {

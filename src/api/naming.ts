@@ -29,6 +29,10 @@ export interface Naming {
   readonly namespaceFinalizer: string;
   /** Prefix of component metrics such as `<prefix>_healthcheck`. */
   readonly metricPrefix: string;
+  /** The ConfigMap published in every namespace with the cluster's root CA as `ca.crt` (`kube-root-ca.crt`). */
+  readonly rootCAConfigMap: string;
+  /** What the root CA ConfigMap's description annotation says it is for. */
+  readonly rootCADescription: string;
   readonly signers: {
     readonly apiServerClient: string;
     readonly apiServerClientNodeAgent: string;
@@ -47,6 +51,8 @@ export interface Naming {
     readonly readinessDelay: string;
     /** The audit annotation of ValidatingAdmissionPolicy failures under the `Audit` action. */
     readonly validationFailure: string;
+    /** A human-readable description of an object (`kubernetes.io/description`). */
+    readonly description: string;
   };
   readonly labels: {
     readonly statefulSetPodName: string;
@@ -88,7 +94,14 @@ export interface Naming {
   };
 }
 
-function build(flavor: FlavorName, product: string, groupSuffix: string, domain: string, shortWord: string): Naming {
+function build(
+  flavor: FlavorName,
+  product: string,
+  productTitle: string,
+  groupSuffix: string,
+  domain: string,
+  shortWord: string,
+): Naming {
   const nodeAgent = flavor === 'orch' ? 'nodeagent' : 'kubelet';
   const apiServer = `${shortWord}-apiserver`;
   return {
@@ -103,6 +116,11 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
     initialNamespaces: ['default', `${shortWord}-system`, `${shortWord}-public`, `${shortWord}-node-lease`],
     namespaceFinalizer: product,
     metricPrefix: product,
+    rootCAConfigMap: `${shortWord}-root-ca.crt`,
+    rootCADescription:
+      `Contains a CA bundle that can be used to verify the ${apiServer} when using internal endpoints such as ` +
+      `the internal service IP or ${product}.default.svc. No other usage is guaranteed across distributions of ` +
+      `${productTitle} clusters.`,
     signers: {
       apiServerClient: `${domain}/${apiServer}-client`,
       apiServerClientNodeAgent: `${domain}/${apiServer}-client-${nodeAgent}`,
@@ -118,6 +136,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       statefulSetRecovery: `statefulset.${domain}/recover-broken-rollout`,
       readinessDelay: `simulation.${domain}/readiness-delay`,
       validationFailure: `validation.policy.admission.${groupSuffix}/validation_failure`,
+      description: `${domain}/description`,
     },
     labels: {
       statefulSetPodName: `statefulset.${domain}/pod-name`,
@@ -158,8 +177,8 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
 }
 
 const TABLE: Record<FlavorName, Naming> = {
-  orch: build('orch', 'orch', 'orch.io', 'orch.io', 'orch'),
-  kubernetes: build('kubernetes', 'kubernetes', 'k8s.io', 'kubernetes.io', 'kube'),
+  orch: build('orch', 'orch', 'orch', 'orch.io', 'orch.io', 'orch'),
+  kubernetes: build('kubernetes', 'kubernetes', 'Kubernetes', 'k8s.io', 'kubernetes.io', 'kube'),
 };
 
 export function naming(flavor: FlavorName = 'orch'): Naming {

@@ -71,4 +71,7 @@ export const isInvalid = is(422, 'Invalid');
 export const isForbidden = is(403, 'Forbidden');
 export const isUnauthorized = is(401, 'Unauthorized');
 export const isTooManyRequests = is(429, 'TooManyRequests');
+/** A create refused because its namespace is being deleted (the reference's `NamespaceTerminating` cause). */
+export const isNamespaceTerminating = (err: unknown) =>
+  err instanceof StatusError && err.causes.some((c) => c.reason === 'NamespaceTerminating');
 export const isServerError = (err: unknown) => err instanceof StatusError && err.code >= 500;

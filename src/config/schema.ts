@@ -83,7 +83,10 @@ export interface CSRApprovingControllerConfiguration {
 }
 
 export interface ClusterTrustBundlePublisherConfiguration {
-  /** CA bundle published as the API server serving signer's trust bundle; empty: the API client's CA. */
+  /**
+   * The cluster's root CA bundle (the reference's `serviceAccountController.rootCAFile`): published as the API
+   * server serving signer's trust bundle and as the root CA ConfigMap in every namespace; empty: the API client's CA.
+   */
   rootCAFile: string;
 }
 
@@ -590,12 +593,12 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
     clusterTrustBundlePublisherController: struct<ClusterTrustBundlePublisherConfiguration>(
       "The publisher of the API server serving signer's trust bundle.",
       {
-        rootCAFile: str('', "CA bundle to publish; empty: the API client's CA.", {
+        rootCAFile: str('', "The cluster's root CA bundle to publish; empty: the API client's CA.", {
           flag: {
             name: 'root-ca-file',
             section: SECTIONS.csrSigning,
             usage:
-              "CA bundle published as the API server serving signer's ClusterTrustBundle (default: the API client's CA).",
+              "The cluster's root CA bundle, published as the root CA ConfigMap's ca.crt in every namespace and as the API server serving signer's ClusterTrustBundle (default: the CA the API client trusts).",
           },
         }),
       },

@@ -255,7 +255,7 @@ export class ApiServer {
       meta.namespace = req.namespace ?? meta.namespace;
       if (!meta.namespace)
         throw badRequest('the server could not find the requested resource: a namespace is required');
-      this.requireLiveNamespace(meta.namespace);
+      this.requireLiveNamespace(meta.namespace, rt, meta.name ?? '');
     } else {
       object.metadata = withoutFields(object.metadata, ['namespace']);
     }
@@ -718,16 +718,18 @@ export class ApiServer {
     } as Status;
   }
 
-  private requireLiveNamespace(namespace: string): void {
+  /**
+   * New content only in a namespace that exists and is not being deleted: otherwise 403 on the created resource
+   * with the reference's `NamespaceTerminating` cause, which controllers take as "nothing to retry".
+   */
+  private requireLiveNamespace(namespace: string, rt: ResourceType, name: string): void {
     const nsType = this.registry.resource('', 'v1', 'namespaces')!;
     const ns = this.storage.get(nsType, namespace);
     if (!ns) throw notFound(nsType, namespace);
     if (ns.metadata.deletionTimestamp) {
-      throw forbidden(
-        nsType,
-        namespace,
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      );
+      const why = `unable to create new content in namespace ${namespace} because it is being terminated`;
+      const cause = { reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated` };
+      throw forbidden(rt, name, why, [{ ...cause, field: 'metadata.namespace' }]);
     }
   }
 

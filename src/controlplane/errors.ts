@@ -114,9 +114,15 @@ export function badRequest(message: string, causes?: StatusCause[]): ApiError {
   return new ApiError(400, 'BadRequest', message, causes ? { causes } : undefined);
 }
 
-export function forbidden(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, why: string): ApiError {
+export function forbidden(
+  r: Pick<ResourceRef, 'group' | 'plural'>,
+  name: string,
+  why: string,
+  causes?: StatusCause[],
+): ApiError {
   const subject = name ? `${qualifiedResource(r)} "${name}"` : qualifiedResource(r);
-  return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${why}`, objectDetails(r, name));
+  const details = objectDetails(r, name);
+  return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${why}`, causes ? { ...details, causes } : details);
 }
 
 /** 410 Expired: a watch or list from a resourceVersion older than the retained history. */

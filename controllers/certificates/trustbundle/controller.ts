@@ -5,81 +5,22 @@
  * provider), a CA file is watched and a change republishes at once.
  */
 
-import { type FSWatcher, readFileSync, watch } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { group, naming } from '../../../src/api/naming.ts';
 import { apiVersionOf } from '../../../src/api/registry.ts';
 import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
 import { isNotFound, StatusError } from '../../../src/client/errors.ts';
-import {
-  type ControllerContext,
-  type ControllerDefinition,
-  done,
-  type Reconciler,
-} from '../../../src/controller/controller.ts';
+import { type ControllerDefinition, done, type Reconciler } from '../../../src/controller/controller.ts';
 import { READ, rule } from '../../../src/controller/permissions.ts';
-import type { Timer } from '../../../src/util/clock.ts';
 import { certificatesConfig } from '../config.ts';
 import { certificateMetrics } from '../metrics.ts';
-import { bundleProblem, publishPlan } from './core.ts';
+import { caSource, readRootCa, watchCaFile } from '../root-ca.ts';
+import { publishPlan } from './core.ts';
 
 const SUFFIX = 'serving-clustertrustbundle-publisher-controller';
 export const PUBLISHER_CONTROLLER = `${naming().apiServer}-${SUFFIX}`;
 
 /** The single key of the publisher's queue. */
 const KEY = 'publish';
-
-/** Where the CA bytes come from: a file (watched), or bytes fixed for the process's life. */
-interface CaSource {
-  read(): string;
-  file?: string;
-}
-
-function caSource(ctx: ControllerContext, rootCaFile: string | undefined): CaSource | undefined {
-  if (rootCaFile) return { read: () => readFileSync(rootCaFile, 'utf8'), file: rootCaFile };
-  const cluster = ctx.client.kubeConfig.getCurrentCluster();
-  if (cluster?.caData) {
-    const bytes = Buffer.from(cluster.caData, 'base64').toString('utf8');
-    return { read: () => bytes };
-  }
-  if (cluster?.caFile) {
-    const file = cluster.caFile;
-    return { read: () => readFileSync(file, 'utf8'), file };
-  }
-  return undefined;
-}
-
-/** Re-reads a file when its directory changes (a swap replaces the inode); calls `changed` when its bytes differ. */
-function watchFile(ctx: ControllerContext, file: string, initial: string, changed: (bytes: string) => void) {
-  let last = initial;
-  let timer: Timer | undefined;
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dirname(resolve(file)), { persistent: false }, () => {
-      if (timer) ctx.clock.clearTimeout(timer);
-      timer = ctx.clock.setTimeout(() => {
-        timer = undefined;
-        let bytes: string;
-        try {
-          bytes = readFileSync(file, 'utf8');
-        } catch {
-          return; // mid-swap; the next event reads it again
-        }
-        if (bytes !== last && !bundleProblem(bytes)) {
-          last = bytes;
-          changed(bytes);
-        }
-      }, 50);
-    });
-    watcher.on('error', (err) => ctx.logger.warn({ file, err: String(err) }, 'watching the serving CA file failed'));
-  } catch (err) {
-    ctx.logger.warn({ file, err: String(err) }, 'cannot watch the serving CA file: changes need a restart');
-  }
-  return () => {
-    watcher?.close();
-    if (timer) ctx.clock.clearTimeout(timer);
-  };
-}
 
 export const publisherController: ControllerDefinition = {
   name: PUBLISHER_CONTROLLER,
@@ -101,32 +42,22 @@ export const publisherController: ControllerDefinition = {
       return noop;
     }
     const source = caSource(ctx, certificatesConfig(ctx.config).rootCaFile);
-    if (!source) {
-      logger.info('no serving CA (no --root-ca-file, no CA in the client configuration): not publishing');
+    const ca = readRootCa(source);
+    if ('problem' in ca) {
+      logger.error({ err: ca.problem }, 'no serving CA: not publishing');
       return noop;
     }
-    let bytes: string;
-    try {
-      bytes = source.read();
-    } catch (err) {
-      logger.error({ err: (err as Error).message }, 'cannot read the serving CA: not publishing');
-      return noop;
-    }
-    const problem = bundleProblem(bytes);
-    if (problem) {
-      logger.error({ err: problem }, 'the serving CA holds no usable certificate: not publishing');
-      return noop;
-    }
+    let bytes = ca.bytes;
     const signer = n.signers.apiServerServing;
     const rt = ctx.registry.byKind('ClusterTrustBundle');
     if (!rt) throw new Error('the registry has no ClusterTrustBundle');
     const informer = ctx.informers.informerFor<ClusterTrustBundle>(rt, { fieldSelector: `spec.signerName=${signer}` });
     const trigger = () => enqueue.add(KEY);
     informer.addEventHandler({ add: trigger, update: trigger, delete: trigger });
-    const stopWatch = source.file
-      ? watchFile(ctx, source.file, bytes, (next) => {
+    const stopWatch = source?.file
+      ? watchCaFile(ctx, source.file, bytes, (next) => {
           bytes = next;
-          logger.info({ file: source.file }, 'the serving CA changed: republishing');
+          logger.info({ file: source?.file }, 'the serving CA changed: republishing');
           trigger();
         })
       : undefined;
