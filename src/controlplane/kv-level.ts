@@ -18,6 +18,9 @@ import type { KeyValueStore } from './persistence.ts';
 /** The store's files are damaged: the control plane does not start on them. */
 export class StoreDamaged extends Error {}
 
+/** Another process holds the store's lock: a second control plane on the same data directory. */
+export class StoreInUse extends Error {}
+
 export async function openLevelStore(dir: string): Promise<KeyValueStore> {
   const damage = await damageIn(dir);
   if (damage) throw storeDamaged(dir, damage);
@@ -27,9 +30,13 @@ export async function openLevelStore(dir: string): Promise<KeyValueStore> {
   } catch (err) {
     const cause = (err as { cause?: Error & { code?: string } }).cause;
     if (cause?.code === 'LEVEL_CORRUPTION') throw storeDamaged(dir, cause.message);
-    throw new Error(
-      `cannot open the store in ${dir} (is another control plane using it?): ${cause?.message ?? (err as Error).message}`,
-    );
+    if (cause?.code === 'LEVEL_LOCKED') {
+      throw new StoreInUse(
+        `the data directory ${dirname(dir)} is in use by another process (its store is locked: ${join(dir, 'LOCK')}); ` +
+          'stop that process or pass another --data-dir',
+      );
+    }
+    throw new Error(`cannot open the store in ${dir}: ${cause?.message ?? (err as Error).message}`);
   }
   return {
     write: (groups) => db.batch(groups.flat(), { sync: true }),
@@ -88,6 +95,9 @@ export async function damageIn(dir: string): Promise<string | undefined> {
   }
   return undefined;
 }
+
+/** Refusals to start that are said in one line (what is wrong, where, and the way out), not a stack trace. */
+export const startupRefusal = (err: unknown): err is Error => err instanceof StoreDamaged || err instanceof StoreInUse;
 
 /** The one line a damaged store refuses to start with: where, what, and the way out. */
 function storeDamaged(dir: string, what: string): StoreDamaged {
