@@ -1,7 +1,8 @@
 /**
  * What the binaries say when they cannot start, run as a newcomer runs them (child processes): a second daemon or
  * control plane on a data directory in use, and a busy diagnostics port, each answer one line naming the flag
- * that gets out of it, before any banner, and exit non-zero.
+ * that gets out of it, before any banner, and exit non-zero. And the names a flavor shows: the kubernetes flavor's
+ * controllers carry its own words in --controllers, logs and metrics.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -10,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from './support/eventually.ts';
+import { freePort } from './support/free-port.ts';
+import { RawClient } from './support/raw-https.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DAEMON = join(ROOT, 'bin', 'orch-controller-manager.js');
@@ -104,5 +107,55 @@ describe('a busy diagnostics port', () => {
       daemon(dir, '--embedded-secure-port=7443', '--secure-port=7443'),
       '--embedded-secure-port and --secure-port are both 7443: choose another port for one of them',
     );
+  });
+});
+
+/** The controllers the daemon's "starting" log line names. */
+async function startedControllers(r: Run): Promise<string[]> {
+  const line = await eventually(
+    () => r.out.find((l) => l.includes('"starting"')),
+    120_000,
+    () => `the start-up log line (output: ${r.out.join('\n')})`,
+    100,
+  );
+  return JSON.parse(/ controllers=(\[[^\]]*\])/.exec(line)?.[1] ?? 'null');
+}
+
+describe('the kubernetes flavor names its controllers with its own words', () => {
+  const ORCH = 'orch-apiserver-serving-clustertrustbundle-publisher-controller';
+  const KUBE = 'kube-apiserver-serving-clustertrustbundle-publisher-controller';
+
+  it('in the start-up log, its own log lines and the metrics labels', { timeout: 180_000 }, async () => {
+    const dir = join(await tempDir(), 'data');
+    const port = await freePort();
+    const d = daemon(dir, '--api-flavor=kubernetes', `--secure-port=${port}`, '--leader-elect=false');
+    expect(await startedControllers(d)).toContain(KUBE);
+    const admin = await RawClient.fromKubeconfig(join(dir, 'kubeconfig'));
+    const diagnostics = admin.at(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    try {
+      const metrics = await eventually(
+        async () => {
+          const r = await diagnostics.send({ path: '/metrics' }).catch(() => undefined);
+          return r?.code === 200 && r.body.includes(KUBE) ? r.body : undefined;
+        },
+        60_000,
+        'the publisher in /metrics',
+        200,
+      );
+      expect(metrics).toMatch(new RegExp(`^workqueue_adds_total\\{name="${KUBE}"\\}`, 'm'));
+      expect(metrics).not.toContain(ORCH);
+      // The publisher's own log line (the ClusterTrustBundle gate is off in this flavor).
+      await eventually(() => d.out.some((l) => l.includes(`controller="${KUBE}"`)), 30_000, 'its log line', 100);
+      expect(d.out.join('\n')).not.toContain(ORCH);
+    } finally {
+      admin.close();
+      diagnostics.close();
+    }
+  });
+
+  it('its orch name still selects it', { timeout: 120_000 }, async () => {
+    const dir = join(await tempDir(), 'data');
+    const d = daemon(dir, '--api-flavor=kubernetes', '--leader-elect=false', `--controllers=${ORCH}`);
+    expect(await startedControllers(d)).toEqual([KUBE]);
   });
 });

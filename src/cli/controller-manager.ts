@@ -24,7 +24,7 @@ import {
   SECTIONS,
   type SignerFilesConfiguration,
 } from '../config/schema.ts';
-import { selectControllers } from '../controller/controller.ts';
+import { controllersIn, selectControllers, workersByName } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
 import { startupRefusal } from '../controlplane/kv-level.ts';
@@ -219,9 +219,9 @@ async function main(): Promise<number> {
   try {
     // The embedded control plane runs none of the API server's own controllers: this daemon does.
     const apiServerControllers = !embedded && flavor === 'kubernetes';
-    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers }).filter(
-      (d) => !d.featureGate || gates.enabled(d.featureGate),
-    );
+    definitions = selectControllers(controllersIn(flavor, controllerDefinitions), cfg.generic.controllers, {
+      apiServerControllers,
+    }).filter((d) => !d.featureGate || gates.enabled(d.featureGate));
   } catch (err) {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
@@ -255,7 +255,11 @@ async function main(): Promise<number> {
     candidate: election.candidate,
     coordinated: gates.enabled('CoordinatedLeaderElection'),
   };
-  const managerOptions = { workers: cfg.concurrency, syncTimeoutMs: 60_000, shutdownTimeoutMs: 10_000 };
+  const managerOptions = {
+    workers: workersByName(definitions, cfg.concurrency),
+    syncTimeoutMs: 60_000,
+    shutdownTimeoutMs: 10_000,
+  };
   const manager = new Manager(ctx, {
     ...managerOptions,
     controllers: definitions.filter((d) => !d.lease),
