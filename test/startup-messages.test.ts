@@ -5,7 +5,7 @@
  * controllers carry its own words in --controllers, logs and metrics.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,6 +26,7 @@ afterAll(async () => {
 });
 
 interface Run {
+  child: ChildProcess;
   out: string[];
   exit: Promise<number | null>;
 }
@@ -38,7 +39,7 @@ function run(bin: string, args: string[]): Run {
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
   const exit = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { out, exit };
+  return { child, out, exit };
 }
 
 /** The daemon with its own control plane, on free ports, with no simulated nodes. */
@@ -157,5 +158,69 @@ describe('the kubernetes flavor names its controllers with its own words', () =>
     const dir = join(await tempDir(), 'data');
     const d = daemon(dir, '--api-flavor=kubernetes', '--leader-elect=false', `--controllers=${ORCH}`);
     expect(await startedControllers(d)).toEqual([KUBE]);
+  });
+});
+
+describe('switching --api-flavor on one data directory', () => {
+  /** Starts a control plane of the flavor, returns its kubeconfig's path and the namespaces it serves, stops it. */
+  async function session(
+    dir: string,
+    flavor: string,
+  ): Promise<{ kubeconfig: string; namespaces: string[]; out: string }> {
+    const r = controlPlane(dir, `--api-flavor=${flavor}`);
+    await started(r);
+    const kubeconfig = r.out.find((l) => l.startsWith('kubeconfig: '))!.slice('kubeconfig: '.length);
+    const client = await RawClient.fromKubeconfig(kubeconfig);
+    try {
+      const list = await client.send({ path: '/api/v1/namespaces' });
+      expect(list.code).toBe(200);
+      const namespaces = (list.json as { items: { metadata: { name: string } }[] }).items.map((n) => n.metadata.name);
+      r.child.kill('SIGTERM');
+      expect(await r.exit).toBe(0);
+      return { kubeconfig, namespaces, out: r.out.join('\n') };
+    } finally {
+      client.close();
+    }
+  }
+
+  it('keeps each flavor in its own directory, and each finds its own as it left it', { timeout: 240_000 }, async () => {
+    const dir = join(await tempDir(), 'data');
+    const orch = await session(dir, 'orch');
+    expect(orch.kubeconfig).toBe(join(dir, 'kubeconfig'));
+    const ca = await readFile(join(dir, 'ca.crt'), 'utf8');
+
+    const kube = await session(dir, 'kubernetes');
+    expect(kube.kubeconfig).toBe(join(dir, 'kubernetes', 'kubeconfig'));
+    expect(kube.namespaces).toContain('kube-system');
+    expect(kube.namespaces).not.toContain('orch-system');
+    expect(kube.out).not.toMatch(/skipped|does not serve/);
+
+    const again = await session(dir, 'orch');
+    expect(again.kubeconfig).toBe(join(dir, 'kubeconfig'));
+    expect(again.namespaces).toContain('orch-system');
+    expect(again.namespaces).not.toContain('kube-system');
+    expect(again.out).not.toMatch(/skipped|does not serve/);
+    // The orch cluster's clients keep trusting it.
+    expect(await readFile(join(dir, 'ca.crt'), 'utf8')).toBe(ca);
+  });
+
+  it('a data directory from before the flavor was recorded stays the flavor of its store', {
+    timeout: 240_000,
+  }, async () => {
+    const dir = join(await tempDir(), 'data');
+    await session(dir, 'kubernetes');
+    // What an older version left: the same files, without the record of the flavor.
+    await rm(join(dir, 'flavor'));
+    const ca = await readFile(join(dir, 'ca.crt'), 'utf8');
+
+    const orch = await session(dir, 'orch');
+    expect(orch.kubeconfig).toBe(join(dir, 'orch', 'kubeconfig'));
+    expect(orch.namespaces).not.toContain('kube-system');
+
+    const kube = await session(dir, 'kubernetes');
+    expect(kube.kubeconfig).toBe(join(dir, 'kubeconfig'));
+    expect(kube.namespaces).toContain('kube-system');
+    expect(kube.out).not.toMatch(/skipped|does not serve/);
+    expect(await readFile(join(dir, 'ca.crt'), 'utf8')).toBe(ca);
   });
 });
