@@ -4,43 +4,20 @@
  * that gets out of it, before any banner, and exit non-zero. And the names a flavor shows: the kubernetes flavor's
  * controllers carry its own words in --controllers, logs and metrics.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Binaries, CONTROL_PLANE, DAEMON, type Run } from './support/binaries.ts';
 import { eventually } from './support/eventually.ts';
 import { freePort } from './support/free-port.ts';
 import { RawClient } from './support/raw-https.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const DAEMON = join(ROOT, 'bin', 'orch-controller-manager.js');
-const CONTROL_PLANE = join(ROOT, 'bin', 'orch-control-plane.js');
-const running: ChildProcess[] = [];
-const dirs: string[] = [];
+const binaries = new Binaries('orch-startup-');
+const run = (bin: string, args: string[]) => binaries.run(bin, args);
+const tempDir = () => binaries.tempDir();
 
-afterAll(async () => {
-  for (const child of running) child.kill('SIGTERM');
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
-
-interface Run {
-  child: ChildProcess;
-  out: string[];
-  exit: Promise<number | null>;
-}
-
-function run(bin: string, args: string[]): Run {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(child);
-  const out: string[] = [];
-  const collect = (chunk: Buffer) => out.push(...chunk.toString().split('\n'));
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  const exit = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { child, out, exit };
-}
+afterAll(() => binaries.cleanup());
 
 /** The daemon with its own control plane, on free ports, with no simulated nodes. */
 const daemon = (dataDir: string, ...args: string[]) =>
@@ -55,12 +32,6 @@ const daemon = (dataDir: string, ...args: string[]) =>
 
 const controlPlane = (dataDir: string, ...args: string[]) =>
   run(CONTROL_PLANE, ['--secure-port=0', '--simulated-nodes=0', `--data-dir=${dataDir}`, ...args]);
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-startup-'));
-  dirs.push(dir);
-  return dir;
-}
 
 const started = (r: Run) =>
   eventually(() => r.out.some((l) => l.startsWith('try, in another terminal')), 120_000, 'the banner', 100);
