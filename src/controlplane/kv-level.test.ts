@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lockHeldByAnother, openLevelStore, StoreInUse } from './kv-level.ts';
+import { lockHeldByAnother, openLevelStore, repairLevelStore, StoreInUse } from './kv-level.ts';
 
 // stat's dev of major 254 (0xfe), minor 0, and of major 8, minor 0x123 (the high minor bits above bit 8 shift by 12).
 const DEV_FE_00 = 254 << 8;
@@ -49,6 +49,7 @@ describe('a store another process has open', () => {
         const opened = openLevelStore(store);
         await expect(opened).rejects.toBeInstanceOf(StoreInUse);
         await expect(opened).rejects.toThrow(`the data directory ${dir} is in use by another process`);
+        await expect(repairLevelStore(store)).rejects.toBeInstanceOf(StoreInUse);
       } finally {
         holder.kill('SIGKILL');
         await rm(dir, { recursive: true, force: true });

@@ -49,6 +49,8 @@ export async function openLevelStore(dir: string): Promise<KeyValueStore> {
  * repair answer 410 and their clients list again. Returns what it did, in one line.
  */
 export async function repairLevelStore(dir: string): Promise<string> {
+  // LevelDB's repair takes no lock: a live store is not repaired under its control plane.
+  if (await lockedByAnotherProcess(dir)) throw storeInUse(dir);
   const before = await damageIn(dir);
   await ClassicLevel.repair(dir);
   const after = await damageIn(dir);
