@@ -4,11 +4,10 @@
  * prints; every example applied and each object reaching its expected status; and the README's quick start.
  * Also: a busy port answers one line naming the flag, and leaves nothing in the data directory.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
@@ -16,35 +15,15 @@ import { type FlavorName, naming } from '../src/api/naming.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { Pod } from '../src/api/types/core.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { Binaries, DAEMON, ROOT } from './support/binaries.ts';
 import { eventually } from './support/eventually.ts';
 import { hasKubectl } from './support/kubectl.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin', 'orch-controller-manager.js');
-const running: ChildProcess[] = [];
-const dirs: string[] = [];
+const binaries = new Binaries('orch-quickstart-');
+const start = (args: string[]) => binaries.run(DAEMON, ['--embedded', ...args]);
+const tempDir = () => binaries.tempDir();
 
-afterAll(async () => {
-  for (const child of running) child.kill('SIGTERM');
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
-
-function start(args: string[]): { child: ChildProcess; out: string[]; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, '--embedded', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(child);
-  const out: string[] = [];
-  const collect = (chunk: Buffer) => out.push(...chunk.toString().split('\n'));
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  const exit = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { child, out, exit };
-}
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'orch-quickstart-'));
-  dirs.push(dir);
-  return dir;
-}
+afterAll(() => binaries.cleanup());
 
 /** Runs one shell line in the repository; `export` lines change `env` for the lines after them. */
 function shell(line: string, env: NodeJS.ProcessEnv, watchMs?: number): Promise<{ code: number | null; out: string }> {

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isFlavorName } from '../api/naming.ts';
-import { repairLevelStore, StoreDamaged } from '../controlplane/kv-level.ts';
+import { repairLevelStore, startupRefusal } from '../controlplane/kv-level.ts';
 import { CONTROL_PLANE_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, Flags, parseFlags, usage } from './flags.ts';
 import { runUntilSignal } from './signals.ts';
@@ -61,6 +61,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err instanceof FlagError || err instanceof StoreDamaged ? `Error: ${err.message}` : err);
+  console.error(err instanceof FlagError || startupRefusal(err) ? `Error: ${err.message}` : err);
   process.exit(1);
 });

@@ -24,10 +24,10 @@ import {
   SECTIONS,
   type SignerFilesConfiguration,
 } from '../config/schema.ts';
-import { selectControllers } from '../controller/controller.ts';
+import { controllersIn, selectControllers, workersByName } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
-import { StoreDamaged } from '../controlplane/kv-level.ts';
+import { startupRefusal } from '../controlplane/kv-level.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { versionInfo } from '../diagnostics/zpages.ts';
@@ -41,7 +41,7 @@ import { startDiagnostics } from './diagnostics.ts';
 import { electionFlags, electionSettings } from './election.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
-import { isAddressInUse, portInUse } from './ports.ts';
+import { assertPortsFree, isAddressInUse, type Listener, portInUse } from './ports.ts';
 
 const GENERIC = SECTIONS.generic;
 
@@ -117,6 +117,14 @@ function certificatesConfig(cfg: ControllerManagerConfiguration, embeddedCa?: Fi
   };
 }
 
+/** The ports this daemon will listen on: its diagnostics server's, and its embedded API's. */
+function listeners(cfg: ControllerManagerConfiguration, flags: Flags): Listener[] {
+  const diagnostics = { host: cfg.serving.bindAddress, port: cfg.serving.securePort, flag: 'secure-port' };
+  if (!flags.bool('embedded')) return [diagnostics];
+  const names = DAEMON_FLAG_NAMES;
+  return [{ host: flags.string(names.bind)!, port: flags.int(names.port)!, flag: names.port }, diagnostics];
+}
+
 async function main(): Promise<number> {
   const startTime = new Date(Date.now() - process.uptime() * 1000);
   const gates = new FeatureGates();
@@ -147,6 +155,9 @@ async function main(): Promise<number> {
   const logger = createLogger({ verbosity: cfg.logging.verbosity, format: cfg.logging.format });
   for (const warning of gateWarnings) logger.warn(warning);
   if (loaded.files.length) logger.info({ files: loaded.files }, 'configuration loaded');
+
+  // Every port is checked before anything starts or prints: a busy one is one line naming the flag that moves it.
+  await assertPortsFree(listeners(cfg, flags));
 
   const kc = new KubeConfig();
   const embedded = flags.bool('embedded')
@@ -208,9 +219,9 @@ async function main(): Promise<number> {
   try {
     // The embedded control plane runs none of the API server's own controllers: this daemon does.
     const apiServerControllers = !embedded && flavor === 'kubernetes';
-    definitions = selectControllers(controllerDefinitions, cfg.generic.controllers, { apiServerControllers }).filter(
-      (d) => !d.featureGate || gates.enabled(d.featureGate),
-    );
+    definitions = selectControllers(controllersIn(flavor, controllerDefinitions), cfg.generic.controllers, {
+      apiServerControllers,
+    }).filter((d) => !d.featureGate || gates.enabled(d.featureGate));
   } catch (err) {
     // A bad --controllers value is a usage error: one line, not a stack trace.
     throw new FlagError((err as Error).message);
@@ -244,7 +255,11 @@ async function main(): Promise<number> {
     candidate: election.candidate,
     coordinated: gates.enabled('CoordinatedLeaderElection'),
   };
-  const managerOptions = { workers: cfg.concurrency, syncTimeoutMs: 60_000, shutdownTimeoutMs: 10_000 };
+  const managerOptions = {
+    workers: workersByName(definitions, cfg.concurrency),
+    syncTimeoutMs: 60_000,
+    shutdownTimeoutMs: 10_000,
+  };
   const manager = new Manager(ctx, {
     ...managerOptions,
     controllers: definitions.filter((d) => !d.lease),
@@ -318,7 +333,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    const oneLine = err instanceof FlagError || err instanceof ConfigError || err instanceof StoreDamaged;
+    const oneLine = err instanceof FlagError || err instanceof ConfigError || startupRefusal(err);
     console.error(oneLine ? `Error: ${err.message}` : err);
     process.exit(1);
   },

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { type FlavorName, naming } from '../api/naming.ts';
 import { translateNames } from '../api/translate.ts';
 import { ControlPlane, DEFAULT_CONTROL_PLANE_OPTIONS, type StorageKind } from '../controlplane/control-plane.ts';
+import { dataDirFor } from '../controlplane/data-dir.ts';
 import { startSimulatedNodes } from '../simulation/nodes.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 import { assertPortFree, isAddressInUse, portInUse } from './ports.ts';
@@ -42,7 +43,8 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     type: 'string',
     section: SECTION,
     default: '.orch',
-    usage: 'Directory for the generated CA, the kubeconfigs and (with --storage=embedded) the objects.',
+    usage:
+      'Directory for the generated CA, the kubeconfigs and (with --storage=embedded) the objects; a flavor other than the one that made it keeps its own in <data-dir>/<flavor>.',
   },
   {
     name: 'storage',
@@ -146,11 +148,11 @@ export async function startEmbedded(
   /** The daemon's logger, for the control plane's own messages. */
   log?: Logger,
 ): Promise<ControlPlane> {
-  const dataDir = flags.string('data-dir')!;
   const host = flags.string(names.bind)!;
   const port = flags.int(names.port)!;
   // Checked before anything is written to the data directory.
   await assertPortFree(host, port, names.port);
+  const dataDir = await dataDirFor(flags.string('data-dir')!, flavor);
   const cp = new ControlPlane({
     flavor,
     ...storageFlags(flags),

@@ -6,11 +6,13 @@ import {
   type ControllerContext,
   type ControllerDefinition,
   ControllerLoop,
+  controllersIn,
   done,
   type Result,
   requeueAfter,
   selectControllers,
   TerminalError,
+  workersByName,
 } from './controller.ts';
 
 function def(name: string, enabledByDefault: boolean, aliases: string[] = []): ControllerDefinition {
@@ -151,6 +153,41 @@ function loop(script: Record<string, Step[]>, workers = 2) {
     stats: () => ({ running, maxRunningPerKey }),
   };
 }
+
+describe('controllersIn: the names a flavor shows', () => {
+  const publisher: ControllerDefinition = {
+    ...def('orch-publisher', true, ['kube-publisher', 'pub']),
+    flavorNames: { orch: 'orch-publisher', kubernetes: 'kube-publisher' },
+  };
+  const all = [def('alpha', true, ['alpha-controller']), publisher];
+
+  it.each([
+    [
+      'orch',
+      [
+        ['alpha', ['alpha-controller']],
+        ['orch-publisher', ['kube-publisher', 'pub']],
+      ],
+    ],
+    [
+      'kubernetes',
+      [
+        ['alpha', ['alpha-controller']],
+        ['kube-publisher', ['orch-publisher', 'pub']],
+      ],
+    ],
+  ] as const)('%s', (flavor, expected) => {
+    expect(controllersIn(flavor, all).map((d) => [d.name, d.aliases])).toEqual(expected);
+  });
+
+  it('either name selects it, and worker counts keyed by the default name carry over', () => {
+    const kube = controllersIn('kubernetes', all);
+    expect(selectControllers(kube, ['orch-publisher']).map((d) => d.name)).toEqual(['kube-publisher']);
+    expect(selectControllers(kube, ['kube-publisher']).map((d) => d.name)).toEqual(['kube-publisher']);
+    expect(workersByName(kube, { alpha: 2, 'orch-publisher': 3 })).toEqual({ alpha: 2, 'kube-publisher': 3 });
+    expect(workersByName(kube, { alpha: 2 })).toEqual({ alpha: 2 });
+  });
+});
 
 describe('ControllerLoop', () => {
   it('forgets a key after success and does not run it again', async () => {

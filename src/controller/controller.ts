@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Naming } from '../api/naming.ts';
+import type { FlavorName, Naming } from '../api/naming.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import type { PolicyRule } from '../api/types/rbac.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
@@ -53,6 +53,11 @@ export interface ControllerDefinition {
   name: string;
   /** Other names that select it, e.g. `certificatesigningrequest-approving-controller`. */
   aliases: string[];
+  /**
+   * Its name in each flavor, where the name carries the product word (the reference's
+   * `kube-apiserver-serving-clustertrustbundle-publisher-controller`); `name` is the default flavor's.
+   */
+  flavorNames?: Readonly<Record<FlavorName, string>>;
   enabledByDefault: boolean;
   /**
    * The reference runs this controller inside the API server: against a real cluster of the
@@ -182,6 +187,31 @@ export function configuredNowMs(ctx: ControllerContext): () => number {
 
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The controllers as the flavor names them, in `--controllers`, logs and metrics labels; the other flavors' names
+ * still select them, as aliases.
+ */
+export function controllersIn(flavor: FlavorName, all: readonly ControllerDefinition[]): ControllerDefinition[] {
+  return all.map((d) => {
+    const name = d.flavorNames?.[flavor] ?? d.name;
+    if (name === d.name) return d;
+    return { ...d, name, aliases: [d.name, ...d.aliases.filter((a) => a !== name)] };
+  });
+}
+
+/** Worker counts keyed by the names `controllersIn` gave, from counts keyed by any name of each controller. */
+export function workersByName(
+  all: readonly ControllerDefinition[],
+  counts: Readonly<Record<string, number>>,
+): Record<string, number> {
+  const workers: Record<string, number> = {};
+  for (const d of all) {
+    const count = [d.name, ...d.aliases].map((n) => counts[n]).find((c) => c !== undefined);
+    if (count !== undefined) workers[d.name] = count;
+  }
+  return workers;
 }
 
 /**

@@ -311,7 +311,11 @@ export class ControlPlane {
     const { journal, skipped } = await Journal.open(this.storage, kv, this.registry, o.historySize);
     this.journal = journal;
     if (skipped > 0) {
-      this.log.warn({ skipped }, 'stored objects belong to resources this flavor does not serve');
+      // Only a store both flavors wrote to before each had a directory of its own (data-dir.ts) holds them.
+      this.log.warn(
+        { skipped },
+        "stored objects of resources this flavor does not serve (another flavor's, written before each flavor had its own directory): kept, not served",
+      );
     }
   }
 

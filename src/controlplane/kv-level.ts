@@ -9,7 +9,7 @@
  * and the way out, rather than come up without acknowledged writes. A record torn by a crash at the
  * very end of the log was never acknowledged, and is dropped whole.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { checkLogFile, checkTableFile, manifestNamed } from './leveldb-files.ts';
@@ -18,7 +18,12 @@ import type { KeyValueStore } from './persistence.ts';
 /** The store's files are damaged: the control plane does not start on them. */
 export class StoreDamaged extends Error {}
 
+/** Another process holds the store's lock: a second control plane on the same data directory. */
+export class StoreInUse extends Error {}
+
 export async function openLevelStore(dir: string): Promise<KeyValueStore> {
+  // Before the files are read: a live store's files change underneath, and must not be taken for damage.
+  if (await lockedByAnotherProcess(dir)) throw storeInUse(dir);
   const damage = await damageIn(dir);
   if (damage) throw storeDamaged(dir, damage);
   const db = new ClassicLevel<string, string>(dir, { valueEncoding: 'utf8' });
@@ -27,9 +32,8 @@ export async function openLevelStore(dir: string): Promise<KeyValueStore> {
   } catch (err) {
     const cause = (err as { cause?: Error & { code?: string } }).cause;
     if (cause?.code === 'LEVEL_CORRUPTION') throw storeDamaged(dir, cause.message);
-    throw new Error(
-      `cannot open the store in ${dir} (is another control plane using it?): ${cause?.message ?? (err as Error).message}`,
-    );
+    if (cause?.code === 'LEVEL_LOCKED') throw storeInUse(dir);
+    throw new Error(`cannot open the store in ${dir}: ${cause?.message ?? (err as Error).message}`);
   }
   return {
     write: (groups) => db.batch(groups.flat(), { sync: true }),
@@ -45,6 +49,8 @@ export async function openLevelStore(dir: string): Promise<KeyValueStore> {
  * repair answer 410 and their clients list again. Returns what it did, in one line.
  */
 export async function repairLevelStore(dir: string): Promise<string> {
+  // LevelDB's repair takes no lock: a live store is not repaired under its control plane.
+  if (await lockedByAnotherProcess(dir)) throw storeInUse(dir);
   const before = await damageIn(dir);
   await ClassicLevel.repair(dir);
   const after = await damageIn(dir);
@@ -88,6 +94,46 @@ export async function damageIn(dir: string): Promise<string | undefined> {
   }
   return undefined;
 }
+
+function storeInUse(dir: string): StoreInUse {
+  return new StoreInUse(
+    `the data directory ${dirname(dir)} is in use by another process (its store is locked: ${join(dir, 'LOCK')}); ` +
+      'stop that process or pass another --data-dir',
+  );
+}
+
+/**
+ * Whether another process holds LevelDB's lock (a POSIX lock on `LOCK`), from Linux's `/proc/locks`; false where
+ * that cannot tell, and opening the store then finds out.
+ */
+async function lockedByAnotherProcess(dir: string): Promise<boolean> {
+  const [locks, lock] = await Promise.all([
+    readFile('/proc/locks', 'latin1').catch(() => undefined),
+    stat(join(dir, 'LOCK')).catch(() => undefined),
+  ]);
+  return locks !== undefined && lock !== undefined && lockHeldByAnother(locks, lock.dev, lock.ino, process.pid);
+}
+
+/**
+ * Whether `/proc/locks` lists a lock of another process than `pid` on the file (`dev`, `ino`: `stat`'s). Its lines
+ * read `1: POSIX  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF`, major and minor in hex; waiters' lines
+ * (`1: -> POSIX ...`) hold nothing.
+ */
+export function lockHeldByAnother(locks: string, dev: number, ino: number, pid: number): boolean {
+  const major = (dev >> 8) & 0xfff;
+  const minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+  for (const line of locks.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] === '->' || fields.length < 6) continue;
+    const [maj, min, inode] = fields[5].split(':');
+    const held = Number.parseInt(maj, 16) === major && Number.parseInt(min, 16) === minor && inode === String(ino);
+    if (held && Number(fields[4]) !== pid) return true;
+  }
+  return false;
+}
+
+/** Refusals to start that are said in one line (what is wrong, where, and the way out), not a stack trace. */
+export const startupRefusal = (err: unknown): err is Error => err instanceof StoreDamaged || err instanceof StoreInUse;
 
 /** The one line a damaged store refuses to start with: where, what, and the way out. */
 function storeDamaged(dir: string, what: string): StoreDamaged {

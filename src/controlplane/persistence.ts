@@ -14,7 +14,8 @@
  */
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
-import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+import { FLAVORS, type FlavorName } from '../api/naming.ts';
+import { apiVersionOf, ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import type { Commit, SavedState, Storage, StoredEvent } from './storage.ts';
 import { toJson } from './watch.ts';
 
@@ -34,6 +35,32 @@ const EVENTS = 'e/';
 const eventKey = (rv: number) => EVENTS + String(rv).padStart(16, '0');
 const resourceId = (rt: ResourceType) => `${apiVersionOf(rt)}/${rt.plural}`;
 const objectEntryKey = (rt: ResourceType, key: string) => `${OBJECTS}${resourceId(rt)}|${key}`;
+
+/**
+ * The flavor whose objects a store holds: the one with the most objects of resources only it serves (its API
+ * groups carry its word). Undefined for an empty store, or one of shared resources (`v1`) alone.
+ */
+export function flavorOfResources(counts: ReadonlyMap<string, number>): FlavorName | undefined {
+  const served = FLAVORS.map((f) => new Set(new ResourceRegistry(f).all.map(resourceId)));
+  let best: { flavor?: FlavorName; objects: number } = { objects: 0 };
+  for (const [i, flavor] of FLAVORS.entries()) {
+    const own = (id: string) => served[i].has(id) && !served.some((other, j) => j !== i && other.has(id));
+    let objects = 0;
+    for (const [id, n] of counts) if (own(id)) objects += n;
+    if (objects > best.objects) best = { flavor, objects };
+  }
+  return best.flavor;
+}
+
+/** How many objects a store keeps of each resource (`<apiVersion>/<plural>`). */
+export async function storedResources(kv: KeyValueStore): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for await (const [key] of kv.scan(OBJECTS)) {
+    const id = key.slice(OBJECTS.length, key.indexOf('|'));
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
 
 /** A stored object, or undefined when its bytes do not decode to one (reported as a corrupt object). */
 export function decodeObject(value: string): KubeObject | undefined {

@@ -5,7 +5,7 @@
  * provider), a CA file is watched and a change republishes at once.
  */
 
-import { group, naming } from '../../../src/api/naming.ts';
+import { type FlavorName, group, naming } from '../../../src/api/naming.ts';
 import { apiVersionOf } from '../../../src/api/registry.ts';
 import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
 import { isNotFound, StatusError } from '../../../src/client/errors.ts';
@@ -16,16 +16,18 @@ import { certificateMetrics } from '../metrics.ts';
 import { caSource, readRootCa, watchCaFile } from '../root-ca.ts';
 import { publishPlan } from './core.ts';
 
-const SUFFIX = 'serving-clustertrustbundle-publisher-controller';
-export const PUBLISHER_CONTROLLER = `${naming().apiServer}-${SUFFIX}`;
+/** Named after the API server's component, so each flavor has its own word in it (names.go's `kube-apiserver-...`). */
+const publisherName = (flavor: FlavorName) =>
+  `${naming(flavor).apiServer}-serving-clustertrustbundle-publisher-controller`;
 
 /** The single key of the publisher's queue. */
 const KEY = 'publish';
 
 export const publisherController: ControllerDefinition = {
-  name: PUBLISHER_CONTROLLER,
-  // The same controller under the other flavor's component word.
-  aliases: [`${naming('kubernetes').apiServer}-${SUFFIX}`],
+  name: publisherName('orch'),
+  // The other flavor's name selects it too (a configuration is read before discovery picks the flavor).
+  aliases: [publisherName('kubernetes')],
+  flavorNames: { orch: publisherName('orch'), kubernetes: publisherName('kubernetes') },
   enabledByDefault: true,
   workers: 1,
   permissions: (n) => [
@@ -34,7 +36,7 @@ export const publisherController: ControllerDefinition = {
   ],
   setup(ctx, enqueue): Reconciler {
     const n = ctx.naming;
-    const logger = ctx.logger.child({ controller: PUBLISHER_CONTROLLER });
+    const logger = ctx.logger.child({ controller: publisherName(n.flavor) });
     const noop: Reconciler = { reconcile: async () => done };
     // Our spec serves ClusterTrustBundle at v1; for the reference's API it is gated, off by default, as there.
     if (n.flavor !== 'orch' && !ctx.features('ClusterTrustBundle')) {
