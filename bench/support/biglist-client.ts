@@ -1,10 +1,12 @@
 /**
- * The client of `npm run bench -- biglist`, in a process of its own so that receiving a big body costs the server's
- * thread nothing. It reads commands on stdin, one JSON line each, and answers one line each (or `{ error }`):
- *  - `{ list, accept, probe }`: GETs `list` with that `Accept` (the body read to its end, not parsed) while GETting
- *    `probe` one after another (a pause of PROBE_GAP_MS between them) until the list has arrived; answers
- *    `{ listMs, bytes, probesMs }`;
- *  - `{ probe, ms }`: the same GETs of `probe` on their own for `ms`; answers `{ probesMs }`.
+ * A client of `npm run bench -- biglist`, in a process of its own so that receiving a big body costs the server's
+ * thread nothing; the bench runs two, one that lists and one that probes, so that neither waits for the other's
+ * thread. Each reads commands on stdin, one JSON line each, and answers one line each (or `{ error }`):
+ *  - `{ list, accept }`: GETs `list` with that `Accept` (the body read to its end, not parsed); answers
+ *    `{ listMs, bytes }`;
+ *  - `{ probe, start: true }`: starts GETting `probe` one after another (a pause of PROBE_GAP_MS between them);
+ *    answers `{}` at once; `{ stop: true }` ends that and answers `{ probesMs }`;
+ *  - `{ probe, ms }`: the same GETs of `probe` for `ms`; answers `{ probesMs }`.
  * TLS material comes from the environment: BENCH_CA, BENCH_CERT, BENCH_KEY (PEM). Client QPS is unlimited.
  */
 import { Agent, request } from 'node:https';
@@ -14,8 +16,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 interface Command {
   list?: string;
   accept?: string;
-  probe: string;
+  probe?: string;
   ms?: number;
+  start?: boolean;
+  stop?: boolean;
 }
 
 const PROBE_GAP_MS = 2;
@@ -23,7 +27,6 @@ const PROBE_GAP_MS = 2;
 const TIMEOUT_MS = 120_000;
 
 const tls = { ca: process.env.BENCH_CA, cert: process.env.BENCH_CERT, key: process.env.BENCH_KEY };
-// Separate pools: the probe must not queue behind the list on one connection.
 const listAgent = new Agent({ ...tls, keepAlive: true, maxSockets: 1 });
 const probeAgent = new Agent({ ...tls, keepAlive: true, maxSockets: 1 });
 
@@ -60,18 +63,31 @@ async function probes(url: string, stop: () => boolean): Promise<number[]> {
   return out;
 }
 
+/** The probing started by `{ start: true }`: its stop flag and its result. */
+let probing: { stop: boolean; done: Promise<number[]> } | undefined;
+
 async function run(c: Command): Promise<object> {
-  if (!c.list) {
-    const until = performance.now() + (c.ms ?? 1000);
-    return { probesMs: await probes(c.probe, () => performance.now() >= until) };
+  if (c.list) {
+    const started = performance.now();
+    const bytes = await get(c.list, listAgent, c.accept ?? 'application/json');
+    return { listMs: performance.now() - started, bytes };
   }
-  let finished = false;
-  const started = performance.now();
-  const listing = get(c.list, listAgent, c.accept ?? 'application/json').finally(() => {
-    finished = true;
-  });
-  const [bytes, probesMs] = await Promise.all([listing, probes(c.probe, () => finished)]);
-  return { listMs: performance.now() - started, bytes, probesMs };
+  if (c.stop) {
+    if (!probing) throw new Error('no probing to stop');
+    probing.stop = true;
+    const probesMs = await probing.done;
+    probing = undefined;
+    return { probesMs };
+  }
+  if (!c.probe) throw new Error('a command needs list, probe or stop');
+  if (c.start) {
+    const state = { stop: false, done: Promise.resolve([] as number[]) };
+    state.done = probes(c.probe, () => state.stop);
+    probing = state;
+    return {};
+  }
+  const until = performance.now() + (c.ms ?? 1000);
+  return { probesMs: await probes(c.probe, () => performance.now() >= until) };
 }
 
 for await (const line of createInterface({ input: process.stdin })) {

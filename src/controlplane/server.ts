@@ -41,7 +41,7 @@ import {
   protobufListEncoder,
 } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
-import { drained, mapInSlices, sendPieces } from './sliced.ts';
+import { drained, mapInSlices, sendList } from './sliced.ts';
 import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
 import { toYaml, yamlSequenceItem } from './yaml.ts';
 
@@ -278,7 +278,7 @@ export class ControlPlaneServer {
         if (!list) return this.send(res, 200, JSON.stringify({ ...head, rows: [row(body)] }), [], tableAccept);
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
         const encode = (o: KubeObject, i: number) => separated(i, JSON.stringify(row(o)));
-        return this.sendList(res, 200, [], tableAccept, list.items, encode, [start, ']}']);
+        return sendList(res, 200, headersOf(tableAccept, []), start, list.items, encode, ']}');
       }
       return await this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
@@ -430,10 +430,10 @@ export class ControlPlaneServer {
       try {
         const encoder = protobufListEncoder(list);
         const item = (o: KubeObject) => cachedItem(o, encoder.item);
-        return await this.sendList(res, status, warnings, PROTOBUF_MEDIA_TYPE, items, item, (parts) => {
-          const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
-          return [head, tail];
-        });
+        const parts = await mapInSlices(res, items, item);
+        if (!parts) return;
+        const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
+        return await sendList(res, status, headersOf(PROTOBUF_MEDIA_TYPE, warnings), head, parts, same, tail);
       } catch (err) {
         // What protobuf cannot carry (a free-form field) is answered as JSON.
         if (!(err instanceof ProtobufError)) throw err;
@@ -441,37 +441,27 @@ export class ControlPlaneServer {
     }
     if (format === 'yaml') {
       const start = items.length ? `${toYaml(head)}items:\n` : toYaml(list);
-      return this.sendList(res, status, warnings, YAML_TYPE, items, yamlSequenceItem, [start, '']);
+      return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, yamlSequenceItem, '');
     }
     if (query.get('pretty') === 'true') {
       // Exactly JSON.stringify(list, null, 2): each item two levels in.
       const start = `${JSON.stringify(head, null, 2).slice(0, -2)},\n  "items": [`;
       const item = (o: KubeObject, i: number) =>
         separated(i, `\n    ${JSON.stringify(o, null, 2).replace(/\n/g, '\n    ')}`);
-      return this.sendList(res, status, warnings, JSON_TYPE, items, item, [start, items.length ? '\n  ]\n}' : ']\n}']);
+      return sendList(
+        res,
+        status,
+        headersOf(JSON_TYPE, warnings),
+        start,
+        items,
+        item,
+        items.length ? '\n  ]\n}' : ']\n}',
+      );
     }
     // Items are stored objects whose JSON is cached: spliced rather than serialized again.
     const start = `${JSON.stringify(head).slice(0, -1)},"items":[`;
-    return this.sendList(res, status, warnings, JSON_TYPE, items, (o, i) => separated(i, toJson(o)), [start, ']}']);
-  }
-
-  /**
-   * A body of a head, the items each encoded by `encode` (a slice at a time, the event loop free in between) and a
-   * tail; `frame` gives head and tail, or makes them from the encoded items (protobuf needs their size).
-   */
-  private async sendList<T, P extends string | Uint8Array>(
-    res: ServerResponse,
-    status: number,
-    warnings: string[],
-    contentType: string,
-    items: readonly T[],
-    encode: (item: T, index: number) => P,
-    frame: [P, P] | ((parts: P[]) => [P, P]),
-  ): Promise<void> {
-    const parts = await mapInSlices(items, encode, () => res.destroyed || res.socket?.destroyed === true);
-    if (!parts) return;
-    const [head, tail] = typeof frame === 'function' ? frame(parts) : frame;
-    await sendPieces(res, status, headersOf(contentType, warnings), [head, ...parts, tail]);
+    const item = (o: KubeObject, i: number) => separated(i, toJson(o));
+    return sendList(res, status, headersOf(JSON_TYPE, warnings), start, items, item, ']}');
   }
 
   private send(
@@ -563,6 +553,8 @@ function headersOf(contentType: string, warnings: string[]): Record<string, stri
   if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
   return headers;
 }
+
+const same = <T>(x: T): T => x;
 
 /** An item of a JSON array after the first: with the comma before it. */
 function separated(index: number, json: string): string {

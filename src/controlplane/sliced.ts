@@ -1,8 +1,9 @@
 /**
  * Big answers (lists of thousands of objects) encoded and sent a slice at a time, so that one request never holds
  * the event loop for more than a few milliseconds: items are encoded for about SLICE_MS, then the loop gets a turn
- * (other requests, watches, controllers run); the body is then written in chunks, each after the socket drained
- * the last (its backpressure), with the loop free in between.
+ * (other requests, watches, controllers run); what is encoded goes to the socket in chunks as it is made, each once
+ * the socket has drained the last (its backpressure). Sent as it is made, an encoded item is garbage within
+ * milliseconds rather than kept, and copied by every scavenge, until the whole list is done.
  */
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -10,18 +11,18 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 /** Encoding time between turns of the event loop. */
 const SLICE_MS = 4;
 /** Bytes handed to the socket at once: TLS encrypts a write in one go. */
-const CHUNK_BYTES = 256 * 1024;
+const CHUNK_BYTES = 64 * 1024;
 /** A client that takes no more of the body for this long is cut off rather than kept, with the body, forever. */
 const DRAIN_TIMEOUT_MS = 60_000;
 
 /**
- * `encode` of every item, a slice at a time; undefined if `abandoned()` (the client left) at the end of a slice,
- * so that nobody's list is encoded for no one.
+ * `encode` of every item, a slice at a time, for a body whose head depends on all of them (protobuf's length);
+ * undefined if the client left meanwhile, so that no list is encoded for no one.
  */
 export async function mapInSlices<T, R>(
+  res: ServerResponse,
   items: readonly T[],
   encode: (item: T, index: number) => R,
-  abandoned: () => boolean,
 ): Promise<R[] | undefined> {
   const out = new Array<R>(items.length);
   let sliceEnd = performance.now() + SLICE_MS;
@@ -29,7 +30,7 @@ export async function mapInSlices<T, R>(
     out[i] = encode(items[i], i);
     if (performance.now() >= sliceEnd) {
       await nextTurn();
-      if (abandoned()) return undefined;
+      if (gone(res)) return undefined;
       sliceEnd = performance.now() + SLICE_MS;
     }
   }
@@ -37,39 +38,51 @@ export async function mapInSlices<T, R>(
 }
 
 /**
- * Sends `pieces` (all strings or all bytes) as the body: in one piece with its length when it fits in one chunk,
- * else chunked, each chunk after the socket has drained the one before.
+ * Sends `head`, every item through `encode`, then `tail` (all strings or all bytes), a slice at a time: in one
+ * piece with its length when it all fits in one chunk, else chunked as it is encoded.
  */
-export async function sendPieces(
+export async function sendList<T, P extends string | Uint8Array>(
   res: ServerResponse,
   status: number,
   headers: Record<string, string | string[]>,
-  pieces: readonly (string | Uint8Array)[],
+  head: P,
+  items: readonly T[],
+  encode: (item: T, index: number) => P,
+  tail: P,
 ): Promise<void> {
-  let next = 0;
-  const chunk = (): Buffer | undefined => {
-    if (next >= pieces.length) return undefined;
-    const taken: (string | Uint8Array)[] = [];
-    let size = 0;
-    while (next < pieces.length && size < CHUNK_BYTES) {
-      const piece = pieces[next++];
-      taken.push(piece);
-      size += piece.length;
+  let pending: P[] = [head];
+  let size = head.length;
+  let started = false;
+  let sliceEnd = performance.now() + SLICE_MS;
+  for (let i = 0; i < items.length; i++) {
+    const piece = encode(items[i], i);
+    pending.push(piece);
+    size += piece.length;
+    if (size >= CHUNK_BYTES) {
+      if (!started) res.writeHead(status, headers);
+      started = true;
+      const flushed = res.write(joined(pending));
+      pending = [];
+      size = 0;
+      if (!flushed) await drained(res, DRAIN_TIMEOUT_MS);
     }
-    return typeof taken[0] === 'string' ? Buffer.from(taken.join('')) : Buffer.concat(taken as Uint8Array[]);
-  };
-  const first = chunk() ?? Buffer.alloc(0);
-  res.writeHead(status, headers);
-  if (next >= pieces.length) {
-    res.end(first);
-    return;
+    if (performance.now() >= sliceEnd) {
+      await nextTurn();
+      sliceEnd = performance.now() + SLICE_MS;
+    }
+    if (gone(res)) return;
   }
-  for (let c: Buffer | undefined = first; c; c = chunk()) {
-    if (res.destroyed) return;
-    if (!res.write(c)) await drained(res, DRAIN_TIMEOUT_MS);
-    else await nextTurn();
-  }
-  res.end();
+  pending.push(tail);
+  if (!started) res.writeHead(status, headers);
+  res.end(joined(pending));
+}
+
+function joined(pieces: (string | Uint8Array)[]): Buffer {
+  return typeof pieces[0] === 'string' ? Buffer.from(pieces.join('')) : Buffer.concat(pieces as Uint8Array[]);
+}
+
+function gone(res: ServerResponse): boolean {
+  return res.destroyed || res.socket?.destroyed === true;
 }
 
 /**
