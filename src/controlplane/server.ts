@@ -38,6 +38,7 @@ import {
   isProtobufMediaType,
   PROTOBUF_MEDIA_TYPE,
   ProtobufError,
+  type ProtobufListEncoder,
   protobufListEncoder,
 } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
@@ -429,7 +430,7 @@ export class ControlPlaneServer {
     if (format === 'protobuf') {
       try {
         const encoder = protobufListEncoder(list);
-        const item = (o: KubeObject) => cachedItem(o, encoder.item);
+        const item = (o: KubeObject) => cachedItem(o, encoder);
         const parts = await mapInSlices(res, items, item);
         if (!parts) return;
         const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
@@ -562,17 +563,17 @@ function separated(index: number, json: string): string {
 }
 
 /**
- * The protobuf of stored objects as list items, made once per object as their JSON is (see `toJson`): stored
- * objects are never changed, and a client that lists in protobuf (informers relisting) lists again.
+ * The protobuf of stored objects as list items, made once per object (and message: one object may be served by two
+ * versions) as their JSON is (see `toJson`): stored objects are never changed, and clients that list in protobuf
+ * (informers relisting) list again.
  */
-const protobufItems = new WeakMap<object, Uint8Array>();
+const protobufItems = new WeakMap<object, { table: object; bytes: Uint8Array }>();
 
-function cachedItem(obj: KubeObject, encode: (obj: KubeObject) => Uint8Array): Uint8Array {
-  let bytes = protobufItems.get(obj);
-  if (bytes === undefined) {
-    bytes = encode(obj);
-    protobufItems.set(obj, bytes);
-  }
+function cachedItem(obj: KubeObject, encoder: ProtobufListEncoder): Uint8Array {
+  const cached = protobufItems.get(obj);
+  if (cached?.table === encoder.itemTable) return cached.bytes;
+  const bytes = encoder.item(obj);
+  protobufItems.set(obj, { table: encoder.itemTable, bytes });
   return bytes;
 }
 

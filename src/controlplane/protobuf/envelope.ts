@@ -164,6 +164,8 @@ export function encodeKubernetesProtobuf(object: Record<string, unknown>): Uint8
 
 /** A list's envelope made in pieces, so that a big list's items can be encoded a few at a time. */
 export interface ProtobufListEncoder {
+  /** The message table the items are encoded by. */
+  readonly itemTable: MessageTable;
   /** One item as its field of the list message (a copy of its own). */
   item(object: Record<string, unknown>): Uint8Array;
   /** What goes before and after the items' bytes, given their total size. */
@@ -179,6 +181,7 @@ export function protobufListEncoder(list: Record<string, unknown>): ProtobufList
   if (typeof itemTable !== 'object') throw new ProtobufError(`${kind} is not a list kind`);
   const w = new ProtoWriter(4096);
   return {
+    itemTable,
     item(object) {
       w.truncate(0);
       const mark = w.begin(2);
