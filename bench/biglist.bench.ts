@@ -1,19 +1,19 @@
 /**
- * `npm run bench -- biglist`: one unpaged LIST of 50,000 ConfigMaps in one namespace from the embedded control plane
- * (memory store, alone in this process) in each format — JSON, Table (`kubectl get`'s), protobuf, YAML — and what it
- * does to everyone else: a client in a process of its own (not the lister's) GETs one ConfigMap over and over (one at
- * a time, 2 ms apart) while the list is encoded and sent. Per format: the LIST's time (against JSON's, in the same round) and the p99 of
- * those GETs (against the same GETs on the idle server for 1 s: the floor, measured next to it, the order alternating
- * by round). Goals: p99 ≤ 50 ms in every format, protobuf ≤ 1× JSON's time.
+ * `npm run bench -- biglist`: one unpaged LIST of 50,000 ConfigMaps in one namespace from the embedded control
+ * plane (memory store, alone in this process) in each format — JSON, Table (`kubectl get`'s), protobuf, YAML — and
+ * what it does to everyone else: a client in a process of its own (not the lister's) GETs one ConfigMap over and
+ * over (one at a time, 2 ms apart) while the list is encoded and sent. Per format: the LIST's time (against JSON's,
+ * in the same round) and the p99 of those GETs (against the same GETs on the idle server for 1 s: the floor,
+ * measured next to it, the order alternating by round). Goals: p99 ≤ 50 ms in every format, protobuf ≤ 1× JSON.
  *
- * The 50,000 are made fast: one ConfigMap is created through the API (so it carries what a real create stores, such
- * as managed fields) and copied under other names and uids into the store in-process (`ControlPlane.seed`), 500 at
- * a time. Rounds run every format, the one going first rotating; a warm-up round before them is not counted in the
- * medians but its list times are printed too (the first LIST of each format after start: the server has made no
- * item's JSON or protobuf yet). Also printed, per LIST in the server: the longest event-loop delay (wall clock), the most CPU
- * spent in one turn of the loop (what the loop was held by work, whatever the machine's load) and the longest GC pause.
- * `BIGLIST_BENCH_ROUNDS=<n>` changes the number of rounds (5); `BIGLIST_BENCH_PROFILE=<dir>` writes a CPU profile of
- * the server per list.
+ * The 50,000 are made fast: one ConfigMap is created through the API (so it carries what a real create stores,
+ * such as managed fields) and copied under other names and uids into the store in-process (`ControlPlane.seed`),
+ * 500 at a time. Rounds run every format, the one going first rotating; a warm-up round before them is not counted
+ * in the medians but its list times are printed too (the first LIST of each format after start: the server has
+ * made no item's JSON or protobuf yet). Also printed, per LIST in the server: the most CPU spent in one turn of the
+ * event loop (what the loop was held by work, whatever the machine's load), the longest event-loop delay (wall
+ * clock) and the longest GC pause. `BIGLIST_BENCH_ROUNDS=<n>` changes the number of rounds (5);
+ * `BIGLIST_BENCH_PROFILE=<dir>` writes a CPU profile of the server per list.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -241,7 +241,8 @@ export async function run(): Promise<void> {
       })),
     );
     print(
-      `LIST of ${OBJECTS.toLocaleString('en-US')} ConfigMaps (HTTPS, two client processes: the LIST, and GETs one at a time, ` +
+      `LIST of ${OBJECTS.toLocaleString('en-US')} ConfigMaps (HTTPS, two client processes: the LIST, and GETs ` +
+        'one at a time, ' +
         `client QPS unlimited; memory store; ${ROUNDS} rounds, formats rotating, median)`,
       figures,
     );

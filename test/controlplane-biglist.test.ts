@@ -79,7 +79,10 @@ async function longestTurnCpuMs<T>(during: () => Promise<T>): Promise<{ result: 
   }
 }
 
-/** `count` ConfigMaps in `namespace`: one made through the API (managed fields and all), the rest copies of it stored in-process. */
+/**
+ * `count` ConfigMaps in `namespace`: one made through the API (managed fields and all), the rest copies of it
+ * stored in-process.
+ */
 async function fill(namespace: string, count: number): Promise<void> {
   await cluster.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   const template = await cluster.client.kind('ConfigMap').create({

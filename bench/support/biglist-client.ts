@@ -38,7 +38,11 @@ function get(url: string, agent: Agent, accept: string): Promise<number> {
       res.on('data', (c: Buffer) => {
         bytes += c.length;
       });
-      res.on('end', () => (res.statusCode === 200 ? done(bytes) : fail(new Error(`${url}: HTTP ${res.statusCode}`))));
+      res.on('end', () => {
+        if (res.statusCode !== 200) fail(new Error(`${url}: HTTP ${res.statusCode}`));
+        else if (!res.complete) fail(new Error(`${url}: the body was cut short after ${bytes} bytes`));
+        else done(bytes);
+      });
       res.on('error', fail);
     });
     req.on('timeout', () => req.destroy(new Error(`${url}: no answer within ${TIMEOUT_MS} ms`)));

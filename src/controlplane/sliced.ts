@@ -1,9 +1,9 @@
 /**
  * Big answers (lists of thousands of objects) encoded and sent a slice at a time, so that one request never holds
  * the event loop for more than a few milliseconds: items are encoded for about SLICE_MS, then the loop gets a turn
- * (other requests, watches, controllers run); what is encoded goes to the socket in chunks as it is made, each once
- * the socket has drained the last (its backpressure). Sent as it is made, an encoded item is garbage within
- * milliseconds rather than kept, and copied by every scavenge, until the whole list is done.
+ * (other requests, watches, controllers run); what is encoded goes to the socket in chunks as it is made, waiting
+ * for the socket to drain whenever it is backed up (its backpressure). Sent as it is made, an encoded item is
+ * garbage within milliseconds rather than kept, and copied by every scavenge, until the whole list is done.
  */
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
