@@ -6,13 +6,16 @@
  *
  * A string is written plain only when every YAML reader takes it back as that same string: a letter, `_` or `/`
  * first, then letters, digits and `_ . / -`, single spaces and colons each followed by one of those, and not one
- * of the words YAML 1.1 (Go's YAML, kubectl's) reads as a boolean or null. Everything else is double-quoted
- * with JSON's escapes (all valid in YAML) plus `\u` escapes for the characters YAML may not carry raw.
+ * of the words YAML 1.1 (Go's YAML, kubectl's) reads as a boolean or null, nor an exponent alone (`e0`).
+ * Everything else is double-quoted with JSON's escapes (all valid in YAML) plus `\u` escapes for the characters
+ * YAML may not carry raw.
  */
 
 const INDENT = '  ';
 const PLAIN = /^[A-Za-z_/][\w./-]*(?:[ :][\w./-]+)*$/;
 const RESERVED = new Set(['true', 'false', 'yes', 'no', 'on', 'off', 'y', 'n', 'null']);
+/** An exponent alone (`e0`): the yaml library's YAML 1.1 reads it as a float (NaN). */
+const EXPONENT = /^[eE][-+]?\d+$/;
 /** Characters JSON leaves raw that YAML must not see raw (or that YAML 1.1 reads as line breaks). */
 const UNPRINTABLE = /[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/g;
 /** YAML's limit on an implicit key; longer keys are written explicitly (`? key`). */
@@ -78,6 +81,6 @@ function scalar(value: unknown): string {
 }
 
 function string(s: string): string {
-  if (PLAIN.test(s) && !RESERVED.has(s.toLowerCase())) return s;
+  if (PLAIN.test(s) && !RESERVED.has(s.toLowerCase()) && !EXPONENT.test(s)) return s;
   return JSON.stringify(s).replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
