@@ -22,6 +22,7 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import type { KubeObject } from '../src/api/meta.ts';
 import { startTestCluster } from '../test/support/cluster.ts';
+import { watchLoopTurns } from '../test/support/loop-turns.ts';
 import { type Figure, median, print, rotatedRounds } from './run.ts';
 import { profiled } from './support/profile.ts';
 
@@ -50,27 +51,6 @@ interface Side {
   gcMaxMs: number;
   /** The most CPU the server's process spent between two turns of its event loop during the LIST. */
   turnCpuMs: number;
-}
-
-/**
- * Watches the event loop's turns by a 1 ms interval; `stop` gives the most CPU time (ms, every thread of the process)
- * spent between two ticks. Unlike the wall-clock delay, a process waiting for a core of a loaded machine does not
- * count: this is the time the loop was held by work.
- */
-function turnCpu(): { stop(): number } {
-  let most = 0;
-  let last = process.cpuUsage();
-  const tick = setInterval(() => {
-    const used = process.cpuUsage(last);
-    most = Math.max(most, (used.user + used.system) / 1000);
-    last = process.cpuUsage();
-  }, 1);
-  return {
-    stop() {
-      clearInterval(tick);
-      return most;
-    },
-  };
 }
 
 interface Reply {
@@ -164,7 +144,7 @@ export async function run(): Promise<void> {
         });
         gc.observe({ entryTypes: ['gc'] });
         delay.enable();
-        const turns = turnCpu();
+        const turns = watchLoopTurns();
         const { listed, probed } = await profiled(profile, async () => {
           await prober.ask({ probe, start: true });
           const listing = lister.ask({ list, accept: FORMATS[format] });

@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import type { KubeObject } from '../src/api/meta.ts';
 import { decodeKubernetesProtobuf } from '../src/controlplane/protobuf/index.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { watchLoopTurns } from './support/loop-turns.ts';
 
 const OBJECTS = 10_000;
 /**
@@ -59,24 +60,14 @@ function get(path: string, accept: string): Promise<Answer> {
   );
 }
 
-/**
- * Runs `during` while the loop's turns are watched: the most CPU time (ms) spent between two ticks of a 1 ms
- * interval.
- */
+/** Runs `during` while the loop's turns are watched: its result and the longest hold (ms of CPU). */
 async function longestTurnCpuMs<T>(during: () => Promise<T>): Promise<{ result: T; heldMs: number }> {
+  const turns = watchLoopTurns();
   let heldMs = 0;
-  let last = process.cpuUsage();
-  const tick = setInterval(() => {
-    const used = process.cpuUsage(last);
-    heldMs = Math.max(heldMs, (used.user + used.system) / 1000);
-    last = process.cpuUsage();
-  }, 1);
-  try {
-    const result = await during();
-    return { result, heldMs };
-  } finally {
-    clearInterval(tick);
-  }
+  const result = await during().finally(() => {
+    heldMs = turns.stop();
+  });
+  return { result, heldMs };
 }
 
 /**
