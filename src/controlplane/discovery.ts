@@ -189,6 +189,21 @@ export function table(
   includeObject: string,
   now: Date,
 ): object {
+  const { head, row } = tableParts(registry, rt, listMeta, includeObject, now);
+  return { ...head, rows: objects.map(row) };
+}
+
+/**
+ * A table in parts: everything but its rows (`rows` comes last in its JSON), and the row of one object, so that a
+ * big list's rows can be made a few at a time.
+ */
+export function tableParts(
+  registry: ResourceRegistry,
+  rt: ResourceType,
+  listMeta: object,
+  includeObject: string,
+  now: Date,
+): { head: object; row: (obj: { metadata: Record<string, any> }) => object } {
   const metaGroup = registry.naming.protocol.metaGroup;
   // Age comes last unless the resource places it (the reference shows it second for some kinds).
   const ageColumn: Column = {
@@ -210,7 +225,7 @@ export function table(
       priority: c.priority ?? 0,
     })),
   ];
-  const rows = objects.map((obj) => ({
+  const row = (obj: { metadata: Record<string, any> }) => ({
     cells: [obj.metadata.name, ...columns.map((c) => cell(c.value(obj as never)))],
     object:
       includeObject === 'None'
@@ -218,8 +233,8 @@ export function table(
         : includeObject === 'Object'
           ? obj
           : { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata },
-  }));
-  return { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions, rows };
+  });
+  return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
 }
 
 function cell(v: unknown): unknown {

@@ -4,8 +4,7 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import { setImmediate as afterThisTurn } from 'node:timers/promises';
 import type { TLSSocket } from 'node:tls';
-import { stringify as stringifyYaml } from 'yaml';
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeList, KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import { TurnGate } from '../util/turn-gate.ts';
 import type { UserInfo } from './admission.ts';
@@ -13,7 +12,16 @@ import type { Aggregator } from './aggregator.ts';
 import type { ApiServer, Reply, RequestBody } from './api.ts';
 import type { AuditLog } from './audit.ts';
 import { authenticate, type TokenAuthenticator } from './authn.ts';
-import { AGGREGATED_MEDIA, aggregated, apiVersions, groupList, groupOne, resourceList, table } from './discovery.ts';
+import {
+  AGGREGATED_MEDIA,
+  aggregated,
+  apiVersions,
+  groupList,
+  groupOne,
+  resourceList,
+  table,
+  tableParts,
+} from './discovery.ts';
 import {
   ApiError,
   badRequest,
@@ -25,9 +33,18 @@ import {
 } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
-import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
+import {
+  encodeKubernetesProtobuf,
+  isProtobufMediaType,
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufError,
+  type ProtobufListEncoder,
+  protobufListEncoder,
+} from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
+import { drained, mapInSlices, sendList } from './sliced.ts';
 import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
+import { toYaml, yamlSequenceItem } from './yaml.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
 export type RequestAuthorizer = (user: UserInfo, info: RequestInfo, method: string) => Promise<void>;
@@ -252,19 +269,20 @@ export class ControlPlaneServer {
       // Nothing is shown that a crash could still take back.
       await api.storage.durable();
       if (tableAccept && !info.subresource) {
-        const items = 'items' in body ? (body.items as never[]) : [body];
-        const listMeta = 'items' in body ? body.metadata : { resourceVersion: body.metadata.resourceVersion };
-        const t = table(
+        const list = info.verb === 'list' ? (body as KubeList) : undefined;
+        const { head, row } = tableParts(
           api.registry,
           info.rt,
-          items,
-          listMeta,
+          list ? list.metadata : { resourceVersion: body.metadata.resourceVersion },
           query.get('includeObject') ?? 'Metadata',
           api.options.now(),
         );
-        return this.send(res, 200, JSON.stringify(t), [], tableAccept);
+        if (!list) return this.send(res, 200, JSON.stringify({ ...head, rows: [row(body)] }), [], tableAccept);
+        const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
+        const encode = (o: KubeObject, i: number) => separated(i, JSON.stringify(row(o)));
+        return sendList(res, 200, headersOf(tableAccept, []), start, list.items, encode, ']}');
       }
-      return this.reply(res, { status: 200, body, warnings: [] }, query, format);
+      return await this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
     const received = new Date();
     let reply: Reply | undefined;
@@ -288,7 +306,7 @@ export class ControlPlaneServer {
         received,
       });
     }
-    this.reply(res, reply, query, format);
+    await this.reply(res, reply, query, format);
   }
 
   /** A create, update, patch or delete: the handler's reply, or the ApiError it threw. */
@@ -387,8 +405,9 @@ export class ControlPlaneServer {
     ensureHeaders();
   }
 
-  private reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): void {
+  private async reply(res: ServerResponse, reply: Reply, query: URLSearchParams, format: OutputFormat): Promise<void> {
     const body = reply.body as Record<string, unknown>;
+    if (isList(body)) return this.replyList(res, reply.status, reply.warnings, body, query, format);
     if (format === 'protobuf') {
       const bytes = protobufOrUndefined(body);
       if (bytes) {
@@ -397,17 +416,59 @@ export class ControlPlaneServer {
       }
     }
     if (format === 'yaml') {
-      this.send(res, reply.status, stringifyYaml(body), reply.warnings, YAML_TYPE);
+      this.send(res, reply.status, toYaml(body), reply.warnings, YAML_TYPE);
       return;
     }
-    let text: string;
-    if (query.get('pretty') === 'true') text = JSON.stringify(body, null, 2);
-    else if (isList(body)) {
-      // Items are stored objects whose JSON is cached: splice it rather than serialize again.
-      const { items, ...head } = body;
-      text = `${JSON.stringify(head).slice(0, -1)},"items":[${items.map((i) => toJson(i)).join(',')}]}`;
-    } else text = answerJson(body);
+    const text = query.get('pretty') === 'true' ? JSON.stringify(body, null, 2) : answerJson(body);
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
+  }
+
+  /** A list in any format, its items encoded a slice at a time (see sliced.ts). */
+  private async replyList(
+    res: ServerResponse,
+    status: number,
+    warnings: string[],
+    list: Record<string, unknown> & { items: KubeObject[] },
+    query: URLSearchParams,
+    format: OutputFormat,
+  ): Promise<void> {
+    const { items, ...head } = list;
+    if (format === 'protobuf') {
+      try {
+        const encoder = protobufListEncoder(list);
+        const item = (o: KubeObject) => cachedItem(o, encoder);
+        const parts = await mapInSlices(res, items, item);
+        if (!parts) return;
+        const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
+        return await sendList(res, status, headersOf(PROTOBUF_MEDIA_TYPE, warnings), head, parts, same, tail);
+      } catch (err) {
+        // What protobuf cannot carry (a free-form field) is answered as JSON.
+        if (!(err instanceof ProtobufError)) throw err;
+      }
+    }
+    if (format === 'yaml') {
+      const start = items.length ? `${toYaml(head)}items:\n` : toYaml(list);
+      return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, yamlSequenceItem, '');
+    }
+    if (query.get('pretty') === 'true') {
+      // Exactly JSON.stringify(list, null, 2): each item two levels in.
+      const start = `${JSON.stringify(head, null, 2).slice(0, -2)},\n  "items": [`;
+      const item = (o: KubeObject, i: number) =>
+        separated(i, `\n    ${JSON.stringify(o, null, 2).replace(/\n/g, '\n    ')}`);
+      return sendList(
+        res,
+        status,
+        headersOf(JSON_TYPE, warnings),
+        start,
+        items,
+        item,
+        items.length ? '\n  ]\n}' : ']\n}',
+      );
+    }
+    // Items are stored objects whose JSON is cached: spliced rather than serialized again.
+    const start = `${JSON.stringify(head).slice(0, -1)},"items":[`;
+    const item = (o: KubeObject, i: number) => separated(i, toJson(o));
+    return sendList(res, status, headersOf(JSON_TYPE, warnings), start, items, item, ']}');
   }
 
   private send(
@@ -419,8 +480,7 @@ export class ControlPlaneServer {
   ): void {
     // Encoded once here: given a string, Node would measure its byte length and then encode it again.
     const body = typeof text === 'string' ? Buffer.from(text) : text;
-    const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
-    if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+    const headers = headersOf(contentType, warnings);
     res.writeHead(status, headers);
     res.end(body);
   }
@@ -510,22 +570,36 @@ function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefi
   }
 }
 
-function isList(body: Record<string, unknown>): body is Record<string, unknown> & { items: KubeObject[] } {
-  return Array.isArray(body.items);
+function headersOf(contentType: string, warnings: string[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
+  if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  return headers;
 }
 
-/** Resolves once the response's queued bytes are sent, or it is closed (then nothing will drain). */
-function drained(res: ServerResponse): Promise<void> {
-  if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
+const same = <T>(x: T): T => x;
+
+/** An item of a JSON array after the first: with the comma before it. */
+function separated(index: number, json: string): string {
+  return index === 0 ? json : `,${json}`;
+}
+
+/**
+ * The protobuf of stored objects as list items, made once per object (and message: one object may be served by two
+ * versions) as their JSON is (see `toJson`): stored objects are never changed, and clients that list in protobuf
+ * (informers relisting) list again.
+ */
+const protobufItems = new WeakMap<object, { table: object; bytes: Uint8Array }>();
+
+function cachedItem(obj: KubeObject, encoder: ProtobufListEncoder): Uint8Array {
+  const cached = protobufItems.get(obj);
+  if (cached?.table === encoder.itemTable) return cached.bytes;
+  const bytes = encoder.item(obj);
+  protobufItems.set(obj, { table: encoder.itemTable, bytes });
+  return bytes;
+}
+
+function isList(body: Record<string, unknown>): body is Record<string, unknown> & { items: KubeObject[] } {
+  return Array.isArray(body.items);
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<RequestBody | undefined> {

@@ -4,10 +4,12 @@ import { DecodeError, decodeBody, UnsupportedMediaTypeError } from '../decode.ts
 import {
   decodeKubernetesProtobuf,
   decodeProtobufBody,
+  encodeKubernetesProtobuf,
   isProtobufMediaType,
   PROTOBUF_MEDIA_TYPE,
   ProtobufError,
   protobufBytes,
+  protobufListEncoder,
   readEnvelope,
 } from './index.ts';
 import { concat, envelope, pb } from './test-encoder.ts';
@@ -132,5 +134,40 @@ describe('decodeBody with application/vnd.kubernetes.protobuf', () => {
     expect(() => decodeBody('{"kind":"Namespace"}', PROTOBUF_MEDIA_TYPE, undefined)).toThrow(
       /^failed to decode protobuf body: /,
     );
+  });
+});
+
+describe('protobufListEncoder', () => {
+  const configMap = (name: string, data: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'default', creationTimestamp: '2026-11-27T21:52:54Z' },
+    data,
+  });
+  const list = (items: object[]) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMapList',
+    metadata: { resourceVersion: '42', continue: 'next' },
+    items,
+  });
+
+  it('gives, item by item and framed, the bytes of the whole list encoded at once', () => {
+    // Items long enough that their lengths take two bytes, and none: both framings.
+    for (const items of [[], [configMap('a', { k: 'v' }), configMap('b', { big: 'x'.repeat(300), é: '😀' })]]) {
+      const encoder = protobufListEncoder(list(items));
+      const parts = items.map((o) => encoder.item(o));
+      const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
+      const pieced = Buffer.concat([head, ...parts, tail]);
+      expect(pieced).toEqual(Buffer.from(encodeKubernetesProtobuf(list(items))));
+      expect(decodeKubernetesProtobuf(pieced)).toMatchObject({ kind: 'ConfigMapList', metadata: list([]).metadata });
+    }
+  });
+
+  it('names the field of an item it cannot encode; refuses kinds without a message', () => {
+    const encoder = protobufListEncoder(list([]));
+    expect(() => encoder.item({ ...configMap('a', {}), data: { k: 3 } })).toThrow(
+      /ConfigMap\.data\[k\]: expected a string/,
+    );
+    expect(() => protobufListEncoder({ apiVersion: 'v1', kind: 'NoSuchList', items: [] })).toThrow(ProtobufError);
   });
 });

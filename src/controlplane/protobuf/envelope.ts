@@ -6,8 +6,8 @@
  */
 
 import { jsonDepthError } from '../depth.ts';
-import { encodeMessage } from './encode.ts';
-import { decodeMessage } from './schema.ts';
+import { encodeMessage, writeMessage } from './encode.ts';
+import { decodeMessage, type MessageTable } from './schema.ts';
 import { listTableForKind, tableForKind } from './tables.ts';
 import { ProtobufError, ProtoReader, WireType } from './wire.ts';
 import { ProtoWriter } from './writer.ts';
@@ -130,17 +130,12 @@ function tableFor(kind: string, apiVersion: string) {
   return listTableForKind(kind.slice(0, -'List'.length), version);
 }
 
-/**
- * Encodes an object or a list (`<Kind>List` with `items`) in the envelope, by the table of its kind.
- * Fails for kinds without a table and for values the table cannot carry (a free-form field, a wrong type).
- */
-export function encodeKubernetesProtobuf(object: Record<string, unknown>): Uint8Array {
-  const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
-  const kind = typeof object.kind === 'string' ? object.kind : '';
-  const table = tableFor(kind, apiVersion);
-  if (!table) throw new ProtobufError(`kind ${apiVersion}, Kind=${kind} cannot be encoded as protobuf`);
-  const raw = encodeMessage(object, table);
-  const w = new ProtoWriter();
+/** The fields of `runtime.Unknown` after `raw`: empty contentEncoding and contentType. */
+const ENVELOPE_TAIL = Uint8Array.of((3 << 3) | WireType.LENGTH_DELIMITED, 0, (4 << 3) | WireType.LENGTH_DELIMITED, 0);
+
+/** The magic and `runtime.Unknown` up to the start of a `raw` of `rawSize` bytes. */
+function envelopeHead(apiVersion: string, kind: string, rawSize: number, w = new ProtoWriter()): ProtoWriter {
+  w.raw(MAGIC);
   w.message(1, (typeMeta) => {
     typeMeta.tag(1, WireType.LENGTH_DELIMITED);
     typeMeta.string(apiVersion);
@@ -148,14 +143,60 @@ export function encodeKubernetesProtobuf(object: Record<string, unknown>): Uint8
     typeMeta.string(kind);
   });
   w.tag(2, WireType.LENGTH_DELIMITED);
-  w.bytes(raw);
-  w.tag(3, WireType.LENGTH_DELIMITED);
-  w.string('');
-  w.tag(4, WireType.LENGTH_DELIMITED);
-  w.string('');
-  const body = w.finish();
-  const out = new Uint8Array(MAGIC.length + body.length);
-  out.set(MAGIC);
-  out.set(body, MAGIC.length);
-  return out;
+  w.varint(rawSize);
+  return w;
+}
+
+function kindOf(object: Record<string, unknown>): { apiVersion: string; kind: string; table: MessageTable } {
+  const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
+  const kind = typeof object.kind === 'string' ? object.kind : '';
+  const table = tableFor(kind, apiVersion);
+  if (!table) throw new ProtobufError(`kind ${apiVersion}, Kind=${kind} cannot be encoded as protobuf`);
+  return { apiVersion, kind, table };
+}
+
+/**
+ * Encodes an object or a list (`<Kind>List` with `items`) in the envelope, by the table of its kind.
+ * Fails for kinds without a table and for values the table cannot carry (a free-form field, a wrong type).
+ */
+export function encodeKubernetesProtobuf(object: Record<string, unknown>): Uint8Array {
+  const { apiVersion, kind, table } = kindOf(object);
+  const raw = encodeMessage(object, table);
+  const head = envelopeHead(apiVersion, kind, raw.length).finish();
+  return Buffer.concat([head, raw, ENVELOPE_TAIL]);
+}
+
+/** A list's envelope made in pieces, so that a big list's items can be encoded a few at a time. */
+export interface ProtobufListEncoder {
+  /** The message table the items are encoded by. */
+  readonly itemTable: MessageTable;
+  /** One item as its field of the list message (a copy of its own). */
+  item(object: Record<string, unknown>): Uint8Array;
+  /** What goes before and after the items' bytes, given their total size. */
+  frame(itemsSize: number): { head: Uint8Array; tail: Uint8Array };
+}
+
+/** The pieces of `list` (`<Kind>List` with `items`) in the envelope; fails as `encodeKubernetesProtobuf` does. */
+export function protobufListEncoder(list: Record<string, unknown>): ProtobufListEncoder {
+  const { apiVersion, kind, table } = kindOf(list);
+  const metadata = { metadata: list.metadata };
+  const meta = encodeMessage(metadata, { name: table.name, fields: { 1: table.fields[1] } });
+  const itemTable = table.fields[2]?.kind;
+  if (typeof itemTable !== 'object') throw new ProtobufError(`${kind} is not a list kind`);
+  const w = new ProtoWriter(4096);
+  return {
+    itemTable,
+    item(object) {
+      w.truncate(0);
+      const mark = w.begin(2);
+      writeMessage(w, object, itemTable);
+      w.end(mark);
+      return new Uint8Array(w.finish());
+    },
+    frame(itemsSize) {
+      const head = envelopeHead(apiVersion, kind, meta.length + itemsSize);
+      head.raw(meta);
+      return { head: head.finish(), tail: ENVELOPE_TAIL };
+    },
+  };
 }

@@ -8,7 +8,9 @@ export {
   isProtobufMediaType,
   MAGIC,
   PROTOBUF_MEDIA_TYPE,
+  type ProtobufListEncoder,
   protobufBytes,
+  protobufListEncoder,
   readEnvelope,
 } from './envelope.ts';
 export { decodeMessage, type FieldSpec, type MessageTable, type ScalarKind } from './schema.ts';
