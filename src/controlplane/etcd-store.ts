@@ -87,7 +87,7 @@ export class EtcdStore implements StorageBackend {
       await store.close();
       throw new Error(`cannot load the etcd prefix ${o.prefix}: ${(err as Error).message}`);
     }
-    storage.backend = store;
+    storage.attachBackend(store);
     if (o.compactionIntervalMs > 0) store.startCompactor(o.compactionIntervalMs);
     return store;
   }
