@@ -307,6 +307,28 @@ describe.each<FlavorName>(['orch', 'kubernetes'])('Events through both APIs (%s 
       const describePod = await kubectl.ok(['describe', 'pod', 'web-0', '-n', NS]);
       expect(describePod).toMatch(/Events:[\s\S]*Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned/);
 
+      // `kubectl get events -w` (core, as a table) sees an Event written through the events group.
+      const watching = kubectl.stream(['get', 'events', '-n', NS, '-w']);
+      try {
+        await watching.waitForLine(/SuccessfulCreate/);
+        await groupEvents.create({
+          apiVersion: eventsApiVersion,
+          kind: 'Event',
+          metadata: { namespace: NS, name: 'web-0.watched' },
+          eventTime: new Date().toISOString().replace('Z', '000Z'),
+          reportingController: 'default-scheduler',
+          reportingInstance: 'scheduler-1',
+          action: 'Binding',
+          reason: 'Watched',
+          type: 'Warning',
+          note: 'seen by a watch',
+          regarding: { kind: 'Pod', apiVersion: 'v1', namespace: NS, name: 'web-0', uid: pod.metadata.uid },
+        } as KubeObject);
+        expect(await watching.waitForLine(/Watched/)).toMatch(/Warning\s+Watched\s+pod\/web-0\s+seen by a watch/);
+      } finally {
+        await watching.stop();
+      }
+
       // The events group's own name prints the same table.
       const grouped = parseTable(
         await kubectl.ok(['get', `events.${group(cluster.cp.registry.naming, 'events')}`, '-n', NS]),
