@@ -94,7 +94,13 @@ describe.each<FlavorName>(['orch', 'kubernetes'])('Events through both APIs (%s 
     expect(core).toEqual({
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: created.metadata,
+      metadata: {
+        ...created.metadata,
+        // Ownership in the core view's terms.
+        managedFields: [
+          expect.objectContaining({ apiVersion: 'v1', fieldsV1: expect.objectContaining({ 'f:message': {} }) }),
+        ],
+      },
       eventTime: '2026-01-01T00:00:00.000000Z',
       series: { count: 2, lastObservedTime: '2026-01-01T00:00:05.000000Z' },
       reportingComponent: 'scheduler',
@@ -211,6 +217,43 @@ describe.each<FlavorName>(['orch', 'kubernetes'])('Events through both APIs (%s 
       ['MODIFIED', eventsApiVersion, 'pulled again', 4],
       ['DELETED', eventsApiVersion, 'pulled again', 4],
     ]);
+  });
+
+  it('server-side apply through one API sees the fields a manager applied through the other', async () => {
+    const applied = await groupEvents.apply(
+      {
+        apiVersion: eventsApiVersion,
+        kind: 'Event',
+        metadata: { namespace: NS, name: 'ssa.1' },
+        note: 'a',
+        reason: 'R',
+      },
+      'group-writer',
+      { force: false },
+    );
+    expect(applied.metadata.managedFields).toMatchObject([
+      { manager: 'group-writer', apiVersion: eventsApiVersion, fieldsV1: { 'f:note': {}, 'f:reason': {} } },
+    ]);
+    const core = await coreEvents.get(NS, 'ssa.1');
+    expect(core.metadata.managedFields).toMatchObject([
+      { manager: 'group-writer', apiVersion: 'v1', fieldsV1: { 'f:message': {}, 'f:reason': {} } },
+    ]);
+    const conflict = await coreEvents
+      .apply(
+        { apiVersion: 'v1', kind: 'Event', metadata: { namespace: NS, name: 'ssa.1' }, message: 'b' } as KubeObject,
+        'core-writer',
+        {
+          force: false,
+        },
+      )
+      .then(
+        () => undefined,
+        (err) => err,
+      );
+    expect(conflict?.code ?? conflict?.status).toBe(409);
+    expect(String(conflict?.message)).toMatch(/group-writer[\s\S]*\.message/);
+    expect(((await groupEvents.get(NS, 'ssa.1')) as any).note).toBe('a');
+    await coreEvents.delete(NS, 'ssa.1');
   });
 
   it('refuses field selectors the reference does not offer on each API, naming the label', async () => {

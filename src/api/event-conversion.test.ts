@@ -66,6 +66,34 @@ describe('Event conversion', () => {
     expect(convert()).toEqual(want);
   });
 
+  it("puts field ownership in the view's terms and labels it with the view's apiVersion", () => {
+    const entry = (apiVersion: string, fieldsV1: object) => ({
+      manager: 'm',
+      operation: 'Apply' as const,
+      apiVersion,
+      time: '2026-01-01T00:00:00Z',
+      fieldsType: 'FieldsV1' as const,
+      fieldsV1,
+    });
+    const owned = {
+      'f:metadata': { 'f:labels': {} },
+      'f:message': {},
+      'f:involvedObject': { 'f:name': {} },
+      'f:reason': {},
+    };
+    const stored = { kind: 'Event', metadata: { ...metadata, managedFields: [entry('v1', owned)] } } as KubeObject;
+    const viewed = coreToEvent(stored, 'events.k8s.io/v1');
+    expect(viewed.metadata.managedFields).toEqual([
+      entry('events.k8s.io/v1', {
+        'f:metadata': { 'f:labels': {} },
+        'f:note': {},
+        'f:regarding': { 'f:name': {} },
+        'f:reason': {},
+      }),
+    ]);
+    expect(eventToCore(viewed).metadata.managedFields).toEqual(stored.metadata.managedFields);
+  });
+
   it('round-trips both ways', () => {
     expect(eventToCore(coreToEvent(core, 'events.orch.io/v1'))).toEqual(core);
     expect(coreToEvent(eventToCore(events), 'events.k8s.io/v1')).toEqual(events);

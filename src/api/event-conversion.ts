@@ -22,10 +22,36 @@ const SAME = ['eventTime', 'series', 'related', 'action', 'reason', 'type', 'rep
 
 function convert(obj: KubeObject, apiVersion: string, pairs: readonly (readonly [string, string])[]): KubeObject {
   const from = obj as Record<string, unknown>;
-  const out: Record<string, unknown> = { apiVersion, kind: 'Event', metadata: obj.metadata };
+  const out: Record<string, unknown> = {
+    apiVersion,
+    kind: 'Event',
+    metadata: withManagedFields(obj, apiVersion, pairs),
+  };
   for (const [source, target] of pairs) if (from[source] !== undefined) out[target] = from[source];
   for (const field of SAME) if (from[field] !== undefined) out[field] = from[field];
   return out as KubeObject;
+}
+
+/**
+ * Field ownership in the view's terms (`f:message` is `f:note` through the events group), so that
+ * server-side apply through either API sees who owns a field written through the other and reports
+ * the conflict. Each entry is then labelled with the view's apiVersion, the version its fields are in.
+ */
+function withManagedFields(
+  obj: KubeObject,
+  apiVersion: string,
+  pairs: readonly (readonly [string, string])[],
+): KubeObject['metadata'] {
+  const entries = obj.metadata?.managedFields;
+  if (!Array.isArray(entries)) return obj.metadata;
+  const renamed = new Map(pairs.map(([source, target]) => [`f:${source}`, `f:${target}`]));
+  const managedFields = entries.map((entry) => {
+    const fields = entry?.fieldsV1;
+    if (!fields || typeof fields !== 'object') return entry;
+    const converted = Object.fromEntries(Object.entries(fields).map(([k, v]) => [renamed.get(k) ?? k, v]));
+    return { ...entry, apiVersion, fieldsV1: converted };
+  });
+  return { ...obj.metadata, managedFields };
 }
 
 /** The core `v1` view of an events-group Event. */
