@@ -9,6 +9,7 @@
  * only `create`.
  */
 import { humanDuration } from '../util/time.ts';
+import { CORE_EVENT_FIELDS, coreToEvent, EVENTS_GROUP_FIELDS, eventToCore } from './event-conversion.ts';
 import type { KubeObject } from './meta.ts';
 import { type FlavorName, group, type Naming, naming } from './naming.ts';
 
@@ -32,7 +33,16 @@ export interface Column {
   type: 'string' | 'integer' | 'date' | 'number';
   description?: string;
   priority?: number;
-  value: (obj: KubeObject) => unknown;
+  format?: string;
+  /** `now` is the time of the request, for relative times. */
+  value: (obj: KubeObject, now: Date) => unknown;
+}
+
+/** Where a resource's objects are stored when it is a view of another resource's, and how they convert. */
+export interface StoredAs {
+  rt: ResourceType;
+  toStored: (obj: KubeObject) => KubeObject;
+  fromStored: (obj: KubeObject) => KubeObject;
 }
 
 export interface ResourceType {
@@ -53,6 +63,10 @@ export interface ResourceType {
   virtual: boolean;
   /** Whether writes to the main resource ignore `status` (true when a status subresource exists). */
   hasStatus: boolean;
+  /** Whether `columns` are the whole table row: no Name first and no Age last (the reference's Event table). */
+  ownLayout: boolean;
+  /** Set when the objects are another resource's, seen through a conversion (events-group Events are core Events). */
+  storedAs?: StoredAs;
 }
 
 /** `apiVersion` as written in objects: `v1` for the core group, `<group>/<version>` otherwise. */
@@ -90,6 +104,60 @@ const conditionTrue = (obj: KubeObject, type: string) =>
 
 /** Marks where the server puts the Age column for kinds that show it before their own columns. */
 const AGE_SLOT: Column = { name: 'Age', type: 'string', value: () => undefined };
+
+/** The reference's `translateTimestampSince`: `<unknown>` for no time. */
+function since(timestamp: unknown, now: Date): string {
+  return typeof timestamp === 'string' && timestamp
+    ? humanDuration(now.getTime() - Date.parse(timestamp))
+    : '<unknown>';
+}
+
+/**
+ * The reference's Event table (its `printEvent`), read from the core view: first seen falls back to
+ * `eventTime`, last seen to first seen, and a series overrides last seen and count (1 for a singleton).
+ */
+const EVENT_COLUMNS: Column[] = (() => {
+  const firstSeen = (o: KubeObject, now: Date) => since(get(o, 'firstTimestamp') || get(o, 'eventTime'), now);
+  const lastSeen = (o: KubeObject, now: Date) =>
+    get(o, 'series')
+      ? since(get(o, 'series.lastObservedTime'), now)
+      : get(o, 'lastTimestamp')
+        ? since(get(o, 'lastTimestamp'), now)
+        : firstSeen(o, now);
+  const either = (a: string, b: string) => (o: KubeObject) => (get(o, a) as string) || (get(o, b) as string) || '';
+  const component = either('source.component', 'reportingComponent');
+  const instance = either('source.host', 'reportingInstance');
+  return [
+    { name: 'Last Seen', type: 'string', value: lastSeen },
+    col('Type', 'type'),
+    col('Reason', 'reason'),
+    {
+      name: 'Object',
+      type: 'string',
+      value: (o) => {
+        const kind = String(get(o, 'involvedObject.kind') ?? '').toLowerCase();
+        const name = get(o, 'involvedObject.name');
+        return name ? `${kind}/${name}` : kind;
+      },
+    },
+    col('Subobject', 'involvedObject.fieldPath', 'string', 1),
+    {
+      name: 'Source',
+      type: 'string',
+      priority: 1,
+      value: (o) => (instance(o) ? `${component(o)}, ${instance(o)}` : component(o)),
+    },
+    col('Message', 'message'),
+    { name: 'First Seen', type: 'string', priority: 1, value: firstSeen },
+    {
+      name: 'Count',
+      type: 'integer',
+      priority: 1,
+      value: (o) => (get(o, 'series') ? get(o, 'series.count') : get(o, 'count') || 1),
+    },
+    { name: 'Name', type: 'string', format: 'name', priority: 1, value: (o) => o.metadata.name },
+  ];
+})();
 
 function csrCondition(obj: KubeObject): string {
   const conditions = (get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? [];
@@ -206,14 +274,9 @@ function definitions(n: Naming): Def[] {
       kind: 'Event',
       plural: 'events',
       shortNames: ['ev'],
-      fieldSelectors: {
-        'involvedObject.kind': str('involvedObject.kind'),
-        'involvedObject.name': str('involvedObject.name'),
-        'involvedObject.namespace': str('involvedObject.namespace'),
-        'involvedObject.uid': str('involvedObject.uid'),
-        reason: str('reason'),
-        type: str('type'),
-      },
+      fieldSelectors: CORE_EVENT_FIELDS,
+      columns: EVENT_COLUMNS,
+      ownLayout: true,
     },
     { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', fieldSelectors: { type: str('type') } },
     { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'] },
@@ -428,14 +491,10 @@ function definitions(n: Naming): Def[] {
       kind: 'Event',
       plural: 'events',
       shortNames: ['ev'],
-      fieldSelectors: {
-        'regarding.kind': str('regarding.kind'),
-        'regarding.name': str('regarding.name'),
-        'regarding.namespace': str('regarding.namespace'),
-        reason: str('reason'),
-        type: str('type'),
-      },
-      columns: [col('Type', 'type'), col('Reason', 'reason'), col('Note', 'note')],
+      fieldSelectors: EVENTS_GROUP_FIELDS,
+      // The reference serves both APIs from the core Event storage, so both print the core Event table.
+      columns: EVENT_COLUMNS.map((c) => ({ ...c, value: (o, now) => c.value(eventToCore(o), now) })),
+      ownLayout: true,
     },
     // reviews: evaluated on create, never stored
     {
@@ -497,6 +556,12 @@ export class ResourceRegistry {
   constructor(flavor: FlavorName | Naming = 'orch') {
     this.naming = typeof flavor === 'string' ? naming(flavor) : flavor;
     this.all = definitions(this.naming).map(complete);
+    const events = this.all.find((rt) => rt.kind === 'Event' && rt.group === group(this.naming, 'events'));
+    const coreEvents = this.all.find((rt) => rt.kind === 'Event' && rt.group === '');
+    if (events && coreEvents) {
+      const apiVersion = apiVersionOf(events);
+      events.storedAs = { rt: coreEvents, toStored: eventToCore, fromStored: (o) => coreToEvent(o, apiVersion) };
+    }
     for (const rt of this.all) {
       this.byGvr.set(`${rt.group}/${rt.version}/${rt.plural}`, rt);
       this.byGvk.set(`${apiVersionOf(rt)}/${rt.kind}`, rt);
@@ -546,6 +611,7 @@ function complete(d: Def): ResourceType {
     fieldSelectors: {},
     columns: [],
     virtual: false,
+    ownLayout: false,
     singular: d.kind.toLowerCase(),
     ...d,
     subresources,

@@ -212,21 +212,30 @@ export function tableParts(
     description: 'Time since creation',
     value: (o) => age(o.metadata.creationTimestamp, now),
   };
-  const columns = rt.columns.some((c) => c.name === 'Age')
-    ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
-    : [...rt.columns, ageColumn];
-  const columnDefinitions = [
-    { name: 'Name', type: 'string', format: 'name', description: 'Name of the object', priority: 0 },
-    ...columns.map((c) => ({
-      name: c.name,
-      type: c.type === 'date' ? 'string' : c.type,
-      format: c.type === 'date' ? 'date' : '',
-      description: c.description ?? c.name,
-      priority: c.priority ?? 0,
-    })),
-  ];
+  const nameColumn: Column = {
+    name: 'Name',
+    type: 'string',
+    format: 'name',
+    description: 'Name of the object',
+    value: (o) => o.metadata.name,
+  };
+  const columns = rt.ownLayout
+    ? rt.columns
+    : [
+        nameColumn,
+        ...(rt.columns.some((c) => c.name === 'Age')
+          ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
+          : [...rt.columns, ageColumn]),
+      ];
+  const columnDefinitions = columns.map((c) => ({
+    name: c.name,
+    type: c.type === 'date' ? 'string' : c.type,
+    format: c.format ?? (c.type === 'date' ? 'date' : ''),
+    description: c.description ?? c.name,
+    priority: c.priority ?? 0,
+  }));
   const row = (obj: { metadata: Record<string, any> }) => ({
-    cells: [obj.metadata.name, ...columns.map((c) => cell(c.value(obj as never)))],
+    cells: columns.map((c) => cell(c.value(obj as never, now))),
     object:
       includeObject === 'None'
         ? undefined

@@ -75,7 +75,8 @@ export class EtcdStore implements StorageBackend {
     registry: ResourceRegistry,
     private readonly log: Logger,
   ) {
-    this.byId = new Map(registry.all.map((rt) => [resourceId(rt), rt]));
+    // Views (events-group Events) have no keys of their own: their objects are the stored resource's.
+    this.byId = new Map(registry.all.filter((rt) => !rt.storedAs).map((rt) => [resourceId(rt), rt]));
   }
 
   /** Loads the prefix into an empty `storage`, which from then on follows etcd and writes through it. */
@@ -88,7 +89,7 @@ export class EtcdStore implements StorageBackend {
       await store.close();
       throw new Error(`cannot load the etcd prefix ${o.prefix}: ${(err as Error).message}`);
     }
-    storage.backend = store;
+    storage.attachBackend(store);
     if (o.compactionIntervalMs > 0) store.startCompactor(o.compactionIntervalMs);
     return store;
   }

@@ -146,7 +146,7 @@ export class GarbageCollector {
     const name = ns.metadata.name ?? '';
     let remaining = 0;
     for (const rt of this.api.registry.all) {
-      if (!rt.namespaced || rt.virtual) continue;
+      if (!rt.namespaced || rt.virtual || rt.storedAs) continue;
       for (const obj of this.api.storage.list(rt, name)) {
         remaining++;
         if (!obj.metadata.deletionTimestamp) this.deleteDependent(rt, obj, 'Background');

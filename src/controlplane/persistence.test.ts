@@ -102,6 +102,44 @@ describe('journal', () => {
     await reopened.journal.close();
   });
 
+  it('keeps an Event written through either API under the one core Event key, and restores it for both', async () => {
+    const first = await recordingStore();
+    const storage = new Storage();
+    const opened = await Journal.open(storage, first.kv, registry, 10);
+    const coreEvents = registry.resource('', 'v1', 'events')!;
+    const groupEvents = registry.resource('events.orch.io', 'v1', 'events')!;
+    const metadata = (name: string) => ({ name, namespace: 'default', uid: `uid-${name}` });
+    storage.create(groupEvents, { apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: metadata('g'), note: 'n' });
+    storage.create(coreEvents, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: metadata('c'),
+      message: 'm',
+    } as KubeObject);
+    await opened.journal.close();
+    const keys: string[] = [];
+    const written = await openLevelStore(join(dir, 'store'));
+    for await (const [key] of written.scan('o/')) keys.push(key);
+    await written.close();
+    expect(keys).toEqual(['o/v1/events|default/c', 'o/v1/events|default/g']);
+
+    const restored = new Storage();
+    const reopened = await Journal.open(restored, await openLevelStore(join(dir, 'store')), registry, 10);
+    expect(restored.list(coreEvents).map((e) => [e.metadata.name, e.apiVersion, (e as any).message])).toEqual([
+      ['c', 'v1', 'm'],
+      ['g', 'v1', 'n'],
+    ]);
+    expect(restored.list(groupEvents).map((e) => [e.metadata.name, e.apiVersion, (e as any).note])).toEqual([
+      ['c', 'events.orch.io/v1', 'm'],
+      ['g', 'events.orch.io/v1', 'n'],
+    ]);
+    expect(restored.eventsSince(groupEvents, 0).map((e) => [e.object.apiVersion, (e.object as any).note])).toEqual([
+      ['events.orch.io/v1', 'n'],
+      ['events.orch.io/v1', 'm'],
+    ]);
+    await reopened.journal.close();
+  });
+
   it('fails every request waiting for durability when the store cannot write', async () => {
     const storage = new Storage();
     const broken: KeyValueStore = {

@@ -107,7 +107,8 @@ export class Journal {
     registry: ResourceRegistry,
     retainedEvents: number,
   ): Promise<{ journal: Journal; skipped: number }> {
-    const byId = new Map(registry.all.map((rt) => [resourceId(rt), rt]));
+    // Views (events-group Events) have no keys of their own: their objects are the stored resource's.
+    const byId = new Map(registry.all.filter((rt) => !rt.storedAs).map((rt) => [resourceId(rt), rt]));
     const saved: SavedState = { rv: 0, objects: [], events: [], keptAfter: 0, corrupt: [] };
     let skipped = 0;
     for await (const [key, value] of kv.scan(OBJECTS)) {

@@ -12,10 +12,14 @@
  *
  * Writes go through `backend`. By default it writes here directly; with etcd, this storage is the watch
  * cache of etcd's revision stream (`applyPut`/`applyDelete`), and the backend writes to etcd.
+ *
+ * A resource that is a view of another's objects (`storedAs`: events-group Events are core Events) has
+ * no store of its own: every call reads and writes the stored resource, converting objects in and out,
+ * so both APIs see one set of objects, one resourceVersion sequence and one watch stream.
  */
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey, splitKey } from '../api/meta.ts';
-import type { ResourceType } from '../api/registry.ts';
+import type { ResourceType, StoredAs } from '../api/registry.ts';
 import { newSnapshotId } from './continue-token.ts';
 import { ApiError, alreadyExists, conflict, notFound, STALE_OBJECT, tooOldResourceVersion } from './errors.ts';
 
@@ -190,13 +194,27 @@ export class Storage {
   private rvWaiters: { rv: number; resolve: () => void }[] = [];
   private loadCount = 0;
   readonly options: StorageOptions;
-  backend: StorageBackend = {
+  /** Where writes go, always for stored resources (never views): see `backend`. */
+  private writer: StorageBackend = {
     create: async (rt, obj) => this.create(rt, obj),
     update: async (rt, obj, expectedRv) => this.update(rt, obj, expectedRv),
     remove: async (rt, key, expectedRv) => this.remove(rt, key, expectedRv),
     caughtUp: async () => {},
     compact: async () => {},
     corrupt: async (rt, key) => this.corrupt(rt, key),
+  };
+  /** Converted views of stored objects, per view; stored objects never change, so a view stays valid. */
+  private readonly views = new WeakMap<StoredAs, WeakMap<KubeObject, KubeObject>>();
+
+  /** The write path (memory, or etcd once it is attached); views' writes are converted to their stored resource. */
+  readonly backend: StorageBackend = {
+    create: async (rt, obj) => this.out(rt, await this.writer.create(storedRt(rt), this.in(rt, obj))),
+    update: async (rt, obj, expectedRv) =>
+      this.out(rt, await this.writer.update(storedRt(rt), this.in(rt, obj), expectedRv)),
+    remove: async (rt, key, expectedRv) => this.out(rt, await this.writer.remove(storedRt(rt), key, expectedRv)),
+    caughtUp: (rt) => this.writer.caughtUp(storedRt(rt)),
+    compact: () => this.writer.compact(),
+    corrupt: (rt, key) => this.writer.corrupt(storedRt(rt), key),
   };
 
   constructor(options: Partial<StorageOptions> = {}) {
@@ -206,6 +224,40 @@ export class Storage {
   /** How many times objects were loaded whole (`restore`, `replace`), which no commit reports: indexes rebuild then. */
   get loads(): number {
     return this.loadCount;
+  }
+
+  /** Makes `backend` write through `writer` (etcd), which sees stored resources only. */
+  attachBackend(writer: StorageBackend): void {
+    this.writer = writer;
+  }
+
+  /** A stored object as `rt` shows it. */
+  private out(rt: ResourceType, obj: KubeObject): KubeObject {
+    const via = rt.storedAs;
+    if (!via) return obj;
+    let cache = this.views.get(via);
+    if (!cache) {
+      cache = new WeakMap();
+      this.views.set(via, cache);
+    }
+    let view = cache.get(obj);
+    if (!view) {
+      view = via.fromStored(obj);
+      cache.set(obj, view);
+    }
+    return view;
+  }
+
+  /** An object `rt` shows, as stored. */
+  private in(rt: ResourceType, obj: KubeObject): KubeObject {
+    return rt.storedAs ? rt.storedAs.toStored(obj) : obj;
+  }
+
+  private outEvent(rt: ResourceType, e: StoredEvent): StoredEvent {
+    if (!rt.storedAs) return e;
+    const converted: StoredEvent = { ...e, object: this.out(rt, e.object) };
+    if (e.previous) converted.previous = this.out(rt, e.previous);
+    return converted;
   }
 
   /** The latest resourceVersion handed out. */
@@ -346,17 +398,19 @@ export class Storage {
   }
 
   private store(rt: ResourceType): ResourceStore {
-    let s = this.stores.get(rt);
+    const stored = storedRt(rt);
+    let s = this.stores.get(stored);
     if (!s) {
       s = new ResourceStore(this.options.historySize);
       s.compactedRv = this.keptAfter;
-      this.stores.set(rt, s);
+      this.stores.set(stored, s);
     }
     return s;
   }
 
   get(rt: ResourceType, key: string): KubeObject | undefined {
-    return this.store(rt).items.get(key);
+    const obj = this.store(rt).items.get(key);
+    return obj && this.out(rt, obj);
   }
 
   isCorrupt(rt: ResourceType, key: string): boolean {
@@ -382,7 +436,7 @@ export class Storage {
     const keys = s.keysInOrder();
     const [from, to] = namespace ? namespaceRange(keys, namespace) : [0, keys.length];
     const out = new Array<KubeObject>(to - from);
-    for (let i = from; i < to; i++) out[i - from] = s.items.get(keys[i])!;
+    for (let i = from; i < to; i++) out[i - from] = this.out(rt, s.items.get(keys[i])!);
     return out;
   }
 
@@ -394,7 +448,7 @@ export class Storage {
     const overlay = new Map<string, KubeObject | null>();
     for (let i = later.length - 1; i >= 0; i--) {
       const e = later[i];
-      overlay.set(objectKey(e.object.metadata), e.type === 'ADDED' ? null : (e.previous ?? null));
+      overlay.set(objectKey(e.object.metadata), e.type === 'ADDED' || !e.previous ? null : this.out(rt, e.previous));
     }
     const merged = new Map<string, KubeObject>();
     for (const obj of this.list(rt, namespace)) merged.set(objectKey(obj.metadata), obj);
@@ -408,13 +462,17 @@ export class Storage {
 
   /** Events after resourceVersion `from` (410 when history no longer reaches back that far). */
   eventsSince(rt: ResourceType, from: number): StoredEvent[] {
-    return this.store(rt).eventsSince(from);
+    const events = this.store(rt).eventsSince(from);
+    return rt.storedAs ? events.map((e) => this.outEvent(rt, e)) : events;
   }
 
   watch(rt: ResourceType, subscriber: WatchSubscriber): () => void {
     const s = this.store(rt);
-    s.watchers.add(subscriber);
-    return () => s.watchers.delete(subscriber);
+    const converting: WatchSubscriber = rt.storedAs
+      ? { deliver: (e) => subscriber.deliver(this.outEvent(rt, e)), stop: () => subscriber.stop() }
+      : subscriber;
+    s.watchers.add(converting);
+    return () => s.watchers.delete(converting);
   }
 
   watcherCount(rt?: ResourceType): number {
@@ -428,7 +486,8 @@ export class Storage {
    * Stores `obj` itself with its resourceVersion set, not a copy: the caller hands it over (a create's object is
    * the request's own) and must not change it afterwards.
    */
-  create(rt: ResourceType, obj: KubeObject): KubeObject {
+  create(rt: ResourceType, given: KubeObject): KubeObject {
+    const obj = this.in(rt, given);
     const s = this.store(rt);
     const key = objectKey(obj.metadata);
     if (s.items.has(key) || s.corrupt.has(key)) throw alreadyExists(rt, obj.metadata.name ?? '');
@@ -436,15 +495,16 @@ export class Storage {
     obj.metadata.resourceVersion = String(this.rv);
     s.items.set(key, obj);
     s.keysChanged();
-    if (obj.metadata.uid) this.byUid.set(obj.metadata.uid, { rt, key });
+    if (obj.metadata.uid) this.byUid.set(obj.metadata.uid, { rt: storedRt(rt), key });
     this.commit(rt, s, { type: 'ADDED', rv: this.rv, object: obj });
-    return obj;
+    return this.out(rt, obj);
   }
 
   /**
    * Replaces an object. `expectedRv` (when given) must equal the stored resourceVersion, else 409.
    */
-  update(rt: ResourceType, obj: KubeObject, expectedRv?: string): KubeObject {
+  update(rt: ResourceType, given: KubeObject, expectedRv?: string): KubeObject {
+    const obj = this.in(rt, given);
     const s = this.store(rt);
     const key = objectKey(obj.metadata);
     const previous = s.items.get(key);
@@ -455,7 +515,7 @@ export class Storage {
     const stored = this.stamp(obj);
     s.items.set(key, stored);
     this.commit(rt, s, { type: 'MODIFIED', rv: this.rv, object: stored, previous });
-    return stored;
+    return this.out(rt, stored);
   }
 
   remove(rt: ResourceType, key: string, expectedRv?: string): KubeObject {
@@ -463,7 +523,7 @@ export class Storage {
     const previous = s.items.get(key);
     if (!previous) {
       if (s.corrupt.delete(key)) {
-        for (const l of this.purgeListeners) l(rt, key);
+        for (const l of this.purgeListeners) l(storedRt(rt), key);
         return { metadata: splitKey(key) };
       }
       throw notFound(rt, splitKey(key).name);
@@ -476,7 +536,7 @@ export class Storage {
     if (previous.metadata.uid) this.byUid.delete(previous.metadata.uid);
     const last = this.stamp(previous);
     this.commit(rt, s, { type: 'DELETED', rv: this.rv, object: last, previous });
-    return last;
+    return this.out(rt, last);
   }
 
   /** Takes a consistent, key-ordered snapshot of a resource for paging the list `scope` names. */
@@ -542,8 +602,13 @@ export class Storage {
     s.record(event);
     if (this.holding) this.undelivered.push({ s, event });
     else s.deliver(event);
-    for (const l of this.commitListeners) l({ rt, event });
+    for (const l of this.commitListeners) l({ rt: storedRt(rt), event });
   }
+}
+
+/** The resource whose store holds `rt`'s objects. */
+function storedRt(rt: ResourceType): ResourceType {
+  return rt.storedAs?.rt ?? rt;
 }
 
 /** The [from, to) index range of one namespace's keys in a sorted key array. */
