@@ -6,6 +6,7 @@
  * `kwok-stages.yaml`. Every child logs to `<dir>/logs/` and is stopped by `stop()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { webcrypto } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -19,6 +20,7 @@ import {
   type Subject,
 } from '../../src/pki/certs.ts';
 import { exportPrivateKeyPem, generateKeyPair } from '../../src/pki/keys.ts';
+import { derToPem } from '../../src/pki/pem.ts';
 import { builtBinary, kubernetesRelease } from '../../tools/k8s/binaries.ts';
 import { freePort } from '../support/free-port.ts';
 
@@ -131,8 +133,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const frontProxyCa = await createSelfSignedCa({ commonName: 'front-proxy-ca', now });
   await pair('ca', ca);
   await pair('front-proxy-ca', frontProxyCa);
-  // The key that signs service-account tokens; kube-apiserver reads the public half from the same file.
-  await save('sa.key', await exportPrivateKeyPem((await generateKeyPair('ECDSA-P256')).privateKey));
+  // The key pair that signs and verifies service-account tokens.
+  const serviceAccountKeys = await generateKeyPair('ECDSA-P256');
+  await save('sa.key', await exportPrivateKeyPem(serviceAccountKeys.privateKey));
+  await save('sa.pub', derToPem(await webcrypto.subtle.exportKey('spki', serviceAccountKeys.publicKey), 'PUBLIC KEY'));
   const issue = (pemCa: CertificateWithKey, subject: Subject, usage: 'client auth' | 'server auth', names = false) =>
     issueKeyAndCertificate({
       ca: pemCa,
@@ -213,6 +217,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
+      // A loopback address may not be a Service endpoint: nothing keeps the `kubernetes` Service's endpoints.
+      '--endpoint-reconciler-type=none',
       `--secure-port=${apiPort}`,
       `--tls-cert-file=${p('apiserver.crt')}`,
       `--tls-private-key-file=${p('apiserver.key')}`,
@@ -223,7 +229,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--allow-privileged=true',
       '--service-cluster-ip-range=10.96.0.0/16',
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${p('sa.key')}`,
+      `--service-account-key-file=${p('sa.pub')}`,
       `--service-account-signing-key-file=${p('sa.key')}`,
       `--requestheader-client-ca-file=${p('front-proxy-ca.crt')}`,
       '--requestheader-allowed-names=front-proxy-client',
@@ -268,6 +274,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--manage-all-nodes=false',
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
       '--node-lease-duration-seconds=40',
+      '--node-ip=127.0.0.1',
       `--config=${STAGES}`,
     ]);
     for (let i = 1; i <= nodes; i++) await createNode(server, adminTls, `kwok-node-${i}`);
