@@ -53,6 +53,7 @@ import {
   parseListOptions,
   parseResourceVersion,
   parseWriteOptions,
+  queryBool,
   type WriteOptions,
 } from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
@@ -592,10 +593,7 @@ export class ApiServer {
       const v = query.get(name);
       return v === null ? undefined : Number(v);
     };
-    const bool = (name: string) => {
-      const v = query.get(name);
-      return v === null ? undefined : v === 'true';
-    };
+    const bool = (name: string) => queryBool(query.get(name));
     const opts: DeleteOptions = {
       dryRun,
       gracePeriodSeconds: num('gracePeriodSeconds') ?? fromBody.gracePeriodSeconds,

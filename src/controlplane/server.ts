@@ -25,6 +25,7 @@ import {
 } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
+import { prettyParam } from './options.ts';
 import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
@@ -227,7 +228,7 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(res, 200, JSON.stringify(body, null, query.get('pretty') === 'true' ? 2 : undefined), [], contentType);
+    this.send(res, 200, JSON.stringify(body, null, prettyParam(query) ? 2 : undefined), [], contentType);
   }
 
   private async resource(
@@ -395,7 +396,7 @@ export class ControlPlaneServer {
       return;
     }
     let text: string;
-    if (query.get('pretty') === 'true') text = JSON.stringify(body, null, 2);
+    if (prettyParam(query)) text = JSON.stringify(body, null, 2);
     else if (isList(body)) {
       // Items are stored objects whose JSON is cached: splice it rather than serialize again.
       const { items, ...head } = body;
