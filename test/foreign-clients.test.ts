@@ -78,3 +78,27 @@ describe('boolean query parameters, read as the reference converts them', () => 
     );
   });
 });
+
+describe('/version', () => {
+  // The Python client's VersionApi().get_code() requires every field of version.Info.
+  it("answers every field of the reference's version.Info, truthfully", async () => {
+    const r = await get('/version');
+    expect(r.code, r.body).toBe(200);
+    const goArch: Record<string, string> = { x64: 'amd64', ia32: '386' };
+    expect(r.json).toEqual({
+      major: '1',
+      minor: expect.stringMatching(/^\d+$/),
+      emulationMajor: '1',
+      emulationMinor: r.json.minor,
+      minCompatibilityMajor: '1',
+      minCompatibilityMinor: String(Number(r.json.minor) - 1),
+      gitVersion: expect.stringMatching(/^v1\.\d+\.0\+embedded\./),
+      gitCommit: expect.stringMatching(/^[0-9a-f]{40}$/),
+      gitTreeState: expect.stringMatching(/^(clean|dirty)$/),
+      buildDate: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      goVersion: process.version,
+      compiler: 'node',
+      platform: `${process.platform}/${goArch[process.arch] ?? process.arch}`,
+    });
+  });
+});

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { type KubeObject, objectKey } from '../api/meta.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
+import { versionInfo } from '../build-info.ts';
 import { createLogger } from '../log/logger.ts';
 import {
   type CertificateWithKey,
@@ -117,7 +118,11 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   authorizationMode: 'RBAC',
 };
 
-export const CONTROL_PLANE_VERSION = { ...API_LEVEL, gitVersion: `v${API_LEVEL_SEMVER}+embedded.${VERSION}` };
+/** `/version`: the plane emulates the API level it serves. */
+export const CONTROL_PLANE_VERSION = versionInfo(
+  `v${API_LEVEL_SEMVER}+embedded.${VERSION}`,
+  `${API_LEVEL.major}.${API_LEVEL.minor}`,
+);
 
 export class ControlPlane {
   readonly registry: ResourceRegistry;

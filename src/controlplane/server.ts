@@ -7,6 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import { stringify as stringifyYaml } from 'yaml';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import type { VersionInfo } from '../build-info.ts';
 import { TurnGate } from '../util/turn-gate.ts';
 import type { UserInfo } from './admission.ts';
 import type { Aggregator } from './aggregator.ts';
@@ -43,7 +44,7 @@ export interface ServerOptions {
   /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
   impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
   watch: WatchSettings;
-  version: { major: string; minor: string; gitVersion: string };
+  version: VersionInfo;
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
   /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
