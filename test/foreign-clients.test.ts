@@ -3,6 +3,13 @@
  * kubectl), over HTTPS as the admin, answered as kube-apiserver answers them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webcryptoRequest } from '../controllers/certificates/testing.ts';
+import { group } from '../src/api/naming.ts';
+import {
+  decodeProtobufBody,
+  encodeKubernetesProtobuf,
+  PROTOBUF_MEDIA_TYPE,
+} from '../src/controlplane/protobuf/index.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { RawClient } from './support/raw-https.ts';
 
@@ -100,5 +107,78 @@ describe('/version', () => {
       compiler: 'node',
       platform: `${process.platform}/${goArch[process.arch] ?? process.arch}`,
     });
+  });
+});
+
+describe('empty structs, written as the reference writes them', () => {
+  const csrPath = () => `/apis/${group(c.cp.registry.naming, 'certificates')}/v1/certificatesigningrequests`;
+  let spec: Record<string, unknown>;
+
+  beforeAll(async () => {
+    const { pem } = await webcryptoRequest('ECDSA-P256', { commonName: 'someone' });
+    spec = {
+      request: Buffer.from(pem).toString('base64'),
+      signerName: c.cp.registry.naming.signers.apiServerClient,
+      usages: ['client auth'],
+    };
+  });
+
+  // The Python client's `csr.status.conditions = [...]` needs the status object the reference always sends.
+  it('a CertificateSigningRequest created without status reads back status: {} in get, list and watch', async () => {
+    const created = await post(csrPath(), { metadata: { name: 'no-status' }, spec });
+    expect(created.code, created.body).toBe(201);
+    expect(created.json.status).toEqual({});
+    expect(created.json.metadata.managedFields[0].fieldsV1).not.toHaveProperty('f:status');
+    const one = await get(`${csrPath()}/no-status`);
+    expect(one.json?.status, one.body).toEqual({});
+    const list = await get(csrPath());
+    expect(list.json.items.find((i: any) => i.metadata.name === 'no-status')?.status).toEqual({});
+    const watched = lines((await get(`${csrPath()}?watch=true&timeoutSeconds=1`)).body);
+    expect(watched.find((e) => e.object.metadata.name === 'no-status')?.object.status).toEqual({});
+    const proto = await admin.send({ path: `${csrPath()}/no-status`, headers: { Accept: PROTOBUF_MEDIA_TYPE } });
+    expect(proto.headers['content-type']).toBe(PROTOBUF_MEDIA_TYPE);
+    expect(decodeProtobufBody(proto.bytes!).status).toEqual({});
+  });
+
+  it('a protobuf body without status is stored with status: {}', async () => {
+    const apiVersion = `${group(c.cp.registry.naming, 'certificates')}/v1`;
+    const body = encodeKubernetesProtobuf({
+      apiVersion,
+      kind: 'CertificateSigningRequest',
+      metadata: { name: 'pb' },
+      spec,
+    });
+    const r = await admin.send({
+      method: 'POST',
+      path: csrPath(),
+      headers: { 'Content-Type': PROTOBUF_MEDIA_TYPE },
+      body: Buffer.from(body),
+    });
+    expect(r.code, r.body).toBe(201);
+    expect((await get(`${csrPath()}/pb`)).json.status).toEqual({});
+  });
+
+  it('a Service has status.loadBalancer: {}, a container resources: {}', async () => {
+    const svc = await post('/api/v1/namespaces/default/services', {
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(svc.code, svc.body).toBe(201);
+    expect((await get('/api/v1/namespaces/default/services/web')).json.status).toEqual({ loadBalancer: {} });
+    const pod = await post('/api/v1/namespaces/default/pods', {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    expect(pod.code, pod.body).toBe(201);
+    expect((await get('/api/v1/namespaces/default/pods/p')).json.spec.containers[0].resources).toEqual({});
+  });
+
+  it("the OpenAPI says so, as the reference's does: default: {} on a struct held by value", async () => {
+    const r = await get(`/openapi/v3/apis/${group(c.cp.registry.naming, 'certificates')}/v1`);
+    const csr = r.json.components.schemas['io.k8s.api.certificates.v1.CertificateSigningRequest'];
+    expect(csr.properties.status.default).toEqual({});
+    expect(csr.properties.spec.default).toEqual({});
+    const pod = (await get('/openapi/v3/api/v1')).json.components.schemas['io.k8s.api.core.v1.PodSpec'];
+    expect(pod.properties.securityContext.default).toBeUndefined(); // a pointer
   });
 });

@@ -60,6 +60,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import type { Snapshot, Storage } from './storage.ts';
+import { withEmptyStructs } from './struct-defaults.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
@@ -265,6 +266,7 @@ export class ApiServer {
     meta.creationTimestamp = rfc3339(this.options.now());
     meta.generation = 1;
     this.prepareCreate(rt, object);
+    object = withEmptyStructs(object);
     setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
@@ -388,6 +390,7 @@ export class ApiServer {
       }
       let next = this.merge(rt, req.subresource, old, requested);
       if (isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
+      next = withEmptyStructs(next);
       setManagedFields(next, owned(old, next));
       if (jsonEqual(withoutRv(next), withoutRv(old))) return old;
       await this.admitAndValidate('UPDATE', rt, req.subresource, next, old, user, dryRun, effects);

@@ -49,6 +49,7 @@ import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
 import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
 import { Storage } from './storage.ts';
+import { withEmptyStructs } from './struct-defaults.ts';
 import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
 
@@ -152,7 +153,7 @@ export class ControlPlane {
     this.options = { ...DEFAULT_CONTROL_PLANE_OPTIONS, ...options };
     this.log = (this.options.log ?? createLogger({ verbosity: 0, format: 'json' })).child({ logger: 'control-plane' });
     this.registry = new ResourceRegistry(naming(this.options.flavor));
-    this.storage = new Storage({ historySize: this.options.historySize });
+    this.storage = new Storage({ historySize: this.options.historySize, loaded: withEmptyStructs });
     const o = this.options;
     const features = (g: string) => o.featureGates[g] ?? DEFAULT_FEATURE_GATES[g] ?? false;
     this.authorizer =
@@ -332,7 +333,9 @@ export class ControlPlane {
   async seed(given: KubeObject): Promise<KubeObject> {
     const rt = this.registry.kind(given.apiVersion ?? 'v1', given.kind ?? '');
     if (!rt) throw new Error(`unknown kind ${given.apiVersion} ${given.kind}`);
-    const obj = isNamespaceType(rt) ? withNameLabel(given, this.registry.naming.labels.metadataName) : given;
+    const obj = withEmptyStructs(
+      isNamespaceType(rt) ? withNameLabel(given, this.registry.naming.labels.metadataName) : given,
+    );
     const existing = this.storage.get(rt, objectKey(obj.metadata));
     if (existing && isBootstrapPolicy(existing, this.registry.naming) && isBootstrapPolicy(obj, this.registry.naming)) {
       return this.storage.backend.update(
