@@ -182,3 +182,51 @@ describe('empty structs, written as the reference writes them', () => {
     expect(pod.properties.securityContext.default).toBeUndefined(); // a pointer
   });
 });
+
+describe('ValidatingAdmissionPolicy expressions that do not compile', () => {
+  const path = () => `/apis/${group(c.cp.registry.naming, 'admissionregistration')}/v1/validatingadmissionpolicies`;
+  const policy = (name: string, expression: string) => ({
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+        ],
+      },
+      validations: [{ expression }],
+    },
+  });
+
+  it('are refused at create and at update with the 422 naming the field and the compile error', async () => {
+    const created = await post(path(), policy('broken', 'object.spec.replicas <='));
+    expect(created.code, created.body).toBe(422);
+    expect(created.json).toMatchObject({ kind: 'Status', reason: 'Invalid' });
+    expect(created.json.details.causes[0]).toMatchObject({
+      reason: 'FieldValueInvalid',
+      field: 'spec.validations[0].expression',
+    });
+    expect(created.json.message).toContain(
+      'spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed: ERROR: <input>:1:24:',
+    );
+    expect((await get(`${path()}/broken`)).code).toBe(404);
+
+    const good = await post(path(), policy('fine', 'object.spec.replicas <= 5'));
+    expect(good.code, good.body).toBe(201);
+    const update = await admin.send({
+      method: 'PUT',
+      path: `${path()}/fine`,
+      body: JSON.stringify({
+        ...good.json,
+        spec: { ...good.json.spec, validations: [{ expression: 'object.spec.replicas <=' }] },
+      }),
+    });
+    expect(update.code, update.body).toBe(422);
+    expect(update.json.details.causes[0].field).toBe('spec.validations[0].expression');
+  });
+
+  it('a type error against the kind is no compile error: stored, for the status to warn of', async () => {
+    const r = await post(path(), policy('typed', "object.spec.replicas == 'three'"));
+    expect(r.code, r.body).toBe(201);
+  });
+});
