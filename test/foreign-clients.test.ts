@@ -230,3 +230,56 @@ describe('ValidatingAdmissionPolicy expressions that do not compile', () => {
     expect(r.code, r.body).toBe(201);
   });
 });
+
+describe('server-side apply and metadata, in the reference words', () => {
+  const cm = '/api/v1/namespaces/default/configmaps';
+  const apply = (name: string, manager: string, data: Record<string, string>) =>
+    admin.send({
+      method: 'PATCH',
+      path: `${cm}/${name}?fieldManager=${manager}`,
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }),
+    });
+
+  it('names an applier without a version, an Update manager with it', async () => {
+    expect((await apply('applied', 'kubectl', { a: '1' })).code).toBe(201);
+    const byApplier = await apply('applied', 'other', { a: '2' });
+    expect(byApplier.code, byApplier.body).toBe(409);
+    expect(byApplier.json.message).toBe('Apply failed with 1 conflict: conflict with "kubectl": .data.a');
+    expect(byApplier.json.details.causes).toEqual([
+      { reason: 'FieldManagerConflict', message: 'conflict with "kubectl"', field: '.data.a' },
+    ]);
+
+    const created = await post(`${cm}?fieldManager=kubectl`, {
+      metadata: { name: 'updated' },
+      data: { a: '1', b: '1' },
+    });
+    expect(created.code, created.body).toBe(201);
+    const byUpdater = await apply('updated', 'other', { a: '2', b: '2' });
+    expect(byUpdater.code, byUpdater.body).toBe(409);
+    expect(byUpdater.json.message).toBe(
+      'Apply failed with 2 conflicts: conflicts with "kubectl" using v1:\n- .data.a\n- .data.b',
+    );
+  });
+
+  it('gives a ConfigMap no metadata.generation, a Deployment one', async () => {
+    const created = await post(cm, { metadata: { name: 'no-generation' }, data: { a: '1' } });
+    expect(created.json.metadata).not.toHaveProperty('generation');
+    const updated = await admin.send({
+      method: 'PUT',
+      path: `${cm}/no-generation`,
+      body: JSON.stringify({ ...created.json, data: { a: '2' } }),
+    });
+    expect(updated.code, updated.body).toBe(200);
+    expect(updated.json.metadata).not.toHaveProperty('generation');
+    const deployment = await post('/apis/apps/v1/namespaces/default/deployments', {
+      metadata: { name: 'web' },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+      },
+    });
+    expect(deployment.code, deployment.body).toBe(201);
+    expect(deployment.json.metadata.generation).toBe(1);
+  });
+});

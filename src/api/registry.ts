@@ -53,7 +53,28 @@ export interface ResourceType {
   virtual: boolean;
   /** Whether writes to the main resource ignore `status` (true when a status subresource exists). */
   hasStatus: boolean;
+  /** Whether objects carry `metadata.generation` (see GENERATION_KINDS). */
+  hasGeneration: boolean;
 }
+
+/**
+ * The kinds whose reference strategies set `metadata.generation` (1 on create, +1 on a spec change or a graceful
+ * delete): those with a spec their controllers observe. ConfigMaps, Secrets, CSRs, Leases, RBAC and the rest have
+ * none.
+ */
+const GENERATION_KINDS: ReadonlySet<string> = new Set([
+  'Deployment',
+  'EndpointSlice',
+  'Ingress',
+  'IngressClass',
+  'Pod',
+  'PodDisruptionBudget',
+  'ReplicaSet',
+  'ReplicationController',
+  'StatefulSet',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 /** `apiVersion` as written in objects: `v1` for the core group, `<group>/<version>` otherwise. */
 export function apiVersionOf(rt: Pick<ResourceType, 'group' | 'version'>): string {
@@ -550,5 +571,6 @@ function complete(d: Def): ResourceType {
     ...d,
     subresources,
     hasStatus: subresources.includes('status'),
+    hasGeneration: GENERATION_KINDS.has(d.kind),
   };
 }

@@ -21,6 +21,7 @@ import {
   applyConfiguration,
   type FieldOwner,
   type ManagedFieldsEntry,
+  managerLabel,
   recordUpdate,
 } from './apply/managed-fields.ts';
 import { decodeContinue, encodeContinue, keyOfStart, listPrefix, listScope, startOfKey } from './continue-token.ts';
@@ -264,7 +265,7 @@ export class ApiServer {
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.options.now());
-    meta.generation = 1;
+    if (rt.hasGeneration) meta.generation = 1;
     this.prepareCreate(rt, object);
     object = withEmptyStructs(object);
     setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
@@ -421,7 +422,9 @@ export class ApiServer {
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
       const next: KubeObject = { ...old, spec: { ...(old.spec as object), replicas } };
-      if (specChanged(old, next)) next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
+      if (rt.hasGeneration && specChanged(old, next)) {
+        next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
+      }
       return next;
     }
     const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
@@ -441,7 +444,7 @@ export class ApiServer {
     for (const k of Object.keys(next.metadata) as (keyof KubeObject['metadata'])[]) {
       if (next.metadata[k] === undefined) delete next.metadata[k];
     }
-    if (specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    if (rt.hasGeneration && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     return next;
   }
 
@@ -542,7 +545,8 @@ export class ApiServer {
     if (deadline.getTime() < current) {
       marked.metadata.deletionTimestamp = rfc3339(deadline);
       marked.metadata.deletionGracePeriodSeconds = grace;
-      if (!meta.deletionTimestamp) marked.metadata.generation = (meta.generation ?? 0) + 1;
+      // As the reference's store: only objects that carry a generation count the delete as a change of it.
+      if (!meta.deletionTimestamp && (meta.generation ?? 0) > 0) marked.metadata.generation = (meta.generation ?? 0) + 1;
     }
     if (!marked.metadata.finalizers) delete marked.metadata.finalizers;
     if (namespace) marked.status = { ...(old.status as object), phase: 'Terminating' };
@@ -1004,8 +1008,8 @@ function applyOrConflict(
   } catch (err) {
     if (!(err instanceof ApplyConflict)) throw err;
     const causes = err.conflicts.map((c) => ({
-      type: 'FieldManagerConflict',
-      message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${managerLabel(c)}`,
       field: c.path,
     }));
     const details = { name: req.name, ...(req.rt.group ? { group: req.rt.group } : {}), kind: req.rt.plural, causes };

@@ -349,7 +349,7 @@ export class ControlPlane {
       metadata: {
         uid: crypto.randomUUID(),
         creationTimestamp: rfc3339(this.options.now()),
-        generation: 1,
+        ...(rt.hasGeneration ? { generation: 1 } : {}),
         ...obj.metadata,
       },
     });
