@@ -546,7 +546,8 @@ export class ApiServer {
       marked.metadata.deletionTimestamp = rfc3339(deadline);
       marked.metadata.deletionGracePeriodSeconds = grace;
       // As the reference's store: only objects that carry a generation count the delete as a change of it.
-      if (!meta.deletionTimestamp && (meta.generation ?? 0) > 0) marked.metadata.generation = (meta.generation ?? 0) + 1;
+      const generation = meta.generation ?? 0;
+      if (!meta.deletionTimestamp && generation > 0) marked.metadata.generation = generation + 1;
     }
     if (!marked.metadata.finalizers) delete marked.metadata.finalizers;
     if (namespace) marked.status = { ...(old.status as object), phase: 'Terminating' };
