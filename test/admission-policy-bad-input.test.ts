@@ -50,12 +50,33 @@ describe('ValidatingAdmissionPolicy bad input', () => {
     await c?.stop();
   });
 
-  it('unparseable CEL: a warning in status, and a refusal at admission under Fail', async () => {
-    await bind('unparseable', {
+  it('unparseable CEL: refused at create; stored anyway (by an older server), a warning in status and a refusal at admission under Fail', async () => {
+    const spec = {
       matchConstraints: rules([''], ['configmaps']),
       validations: [{ expression: 'object.data.size() >' }],
       matchConditions: [{ name: 'only-bad', expression: 'object.metadata.name.startsWith("bad-")' }],
-    });
+    };
+    const refused = await policies()
+      .create({ metadata: { name: 'unparseable' }, spec } as ValidatingAdmissionPolicy)
+      .catch((e: unknown) => e as StatusError);
+    expect((refused as StatusError).code).toBe(422);
+    expect((refused as StatusError).message).toContain(
+      'spec.validations[0].expression: Invalid value: "object.data.size() >": compilation failed: ERROR: <input>:1:21:',
+    );
+    const policy = await policies().create({
+      metadata: { name: 'placeholder' },
+      spec: { ...spec, validations: [{ expression: 'true' }] },
+    } as ValidatingAdmissionPolicy);
+    await c.cp.seed({
+      ...policy,
+      metadata: { name: 'unparseable' },
+      spec: { ...policy.spec, validations: spec.validations },
+    } as KubeObject);
+    await policies().delete(undefined, 'placeholder');
+    await bindings().create({
+      metadata: { name: 'unparseable' },
+      spec: { policyName: 'unparseable', validationActions: ['Deny'] },
+    } as KubeObject);
     const status = await eventually(async () => (await policies().get(undefined, 'unparseable')).status?.typeChecking);
     expect(status.expressionWarnings?.[0].fieldRef).toBe('spec.validations[0].expression');
     expect(status.expressionWarnings?.[0].warning).toMatch(

@@ -200,12 +200,6 @@ describe('watch-list over HTTPS', () => {
         'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
     },
     {
-      what: 'a sendInitialEvents that is not a boolean',
-      query: 'watch=true&sendInitialEvents=yes&resourceVersionMatch=NotOlderThan',
-      code: 400,
-      message: 'invalid boolean value for sendInitialEvents: "yes"',
-    },
-    {
       what: 'sendInitialEvents where the WatchList gate is off',
       on: 'refusing',
       query: WATCH_LIST,

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Gauge, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { group } from '../src/api/naming.ts';
+import { versionInfo } from '../src/build-info.ts';
 import { defaultPolicy } from '../src/controlplane/authz/policy.ts';
 import { RbacAuthorizer, requestAuthorizer } from '../src/controlplane/authz/rbac.ts';
 import { createReviewer } from '../src/controlplane/authz/reviews.ts';
@@ -29,7 +30,7 @@ import { HealthChecks } from '../src/diagnostics/health.ts';
 import { sliMetrics } from '../src/diagnostics/metrics/slis.ts';
 import { installMetricsRoutes } from '../src/diagnostics/routes.ts';
 import { DiagnosticsServer } from '../src/diagnostics/server.ts';
-import { installZPages, versionInfo } from '../src/diagnostics/zpages.ts';
+import { installZPages } from '../src/diagnostics/zpages.ts';
 import { issueKeyAndCertificate } from '../src/pki/certs.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 

@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
-import type { ControllerDefinition } from '../src/controller/controller.ts';
+import { type ControllerDefinition, done } from '../src/controller/controller.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../src/controller/manager.ts';
 import { READ, rule } from '../src/controller/permissions.ts';
 import { createLogger } from '../src/log/logger.ts';
@@ -167,7 +167,7 @@ describe('sample controller through the Manager (leader election off)', () => {
 
     // Never selected, so never reconciled and never written.
     expect(sample.reconciles(`${ns}/ignored`)).toEqual([]);
-    expect((await deployments().get(ns, 'ignored')).status).toBeUndefined();
+    expect((await deployments().get(ns, 'ignored')).status).toEqual({}); // the empty status every Deployment has
     expect(sample.history.filter((r) => r.key.startsWith(`${ns}/`) && r.outcome === 'error')).toEqual([]);
   });
 
@@ -276,6 +276,54 @@ describe('sample controller through the Manager (leader election off)', () => {
     }
     const retries = logs.filter((l) => l.msg === 'reconcile failed, will retry' && l.key === `${ns}/flaky`);
     expect(retries.map((l) => l.requeues)).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('write conflicts in a reconcile', () => {
+  it('are routine: logged at V(2), never as an error, and retried', async () => {
+    const ns = await newNamespace();
+    const configMaps = () => cluster.client.kind('ConfigMap');
+    const first = await configMaps().create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', namespace: ns },
+    });
+    // Another writer moves the object on: the reconciler's first write carries a stale resourceVersion.
+    await configMaps().replace({ ...first, data: { by: 'someone else' } });
+    let stale: KubeObject | undefined = first;
+    const outcomes: string[] = [];
+    const definition: ControllerDefinition = {
+      name: 'conflicting',
+      aliases: [],
+      enabledByDefault: true,
+      workers: 1,
+      rateLimiter: () => itemExponential<string>(10, 1_000),
+      permissions: () => [],
+      setup: (_ctx, enqueue) => {
+        enqueue.add(`${ns}/c`);
+        return {
+          async reconcile() {
+            const base = stale ?? (await configMaps().get(ns, 'c'));
+            stale = undefined;
+            try {
+              await configMaps().replace({ ...base, data: { by: 'reconciler' } });
+              outcomes.push('written');
+            } catch (err) {
+              outcomes.push(String((err as { code?: number }).code));
+              throw err;
+            }
+            return done;
+          },
+        };
+      },
+    };
+    const { manager, logs } = newManager([definition]);
+    start(manager);
+    await eventually(() => outcomes.includes('written'));
+    expect(outcomes).toEqual(['409', 'written']);
+    const mine = logs.filter((l) => l.key === `${ns}/c`);
+    expect(mine.filter((l) => l.level === 'error')).toEqual([]);
+    expect(mine.find((l) => l.msg === 'reconcile lost a write conflict, will retry')).toMatchObject({ v: 2 });
   });
 });
 
@@ -407,7 +455,7 @@ describe('Manager', () => {
     await deployments().create(deployment(ns, 'after-stop', 2));
     await sleep(500);
     expect(sample.reconciles(`${ns}/after-stop`)).toEqual([]);
-    expect((await deployments().get(ns, 'after-stop')).status).toBeUndefined();
+    expect((await deployments().get(ns, 'after-stop')).status).toEqual({}); // never written: still the empty one
   });
 
   it('runs controllers only while it leads, and ends with lostLeadership when it cannot renew', async () => {

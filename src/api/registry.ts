@@ -67,7 +67,28 @@ export interface ResourceType {
   ownLayout: boolean;
   /** Set when the objects are another resource's, seen through a conversion (events-group Events are core Events). */
   storedAs?: StoredAs;
+  /** Whether objects carry `metadata.generation` (see GENERATION_KINDS). */
+  hasGeneration: boolean;
 }
+
+/**
+ * The kinds whose reference strategies set `metadata.generation` (1 on create, +1 on a spec change or a graceful
+ * delete): those with a spec their controllers observe. ConfigMaps, Secrets, CSRs, Leases, RBAC and the rest have
+ * none.
+ */
+const GENERATION_KINDS: ReadonlySet<string> = new Set([
+  'Deployment',
+  'EndpointSlice',
+  'Ingress',
+  'IngressClass',
+  'Pod',
+  'PodDisruptionBudget',
+  'ReplicaSet',
+  'ReplicationController',
+  'StatefulSet',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 /** `apiVersion` as written in objects: `v1` for the core group, `<group>/<version>` otherwise. */
 export function apiVersionOf(rt: Pick<ResourceType, 'group' | 'version'>): string {
@@ -616,5 +637,6 @@ function complete(d: Def): ResourceType {
     ...d,
     subresources,
     hasStatus: subresources.includes('status'),
+    hasGeneration: GENERATION_KINDS.has(d.kind),
   };
 }

@@ -73,16 +73,71 @@ function declareNullable(env: Environment, name: string, t: DeclType): string {
   return type;
 }
 
+/** A platform environment with `request` and `namespaceObject` typed, as every reference environment has them. */
+function typedRequestEnvironment(): Environment {
+  const env = platformEnvironment();
+  env.registerVariable('request', declareNullable(env, 'kubernetes.AdmissionRequest', REQUEST));
+  const namespace = declType(openAPIFromNode(schemaFor('Namespace')!));
+  return env.registerVariable('namespaceObject', declareNullable(env, 'Namespace', namespace));
+}
+
 function checkingParent(): Environment {
-  if (!checkingBase) {
-    const env = platformEnvironment();
-    env.registerVariable('request', declareNullable(env, 'kubernetes.AdmissionRequest', REQUEST));
-    const namespace = declType(openAPIFromNode(schemaFor('Namespace')!));
-    env.registerVariable('namespaceObject', declareNullable(env, 'Namespace', namespace));
-    env.registerVariable('authorizer', AUTHORIZER_TYPE);
-    checkingBase = env;
-  }
+  checkingBase ??= typedRequestEnvironment().registerVariable('authorizer', AUTHORIZER_TYPE);
   return checkingBase;
+}
+
+/** What the reference's validation of a policy declares for one of its expressions. */
+export interface Declarations {
+  /** `params` (dyn): the policy has a paramKind. */
+  params: boolean;
+  authorizer: boolean;
+  /** The types of the variables declared before this expression; `variables` is undeclared without any. */
+  variables?: Record<string, string>;
+}
+
+const validationBases = new Map<string, Environment>();
+
+/**
+ * The environment the reference compiles a policy's expressions in when it validates the policy: `object` and
+ * `oldObject` dyn, `request` and `namespaceObject` typed, `params` and `authorizer` only where declared.
+ */
+function validationEnvironment(d: Declarations): Environment {
+  const key = `${d.params}/${d.authorizer}`;
+  let base = validationBases.get(key);
+  if (!base) {
+    base = typedRequestEnvironment().registerVariable('object', 'dyn').registerVariable('oldObject', 'dyn');
+    if (d.params) base.registerVariable('params', 'dyn');
+    if (d.authorizer) base.registerVariable('authorizer', AUTHORIZER_TYPE);
+    validationBases.set(key, base);
+  }
+  return d.variables && Object.keys(d.variables).length ? withVariables(base, d.variables) : base;
+}
+
+/** A type as cel-go names it (`list(int)`, `null_type`). */
+const celGoTypeName = (t: string) => (t === 'null' ? 'null_type' : t.replaceAll('<', '(').replaceAll('>', ')'));
+
+/**
+ * The reference's compile-time check of a policy expression (cel-go's CompileCELExpression): it must compile in
+ * its environment and evaluate to one of `returnTypes` (cel-go's names; any type when none are given). The
+ * expression's type (this library's name, to declare a variable with), or the error detail in the reference's words.
+ */
+export function checkPolicyExpression(
+  expression: string,
+  d: Declarations,
+  returnTypes: readonly string[] = [],
+): { type: string } | { error: string } {
+  let type: string;
+  try {
+    const checked = validationEnvironment(d).parse(expression).check();
+    if (!checked.valid)
+      return { error: `compilation failed: ${formatIssue(expression, checked.error as LocatedError)}` };
+    type = checked.type ?? 'dyn';
+  } catch (err) {
+    return { error: `compilation failed: ${formatIssue(expression, err as LocatedError)}` };
+  }
+  if (returnTypes.length === 0 || returnTypes.includes(celGoTypeName(type))) return { type };
+  const wanted = returnTypes.length === 1 ? returnTypes[0] : `one of [${returnTypes.join(' ')}]`;
+  return { error: `must evaluate to ${wanted} but got ${celGoTypeName(type)}` };
 }
 
 export interface CheckTypes {

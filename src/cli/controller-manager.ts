@@ -11,6 +11,7 @@ import { controllerDefinitions } from '../../controllers/index.ts';
 import { whyAnswerers } from '../../controllers/why.ts';
 import { FLAVORS, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
+import { versionInfo } from '../build-info.ts';
 import { KubeClient } from '../client/client.ts';
 import { detectFlavor } from '../client/flavor.ts';
 import { FeatureGates } from '../config/features.ts';
@@ -30,7 +31,6 @@ import { Manager, type ManagerOptions, type RunOutcome } from '../controller/man
 import { startupRefusal } from '../controlplane/kv-level.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
-import { versionInfo } from '../diagnostics/zpages.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Naming } from '../api/naming.ts';
+import { versionInfo } from '../build-info.ts';
 import type { KubeClient } from '../client/client.ts';
 import type { FeatureGates } from '../config/features.ts';
 import { encodeConfiguration } from '../config/load.ts';
@@ -20,7 +21,7 @@ import { flagzValues, reviewCacheTtls } from '../diagnostics/options.ts';
 import { installMetricsRoutes } from '../diagnostics/routes.ts';
 import { DiagnosticsServer } from '../diagnostics/server.ts';
 import { installWhy } from '../diagnostics/why.ts';
-import { installZPages, versionInfo } from '../diagnostics/zpages.ts';
+import { installZPages } from '../diagnostics/zpages.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { Notifier } from '../systemd/notify.ts';
 import { API_LEVEL } from '../version.ts';

@@ -10,6 +10,7 @@ import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import type { PolicyRule } from '../api/types/rbac.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
+import { isConflict } from '../client/errors.ts';
 import { V } from '../log/logger.ts';
 import type { Clock } from '../util/clock.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
@@ -155,6 +156,11 @@ export class ControllerLoop {
         if (this.abort.signal.aborted) {
           // Cut short by a stop: not a failure, and nothing to retry in this process.
           V(log, 2).info({ key }, 'reconcile cancelled by shutdown');
+        } else if (isWriteConflict(err)) {
+          // Someone wrote the object first: routine under optimistic concurrency, retried, not an error (as the
+          // reference's controllers, which log it at V(2)).
+          V(log, 2).info({ key, err: errorText(err) }, 'reconcile lost a write conflict, will retry');
+          this.queue.addRateLimited(key);
         } else if (err instanceof TerminalError) {
           log.error({ key, err: String(err) }, 'reconcile failed permanently');
           this.queue.forget(key);
@@ -183,6 +189,11 @@ export function requiredResource(ctx: ControllerContext, kind: string, controlle
 export function configuredNowMs(ctx: ControllerContext): () => number {
   const configured = ctx.config.nowMs;
   return typeof configured === 'function' ? (configured as () => number) : Date.now;
+}
+
+/** A 409 Conflict (stale resourceVersion), thrown as is or as the cause of a reconciler's own error. */
+function isWriteConflict(err: unknown): boolean {
+  return isConflict(err) || (err instanceof Error && isConflict(err.cause));
 }
 
 export function errorText(err: unknown): string {

@@ -50,6 +50,8 @@ describe('proxiedAttributes', () => {
     ['GET', '/apis/w.io/v1', { verb: 'get', path: '/apis/w.io/v1' }],
     ['GET', '/apis/w.io/v1/widgets', { verb: 'list', group: 'w.io', resource: 'widgets' }],
     ['GET', '/apis/w.io/v1/widgets?watch=true', { verb: 'watch', group: 'w.io', resource: 'widgets' }],
+    ['GET', '/apis/w.io/v1/widgets?watch=True', { verb: 'watch', group: 'w.io', resource: 'widgets' }],
+    ['GET', '/apis/w.io/v1/widgets?watch=False', { verb: 'list', group: 'w.io', resource: 'widgets' }],
     [
       'GET',
       '/apis/w.io/v1/watch/namespaces/a/widgets',

@@ -34,6 +34,7 @@ import type { AuthorizationAttributes, Authorizer } from './authz/rbac.ts';
 import { forbiddenError } from './authz/rbac.ts';
 import { fromResourceList, type ServedElsewhere } from './discovery.ts';
 import { ApiError, badRequest } from './errors.ts';
+import { queryBool } from './options.ts';
 import { decodeSegment, verbOf } from './request-info.ts';
 import type { Storage } from './storage.ts';
 
@@ -338,7 +339,7 @@ export function proxiedAttributes(method: string, url: URL): AuthorizationAttrib
     segments = segments.slice(2);
   }
   const [resource, name, subresource] = segments;
-  const watch = watchPath || ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+  const watch = watchPath || queryBool(url.searchParams.get('watch')) === true;
   return {
     verb: verbOf(method, name !== undefined, watch),
     group: g,

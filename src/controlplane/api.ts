@@ -21,6 +21,7 @@ import {
   applyConfiguration,
   type FieldOwner,
   type ManagedFieldsEntry,
+  managerLabel,
   recordUpdate,
 } from './apply/managed-fields.ts';
 import { decodeContinue, encodeContinue, keyOfStart, listPrefix, listScope, startOfKey } from './continue-token.ts';
@@ -53,12 +54,14 @@ import {
   parseListOptions,
   parseResourceVersion,
   parseWriteOptions,
+  queryBool,
   type WriteOptions,
 } from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
+import { withEmptyStructs } from './struct-defaults.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
@@ -266,8 +269,9 @@ export class ApiServer {
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.options.now());
-    meta.generation = 1;
+    if (rt.hasGeneration) meta.generation = 1;
     this.prepareCreate(rt, object);
+    object = withEmptyStructs(object);
     setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
@@ -398,6 +402,7 @@ export class ApiServer {
       const stale = pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion;
       let next = stale ? undefined : this.merge(rt, req.subresource, old, requested);
       if (next && isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
+      if (next) next = withEmptyStructs(next);
       if (next) setManagedFields(next, owned(old, next));
       const unchanged = next !== undefined && jsonEqual(withoutRv(next), withoutRv(old));
       // A conflict or a change of nothing, judged on the cache, may be the cache lagging: judge again on the store's.
@@ -446,7 +451,9 @@ export class ApiServer {
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
       const next: KubeObject = { ...old, spec: { ...(old.spec as object), replicas } };
-      if (specChanged(old, next)) next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
+      if (rt.hasGeneration && specChanged(old, next)) {
+        next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
+      }
       return next;
     }
     const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
@@ -466,7 +473,7 @@ export class ApiServer {
     for (const k of Object.keys(next.metadata) as (keyof KubeObject['metadata'])[]) {
       if (next.metadata[k] === undefined) delete next.metadata[k];
     }
-    if (specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    if (rt.hasGeneration && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     return next;
   }
 
@@ -574,7 +581,9 @@ export class ApiServer {
     if (deadline.getTime() < current) {
       marked.metadata.deletionTimestamp = rfc3339(deadline);
       marked.metadata.deletionGracePeriodSeconds = grace;
-      if (!meta.deletionTimestamp) marked.metadata.generation = (meta.generation ?? 0) + 1;
+      // As the reference's store: only objects that carry a generation count the delete as a change of it.
+      const generation = meta.generation ?? 0;
+      if (!meta.deletionTimestamp && generation > 0) marked.metadata.generation = generation + 1;
     }
     if (!marked.metadata.finalizers) delete marked.metadata.finalizers;
     if (namespace) marked.status = { ...(old.status as object), phase: 'Terminating' };
@@ -628,10 +637,7 @@ export class ApiServer {
       const v = query.get(name);
       return v === null ? undefined : Number(v);
     };
-    const bool = (name: string) => {
-      const v = query.get(name);
-      return v === null ? undefined : v === 'true';
-    };
+    const bool = (name: string) => queryBool(query.get(name));
     const opts: DeleteOptions = {
       dryRun,
       gracePeriodSeconds: num('gracePeriodSeconds') ?? fromBody.gracePeriodSeconds,
@@ -1072,8 +1078,8 @@ function applyOrConflict(
   } catch (err) {
     if (!(err instanceof ApplyConflict)) throw err;
     const causes = err.conflicts.map((c) => ({
-      type: 'FieldManagerConflict',
-      message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${managerLabel(c)}`,
       field: c.path,
     }));
     const details = { name: req.name, ...(req.rt.group ? { group: req.rt.group } : {}), kind: req.rt.plural, causes };

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { type KubeObject, objectKey } from '../api/meta.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
+import { versionInfo } from '../build-info.ts';
 import { createLogger } from '../log/logger.ts';
 import {
   type CertificateWithKey,
@@ -51,6 +52,7 @@ import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
 import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
 import { Storage } from './storage.ts';
+import { withEmptyStructs } from './struct-defaults.ts';
 import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
 
@@ -127,7 +129,11 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   authorizationMode: 'Node,RBAC',
 };
 
-export const CONTROL_PLANE_VERSION = { ...API_LEVEL, gitVersion: `v${API_LEVEL_SEMVER}+embedded.${VERSION}` };
+/** `/version`: the plane emulates the API level it serves. */
+export const CONTROL_PLANE_VERSION = versionInfo(
+  `v${API_LEVEL_SEMVER}+embedded.${VERSION}`,
+  `${API_LEVEL.major}.${API_LEVEL.minor}`,
+);
 
 export class ControlPlane {
   readonly registry: ResourceRegistry;
@@ -157,7 +163,7 @@ export class ControlPlane {
     this.options = { ...DEFAULT_CONTROL_PLANE_OPTIONS, ...options };
     this.log = (this.options.log ?? createLogger({ verbosity: 0, format: 'json' })).child({ logger: 'control-plane' });
     this.registry = new ResourceRegistry(naming(this.options.flavor));
-    this.storage = new Storage({ historySize: this.options.historySize });
+    this.storage = new Storage({ historySize: this.options.historySize, loaded: withEmptyStructs });
     const o = this.options;
     const features = (g: string) => o.featureGates[g] ?? DEFAULT_FEATURE_GATES[g] ?? false;
     const rbac = o.authorizationMode === 'AlwaysAllow' ? undefined : new RbacAuthorizer(this.storage, this.registry);
@@ -361,7 +367,9 @@ export class ControlPlane {
   async seed(given: KubeObject): Promise<KubeObject> {
     const rt = this.registry.kind(given.apiVersion ?? 'v1', given.kind ?? '');
     if (!rt) throw new Error(`unknown kind ${given.apiVersion} ${given.kind}`);
-    const obj = isNamespaceType(rt) ? withNameLabel(given, this.registry.naming.labels.metadataName) : given;
+    const obj = withEmptyStructs(
+      isNamespaceType(rt) ? withNameLabel(given, this.registry.naming.labels.metadataName) : given,
+    );
     const existing = this.storage.get(rt, objectKey(obj.metadata));
     if (existing && isBootstrapPolicy(existing, this.registry.naming) && isBootstrapPolicy(obj, this.registry.naming)) {
       return this.storage.backend.update(
@@ -375,7 +383,7 @@ export class ControlPlane {
       metadata: {
         uid: crypto.randomUUID(),
         creationTimestamp: rfc3339(this.options.now()),
-        generation: 1,
+        ...(rt.hasGeneration ? { generation: 1 } : {}),
         ...obj.metadata,
       },
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from './errors.ts';
-import { parseListOptions, parseResourceVersion } from './options.ts';
+import { parseListOptions, parseResourceVersion, prettyParam, queryBool } from './options.ts';
 
 describe('parseResourceVersion', () => {
   it.each([
@@ -41,5 +41,39 @@ describe('parseResourceVersion', () => {
     expect(() => parseListOptions(new URLSearchParams({ resourceVersion: 'x' }), true, 'meta.k8s.io')).toThrow(
       /^invalid resource version: /,
     );
+  });
+});
+
+describe('queryBool', () => {
+  it.each([
+    [null, undefined],
+    ['true', true],
+    ['True', true],
+    ['TRUE', true],
+    ['1', true],
+    ['t', true],
+    ['yes', true],
+    ['', true],
+    ['false', false],
+    ['False', false],
+    ['fAlSe', false],
+    ['0', false],
+  ])('reads %j as %j, as the reference converts a query parameter', (value, expected) => {
+    expect(queryBool(value)).toBe(expected);
+  });
+});
+
+describe('prettyParam', () => {
+  it.each([
+    ['pretty=true', true],
+    ['pretty=True', true],
+    ['pretty=T', true],
+    ['pretty=1', true],
+    ['pretty=yes', false],
+    ['pretty=false', false],
+    ['pretty=', false],
+    ['', false],
+  ])('reads %j as %j, as strconv.ParseBool does', (query, expected) => {
+    expect(prettyParam(new URLSearchParams(query))).toBe(expected);
   });
 });

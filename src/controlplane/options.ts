@@ -20,13 +20,21 @@ const forbiddenProblem = (field: string, detail: string): FieldProblem => ({
   message: `${field}: Forbidden: ${detail}`,
 });
 
-function parseBool(query: URLSearchParams, name: string): boolean | undefined {
-  const v = query.get(name);
-  if (v === null) return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0' || v === '') return false;
-  throw badRequest(`invalid boolean value for ${name}: "${v}"`);
+/**
+ * A boolean query parameter as the reference's conversion reads one: absent is unset, `0` and any casing of
+ * `false` are false, and every other value (`true`, `True`, `1`, even empty) is true; never an error.
+ */
+export function queryBool(value: string | null): boolean | undefined {
+  if (value === null) return undefined;
+  return !(value === '0' || value.toLowerCase() === 'false');
 }
+
+/** `pretty` alone is read with Go's strconv.ParseBool, anything it refuses being false. */
+export function prettyParam(query: URLSearchParams): boolean {
+  return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(query.get('pretty') ?? '');
+}
+
+const parseBool = (query: URLSearchParams, name: string) => queryBool(query.get(name));
 
 function parseInt64(query: URLSearchParams, name: string): number | undefined {
   const v = query.get(name);

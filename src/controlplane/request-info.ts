@@ -1,6 +1,7 @@
 /** Turns a request path and method into what it asks for: the resource, scope, name, subresource and verb. */
 import type { ResourceRegistry, ResourceType, Verb } from '../api/registry.ts';
 import { badRequest } from './errors.ts';
+import { queryBool } from './options.ts';
 import { isValidPathSegmentName } from './validation/common.ts';
 
 export interface ResourceRequest {
@@ -98,7 +99,7 @@ export function parseRequest(
   if (subresource !== undefined && !(rt.subresources as string[]).includes(subresource)) return undefined;
   return {
     kind: 'resource',
-    verb: verbOf(method, name !== undefined, watchPath || isTrue(query.get('watch'))),
+    verb: verbOf(method, name !== undefined, watchPath || queryBool(query.get('watch')) === true),
     rt,
     namespace,
     name,
@@ -106,8 +107,6 @@ export function parseRequest(
     watchPath,
   };
 }
-
-const isTrue = (value: string | null) => value === 'true' || value === '1';
 
 export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
   if (method === 'GET' || method === 'HEAD') {

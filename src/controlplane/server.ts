@@ -6,6 +6,7 @@ import { setImmediate as afterThisTurn } from 'node:timers/promises';
 import type { TLSSocket } from 'node:tls';
 import type { KubeList, KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import type { VersionInfo } from '../build-info.ts';
 import { TurnGate } from '../util/turn-gate.ts';
 import type { UserInfo } from './admission.ts';
 import type { Aggregator } from './aggregator.ts';
@@ -33,6 +34,7 @@ import {
 } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
+import { prettyParam } from './options.ts';
 import {
   encodeKubernetesProtobuf,
   isProtobufMediaType,
@@ -59,7 +61,7 @@ export interface ServerOptions {
   /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
   impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
   watch: WatchSettings;
-  version: { major: string; minor: string; gitVersion: string };
+  version: VersionInfo;
   /** Largest accepted request body, as the reference's 3 MiB. */
   maxBodyBytes: number;
   /** Orders discovery by the APIServices and proxies the group versions they send elsewhere. */
@@ -245,7 +247,7 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
     if (!body) throw notFoundPath(path);
-    this.send(res, 200, JSON.stringify(body, null, query.get('pretty') === 'true' ? 2 : undefined), [], contentType);
+    this.send(res, 200, JSON.stringify(body, null, prettyParam(query) ? 2 : undefined), [], contentType);
   }
 
   private async resource(
@@ -419,7 +421,7 @@ export class ControlPlaneServer {
       this.send(res, reply.status, toYaml(body), reply.warnings, YAML_TYPE);
       return;
     }
-    const text = query.get('pretty') === 'true' ? JSON.stringify(body, null, 2) : answerJson(body);
+    const text = prettyParam(query) ? JSON.stringify(body, null, 2) : answerJson(body);
     this.send(res, reply.status, text, reply.warnings, JSON_TYPE);
   }
 
@@ -450,7 +452,7 @@ export class ControlPlaneServer {
       const start = items.length ? `${toYaml(head)}items:\n` : toYaml(list);
       return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, yamlSequenceItem, '');
     }
-    if (query.get('pretty') === 'true') {
+    if (prettyParam(query)) {
       // Exactly JSON.stringify(list, null, 2): each item two levels in.
       const start = `${JSON.stringify(head, null, 2).slice(0, -2)},\n  "items": [`;
       const item = (o: KubeObject, i: number) =>

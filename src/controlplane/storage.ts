@@ -45,9 +45,11 @@ export interface StorageOptions {
   historySize: number;
   /** How many list snapshots (for `continue`) are kept at once, least recently used evicted first. */
   maxSnapshots: number;
+  /** What an object a backend kept (perhaps written by an older version) becomes as it is loaded. */
+  loaded: (object: KubeObject) => KubeObject;
 }
 
-export const DEFAULT_STORAGE_OPTIONS: StorageOptions = { historySize: 5000, maxSnapshots: 256 };
+export const DEFAULT_STORAGE_OPTIONS: StorageOptions = { historySize: 5000, maxSnapshots: 256, loaded: (o) => o };
 
 /** A consistent view of one resource at a resourceVersion, sorted by key. */
 export interface Snapshot {
@@ -387,7 +389,8 @@ export class Storage {
 
   private load(saved: SavedState): void {
     this.loadCount++;
-    for (const { rt, object } of saved.objects) {
+    for (const { rt, object: kept } of saved.objects) {
+      const object = this.options.loaded(kept);
       const s = this.store(rt);
       const key = objectKey(object.metadata);
       s.items.set(key, object);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { naming } from '../api/naming.ts';
+import { versionInfo } from '../build-info.ts';
 import type { RouteHandler, RouteRegistry } from './server.ts';
 import {
   aggregatePaths,
@@ -11,7 +12,6 @@ import {
   unixDate,
   uptimeText,
   versionHandler,
-  versionInfo,
 } from './zpages.ts';
 
 const n = naming('orch');
@@ -216,9 +216,7 @@ describe('configz and version', () => {
   });
 
   it('serves version information, indented', () => {
-    const info = versionInfo('0.1.0', { gitCommit: 'abc' });
-    expect(info).toMatchObject({ major: '0', minor: '1', gitVersion: 'v0.1.0', gitCommit: 'abc', compiler: 'node' });
-    expect(info.platform).toBe(`${process.platform}/${process.arch}`);
+    const info = versionInfo('0.1.0');
     const r = versionHandler(info)();
     expect(r.headers).toEqual({ 'Content-Type': 'application/json' });
     expect(r.body).toBe(JSON.stringify(info, null, 2));

@@ -8,6 +8,7 @@
  * page's version, group and kind; any other `application/json` answers 406, as does an `Accept` with no
  * acceptable range at all.
  */
+import type { VersionInfo } from '../build-info.ts';
 import type { DiagnosticsRequest, Reply, RouteRegistry } from './server.ts';
 import { textReply } from './server.ts';
 
@@ -237,36 +238,6 @@ export function configzHandler(sections: () => Record<string, unknown>): () => R
     headers: { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' },
     body: JSON.stringify(sections()),
   });
-}
-
-export interface VersionInfo {
-  major: string;
-  minor: string;
-  gitVersion: string;
-  gitCommit: string;
-  gitTreeState: string;
-  buildDate: string;
-  goVersion: string;
-  compiler: string;
-  platform: string;
-  [field: string]: string;
-}
-
-/** Version information for `/version` from a semver such as `0.1.0`; `overrides` fill in build facts. */
-export function versionInfo(version: string, overrides: Partial<VersionInfo> = {}): VersionInfo {
-  const m = /^v?(\d+)\.(\d+)/.exec(version);
-  return {
-    major: m ? m[1] : '',
-    minor: m ? m[2] : '',
-    gitVersion: version.startsWith('v') ? version : `v${version}`,
-    gitCommit: '',
-    gitTreeState: '',
-    buildDate: '',
-    goVersion: process.version,
-    compiler: 'node',
-    platform: `${process.platform}/${process.arch}`,
-    ...overrides,
-  } as VersionInfo;
 }
 
 /** `/version`, indented as the reference writes it. */

@@ -20,6 +20,8 @@ export interface RawResponse {
   code: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The body's bytes (a protobuf answer is no UTF-8). */
+  bytes?: Buffer;
   /** The body parsed as JSON, when it is JSON. */
   json?: any;
 }
@@ -89,14 +91,15 @@ export class RawClient {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            const body = Buffer.concat(chunks).toString('utf8');
+            const bytes = Buffer.concat(chunks);
+            const body = bytes.toString('utf8');
             let json: unknown;
             try {
               json = JSON.parse(body);
             } catch {
               json = undefined;
             }
-            resolve({ code: res.statusCode ?? 0, headers: res.headers, body, json });
+            resolve({ code: res.statusCode ?? 0, headers: res.headers, body, bytes, json });
           });
           res.on('error', reject);
         },

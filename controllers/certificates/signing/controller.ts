@@ -158,7 +158,7 @@ export class SigningLoop {
     } catch (err) {
       const message = `error updating signature for csr: ${(err as Error).message}`;
       // A conflict is routine (the CSR changed meanwhile): retried without an Event.
-      if (isConflict(err)) throw new Error(message);
+      if (isConflict(err)) throw new Error(message, { cause: err });
       return fail(SIGNING_EVENT.write, message, false);
     }
     metrics.signed.inc({ signer: this.signer });
@@ -179,7 +179,7 @@ export class SigningLoop {
       await this.deps.csrs.replaceStatus({ ...csr, status: { ...csr.status, conditions } }, { signal });
     } catch (err) {
       const note = `error updating status for csr: ${(err as Error).message}`;
-      if (isConflict(err)) throw new Error(note);
+      if (isConflict(err)) throw new Error(note, { cause: err });
       metrics.failed.inc({ signer: this.signer, reason: SIGNING_EVENT.write });
       recordEvent(ctx, rt, csr, 'Warning', SIGNING_EVENT.write, ACTION, note);
       throw new Error(note);

@@ -6,6 +6,7 @@ import {
   applyConfiguration,
   type FieldOwner,
   type ManagedFieldsEntry,
+  managerLabel,
   recordUpdate,
 } from './managed-fields.ts';
 
@@ -128,10 +129,36 @@ describe('applyConfiguration', () => {
     }
     expect(error).toBeInstanceOf(ApplyConflict);
     expect((error as ApplyConflict).conflicts).toEqual([
-      { manager: 'a', apiVersion: 'apps/v1', path: '.spec.replicas' },
+      { manager: 'a', operation: 'Apply', apiVersion: 'apps/v1', path: '.spec.replicas' },
     ]);
-    expect((error as Error).message).toBe(
-      'Apply failed with 1 conflict: conflict with "a" using apps/v1: .spec.replicas',
+    expect((error as Error).message).toBe('Apply failed with 1 conflict: conflict with "a": .spec.replicas');
+  });
+
+  it.each([
+    [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1' }, '"kubectl"'],
+    [{ manager: 'kubectl', operation: 'Update', apiVersion: 'v1' }, '"kubectl" using v1'],
+    [
+      { manager: 'kubectl', operation: 'Update', apiVersion: 'v1', subresource: 'status' },
+      '"kubectl" with subresource "status" using v1',
+    ],
+  ] as const)('names a manager as the reference does: %j is %s', (c, label) => {
+    expect(managerLabel(c)).toBe(label);
+  });
+
+  it('groups several conflicts by manager, sorted, a path per line', () => {
+    const conflict = (manager: string, operation: 'Apply' | 'Update', path: string) => ({
+      manager,
+      operation,
+      apiVersion: 'v1',
+      path,
+    });
+    const err = new ApplyConflict([
+      conflict('z', 'Apply', '.data.a'),
+      conflict('m', 'Update', '.data.b'),
+      conflict('z', 'Apply', '.data.c'),
+    ]);
+    expect(err.message).toBe(
+      'Apply failed with 3 conflicts: conflicts with "m" using v1:\n- .data.b\nconflicts with "z":\n- .data.a\n- .data.c',
     );
   });
 

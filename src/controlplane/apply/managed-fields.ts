@@ -61,18 +61,50 @@ export interface FieldOwner {
 
 export interface Conflict {
   manager: string;
+  operation: 'Apply' | 'Update';
   apiVersion: string;
+  subresource?: string;
   path: string;
+}
+
+/**
+ * A conflict's manager as the reference prints it: `"kubectl"` for an applier, `"kubectl" using v1` for an
+ * Update manager (whose identity includes its version), `with subresource "status"` when it wrote through one.
+ */
+export function managerLabel(c: Omit<Conflict, 'path'>): string {
+  const subresource = c.subresource ? ` with subresource ${JSON.stringify(c.subresource)}` : '';
+  const version = c.operation === 'Update' ? ` using ${c.apiVersion}` : '';
+  return `${JSON.stringify(c.manager)}${subresource}${version}`;
+}
+
+/** The reference's identity of a manager (its encoded entry without time or fields), by which it sorts them. */
+const managerKey = (c: Conflict) =>
+  JSON.stringify({
+    manager: c.manager,
+    operation: c.operation,
+    ...(c.operation === 'Update' ? { apiVersion: c.apiVersion } : {}),
+    ...(c.subresource ? { subresource: c.subresource } : {}),
+  });
+
+/** The reference's message: one conflict on a line, several grouped by manager (sorted), a path per line. */
+function conflictMessage(conflicts: Conflict[]): string {
+  if (conflicts.length === 1) {
+    return `Apply failed with 1 conflict: conflict with ${managerLabel(conflicts[0])}: ${conflicts[0].path}`;
+  }
+  const byManager = new Map<string, Conflict[]>();
+  for (const c of conflicts) byManager.set(managerKey(c), [...(byManager.get(managerKey(c)) ?? []), c]);
+  const lines = [...byManager.keys()].sort().flatMap((key) => {
+    const group = byManager.get(key) ?? [];
+    return [`conflicts with ${managerLabel(group[0])}:`, ...group.map((c) => `- ${c.path}`)];
+  });
+  return `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
 }
 
 /** An apply whose changes other managers own: nothing was written. */
 export class ApplyConflict extends Error {
   override name = 'ApplyConflict';
   constructor(readonly conflicts: Conflict[]) {
-    super(
-      `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: ` +
-        conflicts.map((c) => `conflict with "${c.manager}" using ${c.apiVersion}: ${c.path}`).join('\n'),
-    );
+    super(conflictMessage(conflicts));
   }
 }
 
@@ -255,11 +287,8 @@ export function applyConfiguration(
   for (const other of others) {
     for (const key of changed) {
       if (other.set.has(key)) {
-        conflicts.push({
-          manager: other.entry.manager,
-          apiVersion: other.entry.apiVersion,
-          path: describePath(pathElements(key)),
-        });
+        const { manager, operation, apiVersion, subresource } = other.entry;
+        conflicts.push({ manager, operation, apiVersion, subresource, path: describePath(pathElements(key)) });
       }
     }
   }

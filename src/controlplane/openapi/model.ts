@@ -7,7 +7,7 @@
  */
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../../api/registry.ts';
 import { type ListNode, type Node, type ObjectNode, schemaFor } from '../../api/schema.ts';
-import { type Entry, entriesOf, messageOfKind } from '../protobuf/tables.ts';
+import { type Entry, entriesOf, isByValueStruct, messageOfKind } from '../protobuf/tables.ts';
 import { fieldDescription, typeDescription } from './descriptions.ts';
 
 export type JsonSchema = { [key: string]: unknown };
@@ -125,7 +125,8 @@ class Builder {
     const properties: Record<string, JsonSchema> = {};
     for (const [field, child] of Object.entries(node.object)) {
       const entry = message === undefined ? undefined : findEntry(message, field);
-      properties[field] = this.describe(this.nodeSchema(child, entry?.type), fieldDescription(message, field));
+      const property = this.describe(this.nodeSchema(child, entry?.type), fieldDescription(message, field));
+      properties[field] = entry && isByValueStruct(entry, child) ? { ...property, default: {} } : property;
     }
     return { type: 'object', properties };
   }

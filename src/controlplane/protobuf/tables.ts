@@ -37,6 +37,16 @@ const SPECIAL: Readonly<Record<string, ScalarKind>> = {
   fields: 'fieldsV1',
 };
 
+/**
+ * A field holding a message by value (no pointer, not inlined, no list or map) with an object form: Go marshals it
+ * even when empty, so the reference always writes it (`{}`) and its OpenAPI says `default: {}`.
+ */
+export function isByValueStruct(entry: Entry, node: Node): boolean {
+  const objectForm = node === 'any' || (typeof node === 'object' && 'object' in node);
+  const message = entry.type !== undefined && entry.type !== 'strings' && !Object.hasOwn(SPECIAL, entry.type);
+  return objectForm && message && !entry.pointer && !entry.inline;
+}
+
 /** `'<number>[?] [type] [inline]'`. */
 export function parseEntry(text: string): Entry {
   const [head, type, flag] = text.split(' ');

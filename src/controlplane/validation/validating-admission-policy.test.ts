@@ -48,7 +48,7 @@ describe('ValidatingAdmissionPolicy create', () => {
     ['validations only', (o: VAP) => delete o.spec.auditAnnotations],
     [
       'a multi-line expression with a message',
-      (o: VAP) => (o.spec.validations = [{ expression: 'a ||\nb', message: 'no' }]),
+      (o: VAP) => (o.spec.validations = [{ expression: 'object.a ||\nobject.b', message: 'no' }]),
     ],
     [
       'excluding the policy resources',
@@ -195,7 +195,10 @@ describe('ValidatingAdmissionPolicy create', () => {
     ],
     [
       'a variable that is not an identifier',
-      (o: VAP) => (o.spec.variables[0].name = 'in'),
+      (o: VAP) => {
+        o.spec.variables[0].name = 'in';
+        o.spec.validations = [{ expression: 'true' }];
+      },
       [err('FieldValueInvalid', 'spec.variables[0].name', 'Invalid value: "in": name is not a valid CEL identifier')],
     ],
     [
@@ -235,7 +238,7 @@ describe('ValidatingAdmissionPolicy create', () => {
     ],
     [
       'a multi-line expression without message',
-      (o: VAP) => (o.spec.validations = [{ expression: 'a ||\nb' }]),
+      (o: VAP) => (o.spec.validations = [{ expression: 'object.a ||\nobject.b' }]),
       [
         err(
           'FieldValueRequired',
@@ -307,7 +310,10 @@ describe('ValidatingAdmissionPolicy create', () => {
     ],
     [
       'a variable without expression',
-      (o: VAP) => (o.spec.variables = [{ name: 'v', expression: ' ' }]),
+      (o: VAP) => {
+        o.spec.variables = [{ name: 'v', expression: ' ' }];
+        o.spec.validations = [{ expression: 'true' }];
+      },
       [err('FieldValueRequired', 'spec.variables[0].expression', 'Required value: expression is not specified')],
     ],
     [
@@ -398,6 +404,73 @@ describe('ValidatingAdmissionPolicy create', () => {
   it('keeps a valueExpression of exactly 5 KiB', () => {
     const o = withChange((x) => (x.spec.auditAnnotations[0].valueExpression = `'${'x'.repeat(5118)}'`));
     expect(validateValidatingAdmissionPolicyCreate(o, ctx)).toEqual([]);
+  });
+});
+
+describe('ValidatingAdmissionPolicy expressions, compiled as the reference compiles them', () => {
+  const problems = (change: (o: VAP) => void) =>
+    validateValidatingAdmissionPolicyCreate(withChange(change), ctx).map((e) => `${e.field}: ${e.message}`);
+
+  it.each([
+    [
+      'a validation that does not parse',
+      (o: VAP) => (o.spec.validations[0].expression = 'object.spec.replicas <='),
+      'spec.validations[0].expression: spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed: ERROR: <input>:1:24:',
+    ],
+    [
+      'a validation that is no bool',
+      (o: VAP) => (o.spec.validations[0].expression = 'object.spec.replicas'),
+      'spec.validations[0].expression: spec.validations[0].expression: Invalid value: "object.spec.replicas": must evaluate to bool but got dyn',
+    ],
+    [
+      'a validation naming a variable nobody declared',
+      (o: VAP) => (o.spec.validations[0].expression = 'variables.nope == 2'),
+      'spec.validations[0].expression: spec.validations[0].expression: Invalid value: "variables.nope == 2": compilation failed: ERROR:',
+    ],
+    [
+      'params without a paramKind',
+      (o: VAP) => {
+        delete o.spec.paramKind;
+        o.spec.validations[0].expression = 'params.max > 1';
+      },
+      'spec.validations[0].expression: spec.validations[0].expression: Invalid value: "params.max > 1": compilation failed: ERROR: <input>:1:1:',
+    ],
+    [
+      'a match condition that does not parse',
+      (o: VAP) => (o.spec.matchConditions[0].expression = 'object.x in [1, 2,'),
+      'spec.matchConditions[0].expression: spec.matchConditions[0].expression: Invalid value: "object.x in [1, 2,": compilation failed:',
+    ],
+    [
+      'a messageExpression that is no string',
+      (o: VAP) => (o.spec.validations[0].messageExpression = '0 == 0'),
+      'spec.validations[0].messageExpression: spec.validations[0].messageExpression: Invalid value: "0 == 0": must evaluate to string but got bool',
+    ],
+    [
+      'an audit annotation value that is neither string nor null',
+      (o: VAP) => (o.spec.auditAnnotations[0].valueExpression = 'true'),
+      'spec.auditAnnotations[0].valueExpression: spec.auditAnnotations[0].valueExpression: Invalid value: "true": must evaluate to one of [string null_type] but got bool',
+    ],
+    [
+      'a variable that does not compile',
+      (o: VAP) => (o.spec.variables[0].expression = "114 + '514'"),
+      `spec.variables[0].expression: spec.variables[0].expression: Invalid value: "114 + '514'": compilation failed: ERROR: <input>:1:1:`,
+    ],
+  ])('refuses %s, naming the field and the compile error', (_what, change, expected) => {
+    const found = problems(change);
+    expect(found.length, found.join('\n')).toBe(1);
+    expect(found[0].startsWith(expected), found[0]).toBe(true);
+  });
+
+  it('types variables from their expressions, in order', () => {
+    expect(
+      problems((o) => {
+        o.spec.variables = [
+          { name: 'n', expression: 'object.spec.replicas > 1' },
+          { name: 'm', expression: 'variables.n && true' },
+        ];
+        o.spec.validations = [{ expression: 'variables.m' }];
+      }),
+    ).toEqual([]);
   });
 });
 

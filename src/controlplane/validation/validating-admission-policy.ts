@@ -9,10 +9,14 @@
  * validations or auditAnnotations. Validations: an expression; a message without line breaks (and a message
  * when the expression spans lines); reason `Unauthorized`, `Forbidden`, `Invalid` or `RequestEntityTooLarge`.
  * Audit annotations: at most 20; unique keys forming a qualified name `<policy>/<key>` (so at most 63 bytes);
- * a valueExpression of at most 5 KiB. Expressions are not compiled (no CEL here).
+ * a valueExpression of at most 5 KiB. Every expression must compile, as the reference compiles it (`params` only
+ * with a paramKind, `variables` as declared before it) and evaluate to its type: validations and match conditions
+ * bool, messageExpression string, valueExpression string or null; else a 422 naming the field with the compile
+ * error. Type errors against the matched kinds' schemas are not refused: the status controller warns of them.
  */
 
 import { group } from '../../api/naming.ts';
+import { checkPolicyExpression, type Declarations } from '../../cel/policy.ts';
 import {
   isDNS1035Label,
   isDNS1123Subdomain,
@@ -256,7 +260,7 @@ function validateParamKind(pk: Obj, path: string): FieldError[] {
   return errs;
 }
 
-function validateMatchConditions(list: unknown[], path: string): FieldError[] {
+function validateMatchConditions(list: unknown[], path: string, params: boolean): FieldError[] {
   const errs: FieldError[] = [];
   if (list.length > MAX_MATCH_CONDITIONS) errs.push(tooMany(path, list.length, MAX_MATCH_CONDITIONS));
   const names = new Set<string>();
@@ -266,6 +270,7 @@ function validateMatchConditions(list: unknown[], path: string): FieldError[] {
     const p = index(path, i);
     const expression = (str(mc.expression) ?? '').trim();
     if (!expression) errs.push(required(child(p, 'expression')));
+    else errs.push(...compileErrors(expression, { params, authorizer: true }, child(p, 'expression'), ['bool']));
     const name = str(mc.name) ?? '';
     if (!name) errs.push(required(child(p, 'name')));
     else errs.push(...validateQualifiedName(name, child(p, 'name')));
@@ -275,6 +280,17 @@ function validateMatchConditions(list: unknown[], path: string): FieldError[] {
     }
   });
   return errs;
+}
+
+/** The reference's compile check of one expression: a 422 naming the field when it does not compile. */
+function compileErrors(
+  expression: string,
+  d: Declarations,
+  path: string,
+  returnTypes?: readonly string[],
+): FieldError[] {
+  const checked = checkPolicyExpression(expression, d, returnTypes);
+  return 'error' in checked ? [invalid(path, expression, checked.error)] : [];
 }
 
 const CEL_IDENT = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
@@ -302,25 +318,37 @@ const CEL_RESERVED = new Set([
   'while',
 ]);
 
-function validateVariable(v: Obj, path: string): FieldError[] {
+/** `variables` gets this variable's type (dyn when it does not compile) for the expressions after it. */
+function validateVariable(v: Obj, path: string, d: Declarations, variables: Record<string, string>): FieldError[] {
   const errs: FieldError[] = [];
   const name = str(v.name) ?? '';
   if (!name.trim()) errs.push(required(child(path, 'name'), 'name is not specified'));
   else if (!CEL_IDENT.test(name) || CEL_RESERVED.has(name)) {
     errs.push(invalid(child(path, 'name'), name, 'name is not a valid CEL identifier'));
   }
-  if (!(str(v.expression) ?? '').trim()) errs.push(required(child(path, 'expression'), 'expression is not specified'));
+  const expression = str(v.expression) ?? '';
+  if (!expression.trim()) {
+    errs.push(required(child(path, 'expression'), 'expression is not specified'));
+    return errs;
+  }
+  const checked = checkPolicyExpression(expression, { ...d, variables: { ...variables } });
+  if ('error' in checked) errs.push(invalid(child(path, 'expression'), expression, checked.error));
+  if (name.trim()) variables[name] = 'error' in checked ? 'dyn' : checked.type;
   return errs;
 }
 
-function validateValidation(v: Obj, path: string): FieldError[] {
+function validateValidation(v: Obj, path: string, d: Declarations): FieldError[] {
   const errs: FieldError[] = [];
   const expression = str(v.expression) ?? '';
   const trimmedExpression = expression.trim();
   if (!trimmedExpression) errs.push(required(child(path, 'expression'), 'expression is not specified'));
+  else errs.push(...compileErrors(expression, d, child(path, 'expression'), ['bool']));
   const messageExpression = str(v.messageExpression) ?? '';
   if (messageExpression.length > 0 && !messageExpression.trim()) {
     errs.push(invalid(child(path, 'messageExpression'), messageExpression, 'must be non-empty if specified'));
+  } else if (messageExpression.trim()) {
+    const withoutAuthorizer = { ...d, authorizer: false };
+    errs.push(...compileErrors(messageExpression, withoutAuthorizer, child(path, 'messageExpression'), ['string']));
   }
   const message = str(v.message) ?? '';
   const trimmedMessage = message.trim();
@@ -337,7 +365,7 @@ function validateValidation(v: Obj, path: string): FieldError[] {
   return errs;
 }
 
-function validateAuditAnnotation(a: Obj, policyName: string, path: string): FieldError[] {
+function validateAuditAnnotation(a: Obj, policyName: string, path: string, d: Declarations): FieldError[] {
   const errs: FieldError[] = [];
   const key = str(a.key) ?? '';
   if (policyName) errs.push(...validateQualifiedName(`${policyName}/${key}`, child(path, 'key')));
@@ -352,6 +380,9 @@ function validateAuditAnnotation(a: Obj, policyName: string, path: string): Fiel
         `must not exceed ${MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH} bytes in length`,
       ),
     );
+  } else {
+    const checked = checkPolicyExpression(valueExpression, d, ['string', 'null_type']);
+    if ('error' in checked) errs.push(invalid(child(path, 'valueExpression'), str(a.valueExpression), checked.error));
   }
   return errs;
 }
@@ -377,11 +408,15 @@ function validateSpec(
     errs.push(...validateMatchResources(mc, 'spec.matchConstraints', ctx));
     if ((arr(mc.resourceRules) ?? []).length === 0) errs.push(required('spec.matchConstraints.resourceRules'));
   }
+  const params = isObj(spec.paramKind);
   if (!ignoreMatchConditions)
-    errs.push(...validateMatchConditions(arr(spec.matchConditions) ?? [], 'spec.matchConditions'));
+    errs.push(...validateMatchConditions(arr(spec.matchConditions) ?? [], 'spec.matchConditions', params));
+  const variables: Record<string, string> = {};
+  const declared = { params, authorizer: true };
   arr(spec.variables)?.forEach((v, i) => {
-    if (isObj(v)) errs.push(...validateVariable(v, index('spec.variables', i)));
+    if (isObj(v)) errs.push(...validateVariable(v, index('spec.variables', i), declared, variables));
   });
+  const d: Declarations = { ...declared, variables };
   const validations = arr(spec.validations) ?? [];
   const auditAnnotations = arr(spec.auditAnnotations);
   if (validations.length === 0 && (auditAnnotations?.length ?? 0) === 0) {
@@ -390,7 +425,7 @@ function validateSpec(
     return errs;
   }
   validations.forEach((v, i) => {
-    if (isObj(v)) errs.push(...validateValidation(v, index('spec.validations', i)));
+    if (isObj(v)) errs.push(...validateValidation(v, index('spec.validations', i), d));
   });
   if (auditAnnotations) {
     if (auditAnnotations.length > MAX_AUDIT_ANNOTATIONS) {
@@ -407,7 +442,7 @@ function validateSpec(
       const a = obj(raw);
       if (!a) return;
       const p = index('spec.auditAnnotations', i);
-      errs.push(...validateAuditAnnotation(a, policyName, p));
+      errs.push(...validateAuditAnnotation(a, policyName, p, d));
       const key = str(a.key) ?? '';
       if (keys.has(key)) errs.push(duplicate(child(p, 'key'), key));
       keys.add(key);
