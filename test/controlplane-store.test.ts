@@ -140,7 +140,9 @@ for (const { kind, skip } of stores) {
       const options = { port: 0, dataDir: await tempDir(), ...(await testStorage(kind)) };
       const first = await start(options);
       try {
-        await expect(new ControlPlane(options).start()).rejects.toThrow(/another control plane/);
+        await expect(new ControlPlane(options).start()).rejects.toThrow(
+          /is in use by another process .*; stop that process or pass another --data-dir/,
+        );
       } finally {
         await first.cp.stop();
       }
