@@ -36,15 +36,19 @@ afterAll(async () => {
 const pods = () => cluster.client.kind<Pod>('Pod');
 const n = () => cluster.cp.registry.naming;
 
-function bare(name: string, image: string, o: { delay?: string; grace?: number; claim?: string } = {}): Pod {
+function bare(
+  name: string,
+  image: string,
+  o: { delay?: string; grace?: number; claim?: string; termination?: string } = {},
+): Pod {
+  const annotations = {
+    ...(o.delay ? { [n().annotations.readinessDelay]: o.delay } : {}),
+    ...(o.termination ? { [n().annotations.terminationDelay]: o.termination } : {}),
+  };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: {
-      namespace: NS,
-      name,
-      ...(o.delay ? { annotations: { [n().annotations.readinessDelay]: o.delay } } : {}),
-    },
+    metadata: { namespace: NS, name, ...(Object.keys(annotations).length ? { annotations } : {}) },
     spec: {
       terminationGracePeriodSeconds: o.grace ?? 0,
       containers: [{ name: 'c', image }],
@@ -145,6 +149,41 @@ describe('simulated nodes', () => {
     );
     expect(performance.now() - started).toBeGreaterThanOrEqual(900);
   });
+
+  /** Deletes a Ready pod and returns how long, in ms, it stayed before it was gone. */
+  async function timeToGo(name: string): Promise<number> {
+    await eventually(async () => ready(await pods().get(NS, name)), 10_000);
+    const started = performance.now();
+    await pods().delete(NS, name);
+    const gone = () =>
+      pods()
+        .get(NS, name)
+        .then(
+          () => false,
+          () => true,
+        );
+    await eventually(gone, 40_000, `${name} gone`);
+    return performance.now() - started;
+  }
+
+  it('remove a deleted pod about a second after SIGTERM, well inside its default grace period', async () => {
+    const pod = bare('handles-sigterm', 'app:1', { delay: '0s' });
+    delete pod.spec!.terminationGracePeriodSeconds; // the default, 30 s
+    await pods().create(pod);
+    const took = await timeToGo('handles-sigterm');
+    expect(took).toBeGreaterThanOrEqual(900);
+    expect(took).toBeLessThan(5_000);
+  }, 20_000);
+
+  it('take a short termination delay from the pod annotation', async () => {
+    await pods().create(bare('quick-exit', 'app:1', { delay: '0s', grace: 30, termination: '100ms' }));
+    expect(await timeToGo('quick-exit')).toBeLessThan(900);
+  }, 20_000);
+
+  it('keep a pod whose containers ignore SIGTERM for its whole grace period', async () => {
+    await pods().create(bare('ignores-sigterm', 'app:1', { delay: '0s', grace: 3, termination: 'ignore-sigterm' }));
+    expect(await timeToGo('ignores-sigterm')).toBeGreaterThanOrEqual(2_900);
+  }, 20_000);
 
   it('bind claims, and start a pod only once its claim is bound', async () => {
     const claims = cluster.client.kind<PersistentVolumeClaim>('PersistentVolumeClaim');

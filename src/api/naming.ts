@@ -45,6 +45,11 @@ export interface Naming {
     readonly statefulSetRecovery: string;
     /** On a pod: how long a simulated node waits before reporting it Ready (a duration such as `1s`). */
     readonly readinessDelay: string;
+    /**
+     * On a pod: how long its simulated containers take to exit after SIGTERM (a duration such as `1s`, capped
+     * by the grace period), or `ignore-sigterm` for containers that wait out the whole grace period.
+     */
+    readonly terminationDelay: string;
     /** The audit annotation of ValidatingAdmissionPolicy failures under the `Audit` action. */
     readonly validationFailure: string;
   };
@@ -117,6 +122,7 @@ function build(flavor: FlavorName, product: string, groupSuffix: string, domain:
       limitRanger: `${domain}/limit-ranger`,
       statefulSetRecovery: `statefulset.${domain}/recover-broken-rollout`,
       readinessDelay: `simulation.${domain}/readiness-delay`,
+      terminationDelay: `simulation.${domain}/termination-delay`,
       validationFailure: `validation.policy.admission.${groupSuffix}/validation_failure`,
     },
     labels: {

@@ -5,8 +5,9 @@
  * A pending pod is bound to the schedulable node with the fewest pods, reported Pending, then Running
  * once its claims are bound, and Ready after a readiness delay (default 1 s; per pod the annotation
  * `naming.annotations.readinessDelay`, a duration such as `250ms`). An image ending in `:broken` runs
- * but never becomes Ready; one ending in `:crash` fails. A pod being deleted stays terminating for its
- * grace period and is then removed. Claims are bound as they appear. Pods bound to nodes that are not
+ * but never becomes Ready; one ending in `:crash` fails. A pod being deleted is removed once its containers
+ * have exited: after a termination delay (default 1 s; per pod `naming.annotations.terminationDelay`, or
+ * `ignore-sigterm` for the whole grace period), never later than its grace period. Claims are bound as they appear. Pods bound to nodes that are not
  * simulated here are left alone.
  *
  * Each node's own work (registering its Node and status, its pods' status, removing its terminated pods) is
@@ -39,6 +40,10 @@ import { rfc3339 } from '../util/time.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
 
 export const DEFAULT_READINESS_DELAY_MS = 1000;
+/** How long a simulated container takes to exit after SIGTERM, as a container that handles it does. */
+export const DEFAULT_TERMINATION_DELAY_MS = 1000;
+/** The termination-delay annotation's value for containers that ignore SIGTERM and wait to be killed. */
+export const IGNORE_SIGTERM = 'ignore-sigterm';
 const WORKERS = 8;
 /** How soon a pod waiting for its claims is looked at again. */
 const CLAIM_RECHECK_MS = 200;
@@ -55,6 +60,7 @@ export interface SimulatedNodesOptions {
   /** Node names are `<prefix>-<i>`, from 1. */
   namePrefix?: string;
   defaultReadinessDelayMs?: number;
+  defaultTerminationDelayMs?: number;
   logger?: Logger;
 }
 
@@ -71,6 +77,18 @@ export function readinessDelayMs(n: Naming, pod: Pod, fallbackMs = DEFAULT_READI
   const text = pod.metadata.annotations?.[n.annotations.readinessDelay];
   const parsed = text === undefined ? undefined : parseDuration(text);
   return parsed !== undefined && parsed >= 0 ? parsed : fallbackMs;
+}
+
+/**
+ * How long after its deletion was seen a pod's containers are gone: its termination delay (annotation when
+ * valid, else the default), never more than its grace period; the whole grace period when they ignore SIGTERM.
+ */
+export function terminationDelayMs(n: Naming, pod: Pod, fallbackMs = DEFAULT_TERMINATION_DELAY_MS): number {
+  const graceMs = Math.max(0, (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000);
+  const text = pod.metadata.annotations?.[n.annotations.terminationDelay];
+  if (text === IGNORE_SIGTERM) return graceMs;
+  const parsed = text === undefined ? undefined : parseDuration(text);
+  return Math.min(graceMs, parsed !== undefined && parsed >= 0 ? parsed : fallbackMs);
 }
 
 const claimNamesOf = (pod: Pod) =>
@@ -229,13 +247,13 @@ export class SimulatedNodes {
     return this.probe(pod);
   }
 
-  /** Removes a terminating pod once its grace period, counted from when the deletion was seen, is over. */
+  /** Removes a terminating pod once its containers have exited, counted from when the deletion was seen. */
   private async terminate(pod: Pod): Promise<void> {
     if (!pod.spec?.nodeName) return;
     const uid = pod.metadata.uid ?? '';
     const since = this.terminatingSince.get(uid) ?? Date.now();
     this.terminatingSince.set(uid, since);
-    const left = since + (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000 - Date.now();
+    const left = since + terminationDelayMs(this.n, pod, this.opts.defaultTerminationDelayMs) - Date.now();
     if (left > 0) {
       this.queue.addAfter(keyOf(pod), left);
       return;
