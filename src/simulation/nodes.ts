@@ -5,7 +5,10 @@
  * A pending pod is bound to the schedulable node with the fewest pods, reported Pending, then Running
  * once its claims are bound, and Ready after a readiness delay (default 1 s; per pod the annotation
  * `naming.annotations.readinessDelay`, a duration such as `250ms`). An image ending in `:broken` runs
- * but never becomes Ready; one ending in `:crash` fails. A pod being deleted is removed once its containers
+ * but never becomes Ready (its readiness probe fails, an `Unhealthy` event); one ending in `:crash` exits
+ * at once and is restarted with the kubelet's back-off (`CrashLoopBackOff`, `BackOff` events), or fails
+ * under restart policy Never. Conditions and events carry the kubelet's reasons, and events are written
+ * as the node. A pod being deleted is removed once its containers
  * have exited: after a termination delay (default 1 s; per pod `naming.annotations.terminationDelay`, or
  * `ignore-sigterm` for the whole grace period), never later than its grace period. Claims are bound as they appear. Pods bound to nodes that are not
  * simulated here are left alone.
@@ -18,17 +21,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Naming } from '../api/naming.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
-import type {
-  Container,
-  ContainerState,
-  ContainerStatus,
-  Node,
-  PersistentVolumeClaim,
-  Pod,
-  PodCondition,
-} from '../api/types/core.ts';
+import type { Node, PersistentVolumeClaim, Pod } from '../api/types/core.ts';
+import type { CoreEvent } from '../api/types/events.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
-import type { Lister } from '../cache/informer.ts';
+import { type Lister, unwrapTombstone } from '../cache/informer.ts';
 import { parseDuration } from '../cli/flags.ts';
 import { KubeClient } from '../client/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
@@ -38,6 +34,18 @@ import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 import type { ControlPlane } from '../controlplane/control-plane.ts';
 import { rfc3339 } from '../util/time.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
+import {
+  backOffNote,
+  condition,
+  containerStatus,
+  crashBackoffMs,
+  crashLoopStatus,
+  nextCrashAtMs,
+  notReadyConditions,
+  PROBE_PERIOD_MS,
+  unhealthyNote,
+} from './containers.ts';
+import { NodeEvents } from './node-events.ts';
 
 export const DEFAULT_READINESS_DELAY_MS = 1000;
 /** How long a simulated container takes to exit after SIGTERM, as a container that handles it does. */
@@ -94,12 +102,6 @@ export function terminationDelayMs(n: Naming, pod: Pod, fallbackMs = DEFAULT_TER
 const claimNamesOf = (pod: Pod) =>
   (pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
 
-const condition = (type: string, ready: boolean, at: string): PodCondition => ({
-  type,
-  status: ready ? 'True' : 'False',
-  lastTransitionTime: at,
-});
-
 export class SimulatedNodes {
   readonly nodeNames: string[];
   private readonly n: Naming;
@@ -110,7 +112,10 @@ export class SimulatedNodes {
   private readonly podClient: ResourceClient<Pod>;
   private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
   /** Each node's own clients, as that node; filled by `start`. */
-  private readonly agents = new Map<string, { pods: ResourceClient<Pod>; nodes: ResourceClient<Node> }>();
+  private readonly agents = new Map<
+    string,
+    { pods: ResourceClient<Pod>; nodes: ResourceClient<Node>; events: NodeEvents }
+  >();
   private readonly queue = new WorkQueue<string>();
   private workers: Promise<void>[] = [];
   private nextPodIp = 1;
@@ -138,6 +143,10 @@ export class SimulatedNodes {
     podInformer.addEventHandler({
       add: (p) => this.queue.add(podKey(p)),
       update: (_o, p) => this.queue.add(podKey(p)),
+      delete: (p) => {
+        const uid = unwrapTombstone(p).metadata.uid ?? '';
+        for (const agent of this.agents.values()) agent.events.forget(uid);
+      },
     });
     // A node that becomes schedulable may take the pods that are waiting for one.
     nodeInformer.addEventHandler({
@@ -156,7 +165,11 @@ export class SimulatedNodes {
   async start(timeoutMs = 30_000): Promise<void> {
     for (const name of this.nodeNames) {
       const client = await this.opts.nodeClient(name);
-      this.agents.set(name, { pods: client.kind<Pod>('Pod'), nodes: client.kind<Node>('Node') });
+      this.agents.set(name, {
+        pods: client.kind<Pod>('Pod'),
+        nodes: client.kind<Node>('Node'),
+        events: new NodeEvents(client.kind<CoreEvent>('Event'), name),
+      });
     }
     this.informers.start();
     try {
@@ -297,11 +310,15 @@ export class SimulatedNodes {
     }
     const at = now();
     const containers = pod.spec?.containers ?? [];
-    if (imageBehaviour(pod) === 'crash') {
+    const unready = notReadyConditions(
+      containers.map((c) => c.name),
+      at,
+    );
+    if (imageBehaviour(pod) === 'crash' && pod.spec?.restartPolicy === 'Never') {
       return this.writeStatus(pod, {
         phase: 'Failed',
         startTime: at,
-        conditions: [condition('PodScheduled', true, at), condition('Ready', false, at)],
+        conditions: [condition('PodScheduled', true, at), ...unready],
         containerStatuses: containers.map((c) =>
           containerStatus(c, { terminated: { exitCode: 1, reason: 'Error', startedAt: at, finishedAt: at } }),
         ),
@@ -315,27 +332,64 @@ export class SimulatedNodes {
       startTime: at,
       hostIP: `10.0.0.${nodeIndex}`,
       podIP: `10.244.${nodeIndex}.${(ip % 250) + 2}`,
-      conditions: [
-        condition('PodScheduled', true, at),
-        condition('ContainersReady', false, at),
-        condition('Ready', false, at),
-      ],
-      containerStatuses: containers.map((c) => ({
-        ...containerStatus(c, { running: { startedAt: at } }),
-        started: true,
-      })),
+      conditions: [condition('PodScheduled', true, at), ...unready],
+      containerStatuses: containers.map((c) =>
+        imageBehaviour(pod) === 'crash'
+          ? crashLoopStatus(pod, c, 0, at)
+          : { ...containerStatus(c, { running: { startedAt: at } }), started: true },
+      ),
     });
+    if (imageBehaviour(pod) === 'crash') await this.backOff(pod, crashBackoffMs(0));
   }
 
-  /** Ready once the readiness delay since the start has passed, unless the image is `:broken`. */
+  /**
+   * A crash-looping pod (restart policy Always or OnFailure): once its back-off is over its containers run and
+   * crash again at once, so the restart count rises and the next back-off doubles.
+   */
+  private async crashLoop(pod: Pod): Promise<void> {
+    const due = nextCrashAtMs(pod);
+    if (due === undefined) return;
+    if (due > Date.now()) {
+      this.queue.addAfter(keyOf(pod), due - Date.now());
+      return;
+    }
+    const at = now();
+    const restarts = (pod.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1;
+    await this.writeStatus(pod, {
+      ...pod.status,
+      containerStatuses: (pod.spec?.containers ?? []).map((c) => crashLoopStatus(pod, c, restarts, at)),
+    });
+    await this.backOff(pod, crashBackoffMs(restarts));
+  }
+
+  /** The kubelet's BackOff event for each container, and a look again when the back-off is over. */
+  private async backOff(pod: Pod, ms: number): Promise<void> {
+    const events = this.agent(pod.spec?.nodeName ?? '').events;
+    for (const c of pod.spec?.containers ?? [])
+      await events.record(pod, 'Warning', 'BackOff', backOffNote(pod, c.name), c.name);
+    this.queue.addAfter(keyOf(pod), ms);
+  }
+
+  /**
+   * Ready once the readiness delay since the start has passed; a `:broken` pod's probe fails from then on,
+   * reported every probe period as an `Unhealthy` event.
+   */
   private async probe(pod: Pod): Promise<void> {
-    if (imageBehaviour(pod) === 'broken') return;
+    const behaviour = imageBehaviour(pod);
+    if (behaviour === 'crash') return this.crashLoop(pod);
     if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
     const started =
       this.startedAt.get(pod.metadata.uid ?? '') ?? (Date.parse(pod.status?.startTime ?? '') || Date.now());
     const wait = started + readinessDelayMs(this.n, pod, this.opts.defaultReadinessDelayMs) - Date.now();
     if (wait > 0) {
       this.queue.addAfter(keyOf(pod), wait);
+      return;
+    }
+    if (behaviour === 'broken') {
+      const events = this.agent(pod.spec?.nodeName ?? '').events;
+      for (const c of pod.spec?.containers ?? [])
+        await events.record(pod, 'Warning', 'Unhealthy', unhealthyNote(c), c.name);
+      this.queue.addAfter(keyOf(pod), PROBE_PERIOD_MS);
       return;
     }
     this.startedAt.delete(pod.metadata.uid ?? '');
@@ -362,10 +416,6 @@ export class SimulatedNodes {
 
 const now = () => rfc3339(new Date());
 
-function containerStatus(c: Container, state: ContainerState): ContainerStatus {
-  const image = c.image ?? '';
-  return { name: c.name, image, imageID: `simulated://${image}`, ready: false, restartCount: 0, state };
-}
 const keyOf = (pod: Pod) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
 /**
