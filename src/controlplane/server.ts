@@ -25,6 +25,7 @@ import {
 } from './errors.ts';
 import { Faults } from './faults.ts';
 import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
+import { isPodStream, servePodStream } from './pod-streams.ts';
 import { encodeKubernetesProtobuf, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufError } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
@@ -238,6 +239,7 @@ export class ControlPlaneServer {
     user: UserInfo,
   ): Promise<void> {
     const api = this.api;
+    if (isPodStream(info)) return servePodStream(api, req, res, info, query);
     const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
     const format = tableAccept ? 'json' : outputFormat(req.headers.accept, info.verb === 'watch');
     // A read without resourceVersion (or continue) is a consistent read: the cache first shows everything

@@ -21,7 +21,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Naming } from '../api/naming.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
-import type { Node, PersistentVolumeClaim, Pod } from '../api/types/core.ts';
+import type { Container, Node, PersistentVolumeClaim, Pod } from '../api/types/core.ts';
 import type { CoreEvent } from '../api/types/events.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
 import { type Lister, unwrapTombstone } from '../cache/informer.ts';
@@ -45,6 +45,7 @@ import {
   PROBE_PERIOD_MS,
   unhealthyNote,
 } from './containers.ts';
+import { PodLogs } from './logs.ts';
 import { NodeEvents } from './node-events.ts';
 
 export const DEFAULT_READINESS_DELAY_MS = 1000;
@@ -104,6 +105,8 @@ const claimNamesOf = (pod: Pod) =>
 
 export class SimulatedNodes {
   readonly nodeNames: string[];
+  /** The simulated containers' logs, which the control plane serves as `pods/log`. */
+  readonly logs: PodLogs;
   private readonly n: Naming;
   private readonly informers: SharedInformerFactory;
   private readonly pods: Lister<Pod>;
@@ -128,6 +131,7 @@ export class SimulatedNodes {
     this.n = opts.registry.naming;
     const prefix = opts.namePrefix ?? 'sim-node';
     this.nodeNames = Array.from({ length: opts.count }, (_, i) => `${prefix}-${i + 1}`);
+    this.logs = new PodLogs(this.nodeNames);
     const rt = (kind: string) => opts.registry.byKind(kind)!;
     this.informers = new SharedInformerFactory(opts.client);
     const podInformer = this.informers.informerFor<Pod>(rt('Pod'));
@@ -146,6 +150,7 @@ export class SimulatedNodes {
       delete: (p) => {
         const uid = unwrapTombstone(p).metadata.uid ?? '';
         for (const agent of this.agents.values()) agent.events.forget(uid);
+        this.logs.drop(uid);
       },
     });
     // A node that becomes schedulable may take the pods that are waiting for one.
@@ -264,6 +269,10 @@ export class SimulatedNodes {
   private async terminate(pod: Pod): Promise<void> {
     if (!pod.spec?.nodeName) return;
     const uid = pod.metadata.uid ?? '';
+    const ignores = pod.metadata.annotations?.[this.n.annotations.terminationDelay] === IGNORE_SIGTERM;
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? 0;
+    if (!this.terminatingSince.has(uid))
+      this.log(pod, ignores ? 'Received SIGTERM: ignored, running until killed' : 'Received SIGTERM: shutting down');
     const since = this.terminatingSince.get(uid) ?? Date.now();
     this.terminatingSince.set(uid, since);
     const left = since + terminationDelayMs(this.n, pod, this.opts.defaultTerminationDelayMs) - Date.now();
@@ -279,6 +288,8 @@ export class SimulatedNodes {
       .catch((err) => {
         if (!isNotFound(err) && !isConflict(err)) throw err;
       });
+    this.log(pod, ignores && grace > 0 ? `Killed after the ${grace}s grace period` : 'Exited with code 0');
+    for (const c of pod.spec.containers ?? []) this.logs.end(uid, c.name);
     this.terminatingSince.delete(uid);
   }
 
@@ -315,7 +326,7 @@ export class SimulatedNodes {
       at,
     );
     if (imageBehaviour(pod) === 'crash' && pod.spec?.restartPolicy === 'Never') {
-      return this.writeStatus(pod, {
+      await this.writeStatus(pod, {
         phase: 'Failed',
         startTime: at,
         conditions: [condition('PodScheduled', true, at), ...unready],
@@ -323,6 +334,7 @@ export class SimulatedNodes {
           containerStatus(c, { terminated: { exitCode: 1, reason: 'Error', startedAt: at, finishedAt: at } }),
         ),
       });
+      return this.crashLog(pod);
     }
     const nodeIndex = this.nodeNames.indexOf(pod.spec!.nodeName!) + 1;
     const ip = this.nextPodIp++;
@@ -339,7 +351,14 @@ export class SimulatedNodes {
           : { ...containerStatus(c, { running: { startedAt: at } }), started: true },
       ),
     });
-    if (imageBehaviour(pod) === 'crash') await this.backOff(pod, crashBackoffMs(0));
+    if (imageBehaviour(pod) === 'crash') {
+      this.crashLog(pod);
+      await this.backOff(pod, crashBackoffMs(0));
+    } else
+      this.log(
+        pod,
+        (c) => `Started container ${c.name} (image ${c.image ?? ''}) on simulated node ${pod.spec?.nodeName}`,
+      );
   }
 
   /**
@@ -359,6 +378,7 @@ export class SimulatedNodes {
       ...pod.status,
       containerStatuses: (pod.spec?.containers ?? []).map((c) => crashLoopStatus(pod, c, restarts, at)),
     });
+    this.crashLog(pod);
     await this.backOff(pod, crashBackoffMs(restarts));
   }
 
@@ -389,6 +409,7 @@ export class SimulatedNodes {
       const events = this.agent(pod.spec?.nodeName ?? '').events;
       for (const c of pod.spec?.containers ?? [])
         await events.record(pod, 'Warning', 'Unhealthy', unhealthyNote(c), c.name);
+      this.log(pod, unhealthyNote);
       this.queue.addAfter(keyOf(pod), PROBE_PERIOD_MS);
       return;
     }
@@ -400,6 +421,23 @@ export class SimulatedNodes {
       conditions: [...keep, condition('ContainersReady', true, at), condition('Ready', true, at)],
       containerStatuses: (pod.status?.containerStatuses ?? []).map((s) => ({ ...s, ready: true })),
     });
+    this.log(pod, 'Readiness probe passed: ready');
+  }
+
+  /** A line in the log of each of the pod's containers (text per container, or the same for all). */
+  private log(pod: Pod, text: string | ((c: Container) => string)): void {
+    for (const c of pod.spec?.containers ?? [])
+      this.logs.append(pod.metadata.uid ?? '', c.name, typeof text === 'string' ? text : text(c));
+  }
+
+  /** A `:crash` container's run: it starts and exits at once. */
+  private crashLog(pod: Pod): void {
+    this.log(
+      pod,
+      (c) => `Started container ${c.name} (image ${c.image ?? ''}) on simulated node ${pod.spec?.nodeName}`,
+    );
+    this.log(pod, (c) => `Exited with code 1: the simulated image ${c.image ?? ''} crashes at start`);
+    for (const c of pod.spec?.containers ?? []) this.logs.end(pod.metadata.uid ?? '', c.name);
   }
 
   /** The pod's node reports its status. */
@@ -440,5 +478,6 @@ export async function startSimulatedNodes(cp: ControlPlane, count: number, logge
     logger,
   });
   await nodes.start();
+  cp.api.podLogs = nodes.logs;
   return nodes;
 }
