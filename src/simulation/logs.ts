@@ -6,6 +6,8 @@ import type { PodLogLine, PodLogSource } from '../controlplane/pod-streams.ts';
 
 /** Lines kept per container. */
 export const LOG_RING_LINES = 1000;
+/** Pods with a log at most: a line written just after its pod went would otherwise stay; the oldest goes first. */
+const MAX_PODS = 10_000;
 /** Followers per container at most: more are ended at once (each is an open HTTP response). */
 const MAX_FOLLOWERS = 100;
 
@@ -69,6 +71,7 @@ export class PodLogs implements PodLogSource {
   }
 
   private containerLog(uid: string, container: string): ContainerLog {
+    if (!this.logs.has(uid) && this.logs.size >= MAX_PODS) this.drop(this.logs.keys().next().value ?? '');
     const pod = this.logs.get(uid) ?? new Map<string, ContainerLog>();
     this.logs.set(uid, pod);
     const log = pod.get(container) ?? { lines: [], ended: false, followers: new Set() };

@@ -271,7 +271,10 @@ export class SimulatedNodes {
     const uid = pod.metadata.uid ?? '';
     const ignores = pod.metadata.annotations?.[this.n.annotations.terminationDelay] === IGNORE_SIGTERM;
     const grace = pod.metadata.deletionGracePeriodSeconds ?? 0;
-    if (!this.terminatingSince.has(uid))
+    // Only a running container hears SIGTERM and exits (a crash-looping one is already down).
+    const first = pod.spec.containers?.[0]?.name ?? '';
+    const running = () => pod.status?.phase === 'Running' && this.logs.read(uid, first)?.ended === false;
+    if (!this.terminatingSince.has(uid) && running())
       this.log(pod, ignores ? 'Received SIGTERM: ignored, running until killed' : 'Received SIGTERM: shutting down');
     const since = this.terminatingSince.get(uid) ?? Date.now();
     this.terminatingSince.set(uid, since);
@@ -279,6 +282,11 @@ export class SimulatedNodes {
     if (left > 0) {
       this.queue.addAfter(keyOf(pod), left);
       return;
+    }
+    // The log's last lines before the pod goes: its removal drops the log.
+    if (running()) {
+      this.log(pod, ignores && grace > 0 ? `Killed after the ${grace}s grace period` : 'Exited with code 0');
+      for (const c of pod.spec.containers ?? []) this.logs.end(uid, c.name);
     }
     await this.agent(pod.spec.nodeName)
       .pods.delete(pod.metadata.namespace, pod.metadata.name!, {
@@ -288,8 +296,6 @@ export class SimulatedNodes {
       .catch((err) => {
         if (!isNotFound(err) && !isConflict(err)) throw err;
       });
-    this.log(pod, ignores && grace > 0 ? `Killed after the ${grace}s grace period` : 'Exited with code 0');
-    for (const c of pod.spec.containers ?? []) this.logs.end(uid, c.name);
     this.terminatingSince.delete(uid);
   }
 
