@@ -158,6 +158,15 @@ describe('simulated nodes', () => {
       .filter((e) => e.objectRef.resource === 'events' && e.objectRef.name === unhealthy!.metadata.name)
       .map((e) => e.user.username);
     expect(writers).toEqual([`system:node:${p.spec?.nodeName}`]);
+    if (hasKubectl) {
+      const cacheDir = await mkdtemp(join(tmpdir(), 'sim-describe-'));
+      try {
+        const described = await new Kubectl(cluster.kubeconfig, cacheDir).ok(['describe', 'pod', 'broken', '-n', NS]);
+        expect(described).toMatch(/Warning\s+Unhealthy\s+.*kubelet\s+Readiness probe failed: the simulated image/);
+      } finally {
+        await rm(cacheDir, { recursive: true, force: true });
+      }
+    }
   });
 
   it('fail a :crash pod whose restart policy is Never', async () => {
