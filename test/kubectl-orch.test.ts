@@ -355,7 +355,7 @@ describe.skipIf(!hasKubectl).each<FlavorName>(['orch', 'kubernetes'])('kubectl o
   );
 
   it.skipIf(flavorFree)(
-    'why sts names the pod a stalled rollout waits on',
+    'why sts names the pod a stalled rollout waits on, why it is not Ready and what unblocks it',
     async () => {
       const labels = { app: 'db' };
       await s.c.client.kind('StatefulSet').create({
@@ -373,6 +373,11 @@ describe.skipIf(!hasKubectl).each<FlavorName>(['orch', 'kubernetes'])('kubectl o
         const out = (await orch(s, ['why', 'sts/db', '-n', NS])).stdout;
         expect(out).toMatch(/^statefulset\/db in namespace shop: .*db-0/m);
         expect(out).toContain('0 of 2 ready');
+        // Why db-0 is not Ready, as its simulated node reported it, and what unblocks the rollout, last.
+        expect(out).toContain('db-0: ContainersNotReady: containers with unready status: [db]');
+        expect(out.trimEnd().split('\n').at(-1)).toMatch(
+          /to unblock: fix the template or revert it \(kubectl rollout undo sts\/db\), then delete pod db-0\b/,
+        );
         return true;
       }, 120_000);
     },

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../src/api/meta.ts';
 import type { Node, PersistentVolumeClaim, Pod } from '../src/api/types/core.ts';
+import type { CoreEvent } from '../src/api/types/events.ts';
 import type { AuditEvent } from '../src/controlplane/audit.ts';
 import { type SimulatedNodes, startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
@@ -36,15 +37,19 @@ afterAll(async () => {
 const pods = () => cluster.client.kind<Pod>('Pod');
 const n = () => cluster.cp.registry.naming;
 
-function bare(name: string, image: string, o: { delay?: string; grace?: number; claim?: string } = {}): Pod {
+function bare(
+  name: string,
+  image: string,
+  o: { delay?: string; grace?: number; claim?: string; termination?: string } = {},
+): Pod {
+  const annotations = {
+    ...(o.delay ? { [n().annotations.readinessDelay]: o.delay } : {}),
+    ...(o.termination ? { [n().annotations.terminationDelay]: o.termination } : {}),
+  };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: {
-      namespace: NS,
-      name,
-      ...(o.delay ? { annotations: { [n().annotations.readinessDelay]: o.delay } } : {}),
-    },
+    metadata: { namespace: NS, name, ...(Object.keys(annotations).length ? { annotations } : {}) },
     spec: {
       terminationGracePeriodSeconds: o.grace ?? 0,
       containers: [{ name: 'c', image }],
@@ -118,33 +123,126 @@ describe('simulated nodes', () => {
     }
   });
 
-  it('never make a :broken pod Ready, and fail a :crash one', async () => {
+  const events = async (pod: string) =>
+    (await cluster.client.kind<CoreEvent>('Event').list(NS)).items.filter((e) => e.involvedObject.name === pod);
+  const readyCondition = (p: Pod) => p.status?.conditions?.find((c) => c.type === 'Ready');
+
+  it('never make a :broken pod Ready, and say why as the kubelet does, as the node', async () => {
     await pods().create(bare('broken', 'app:broken', { delay: '50ms' }));
-    await pods().create(bare('crash', 'app:crash'));
-    await eventually(async () => (await pods().get(NS, 'crash')).status?.phase === 'Failed', 10_000);
-    await eventually(async () => (await pods().get(NS, 'broken')).status?.phase === 'Running', 10_000);
-    await new Promise((r) => setTimeout(r, 600));
+    const p = await eventually(async () => {
+      const x = await pods().get(NS, 'broken');
+      return x.status?.phase === 'Running' ? x : undefined;
+    }, 10_000);
+    for (const type of ['Ready', 'ContainersReady'])
+      expect(p.status?.conditions?.find((c) => c.type === type)).toMatchObject({
+        status: 'False',
+        reason: 'ContainersNotReady',
+        message: 'containers with unready status: [c]',
+      });
+    const [unhealthy] = await eventually(async () => {
+      const found = (await events('broken')).filter((e) => e.reason === 'Unhealthy');
+      return found.length ? found : undefined;
+    }, 10_000);
+    expect(unhealthy).toMatchObject({
+      type: 'Warning',
+      message: 'Readiness probe failed: the simulated image app:broken never becomes ready',
+      source: { component: 'kubelet', host: p.spec?.nodeName },
+      involvedObject: { kind: 'Pod', name: 'broken', uid: p.metadata.uid, fieldPath: 'spec.containers{c}' },
+    });
     expect(ready(await pods().get(NS, 'broken'))).toBe(false);
+    await cluster.cp.audit!.flush();
+    const writers = (await readFile(cluster.cp.audit!.path, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as AuditEvent)
+      .filter((e) => e.objectRef.resource === 'events' && e.objectRef.name === unhealthy!.metadata.name)
+      .map((e) => e.user.username);
+    expect(writers).toEqual([`system:node:${p.spec?.nodeName}`]);
+    if (hasKubectl) {
+      const cacheDir = await mkdtemp(join(tmpdir(), 'sim-describe-'));
+      try {
+        const described = await new Kubectl(cluster.kubeconfig, cacheDir).ok(['describe', 'pod', 'broken', '-n', NS]);
+        expect(described).toMatch(/Warning\s+Unhealthy\s+.*kubelet\s+Readiness probe failed: the simulated image/);
+      } finally {
+        await rm(cacheDir, { recursive: true, force: true });
+      }
+    }
   });
 
-  it('keep a deleted pod terminating for its grace period, then remove it', async () => {
-    await pods().create(bare('graceful', 'app:1', { grace: 1, delay: '0s' }));
-    await eventually(async () => ready(await pods().get(NS, 'graceful')), 10_000);
-    const started = performance.now();
-    await pods().delete(NS, 'graceful');
-    expect((await pods().get(NS, 'graceful')).metadata.deletionTimestamp).toBeDefined();
-    await eventually(
-      async () =>
-        pods()
-          .get(NS, 'graceful')
-          .then(
-            () => false,
-            () => true,
-          ),
-      10_000,
-    );
-    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+  it('fail a :crash pod whose restart policy is Never', async () => {
+    const pod = bare('crash-once', 'app:crash');
+    pod.spec!.restartPolicy = 'Never';
+    await pods().create(pod);
+    const p = await eventually(async () => {
+      const x = await pods().get(NS, 'crash-once');
+      return x.status?.phase === 'Failed' ? x : undefined;
+    }, 10_000);
+    expect(p.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
   });
+
+  it('restart a :crash pod with the kubelet back-off: CrashLoopBackOff, rising restart count, BackOff events', async () => {
+    await pods().create(bare('crash', 'app:crash'));
+    const first = await eventually(async () => {
+      const x = await pods().get(NS, 'crash');
+      return x.status?.phase === 'Running' ? x : undefined;
+    }, 10_000);
+    const status = first.status?.containerStatuses?.[0];
+    expect(status?.state?.waiting).toEqual({
+      reason: 'CrashLoopBackOff',
+      message: `back-off 10s restarting failed container=c pod=crash_${NS}(${first.metadata.uid})`,
+    });
+    expect(status?.lastState?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+    expect(status?.restartCount).toBe(0);
+    expect(readyCondition(first)).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
+    const backOff = `Back-off restarting failed container c in pod crash_${NS}(${first.metadata.uid})`;
+    // After the first 10 s back-off it runs and crashes again: one restart, the next back-off 20 s.
+    const again = await eventually(async () => {
+      const x = await pods().get(NS, 'crash');
+      return x.status?.containerStatuses?.[0]?.restartCount === 1 ? x : undefined;
+    }, 15_000);
+    expect(again.status?.phase).toBe('Running');
+    expect(again.status?.containerStatuses?.[0]?.state?.waiting?.message).toMatch(/^back-off 20s restarting/);
+    const backOffs = await eventually(async () => {
+      const found = (await events('crash')).filter((e) => e.reason === 'BackOff' && (e.count ?? 0) >= 2);
+      return found.length ? found : undefined;
+    }, 5_000);
+    expect(backOffs[0]).toMatchObject({ type: 'Warning', message: backOff, source: { component: 'kubelet' } });
+  }, 30_000);
+
+  /** Deletes a Ready pod and returns how long, in ms, it stayed before it was gone. */
+  async function timeToGo(name: string): Promise<number> {
+    await eventually(async () => ready(await pods().get(NS, name)), 10_000);
+    const started = performance.now();
+    await pods().delete(NS, name);
+    const gone = () =>
+      pods()
+        .get(NS, name)
+        .then(
+          () => false,
+          () => true,
+        );
+    await eventually(gone, 40_000, `${name} gone`);
+    return performance.now() - started;
+  }
+
+  it('remove a deleted pod about a second after SIGTERM, well inside its default grace period', async () => {
+    const pod = bare('handles-sigterm', 'app:1', { delay: '0s' });
+    delete pod.spec!.terminationGracePeriodSeconds; // the default, 30 s
+    await pods().create(pod);
+    const took = await timeToGo('handles-sigterm');
+    expect(took).toBeGreaterThanOrEqual(900);
+    expect(took).toBeLessThan(5_000);
+  }, 20_000);
+
+  it('take a short termination delay from the pod annotation', async () => {
+    await pods().create(bare('quick-exit', 'app:1', { delay: '0s', grace: 30, termination: '100ms' }));
+    expect(await timeToGo('quick-exit')).toBeLessThan(900);
+  }, 20_000);
+
+  it('keep a pod whose containers ignore SIGTERM for its whole grace period', async () => {
+    await pods().create(bare('ignores-sigterm', 'app:1', { delay: '0s', grace: 3, termination: 'ignore-sigterm' }));
+    expect(await timeToGo('ignores-sigterm')).toBeGreaterThanOrEqual(2_900);
+  }, 20_000);
 
   it('bind claims, and start a pod only once its claim is bound', async () => {
     const claims = cluster.client.kind<PersistentVolumeClaim>('PersistentVolumeClaim');

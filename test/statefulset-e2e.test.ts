@@ -226,6 +226,26 @@ describe.skipIf(!hasKubectl)('an OrderedReady set of 5 through its life', () => 
   }, 40_000);
 });
 
+describe.skipIf(!hasKubectl)('pods with the default 30 s grace period, containers that handle SIGTERM', () => {
+  it('a rolling update of 5 completes within 30 s: kubectl rollout status --timeout=30s', async () => {
+    const ns = await namespace('sts-default-grace');
+    const set = statefulSet(ns, 'web');
+    delete set.spec.template.spec!.terminationGracePeriodSeconds;
+    delete set.spec.template.metadata!.annotations; // the default readiness delay too
+    await sets().create(set);
+    await waitForSet(ns, 'web', rolledOut(5), 30_000, 'all 5 Ready');
+    expect((await pods().get(ns, 'web-0')).spec?.terminationGracePeriodSeconds ?? 30).toBe(30);
+    const started = performance.now();
+    await setImage(ns, 'web', 'app:2');
+    const status = await kubectl.run(['rollout', 'status', 'sts/web', '-n', ns, '--timeout=30s'], {
+      timeoutMs: 40_000,
+    });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('roll out complete');
+    expect(performance.now() - started).toBeLessThan(30_000);
+  }, 80_000);
+});
+
 describe('claims and their retention', () => {
   it('each ordinal gets its claim, bound before the pod runs; scaled-down claims go with whenScaled: Delete', async () => {
     const ns = await namespace('sts-claims');

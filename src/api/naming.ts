@@ -49,6 +49,11 @@ export interface Naming {
     readonly statefulSetRecovery: string;
     /** On a pod: how long a simulated node waits before reporting it Ready (a duration such as `1s`). */
     readonly readinessDelay: string;
+    /**
+     * On a pod: how long its simulated containers take to exit after SIGTERM (a duration such as `1s`, capped
+     * by the grace period), or `ignore-sigterm` for containers that wait out the whole grace period.
+     */
+    readonly terminationDelay: string;
     /** The audit annotation of ValidatingAdmissionPolicy failures under the `Audit` action. */
     readonly validationFailure: string;
     /** A human-readable description of an object (`kubernetes.io/description`). */
@@ -135,6 +140,7 @@ function build(
       limitRanger: `${domain}/limit-ranger`,
       statefulSetRecovery: `statefulset.${domain}/recover-broken-rollout`,
       readinessDelay: `simulation.${domain}/readiness-delay`,
+      terminationDelay: `simulation.${domain}/termination-delay`,
       validationFailure: `validation.policy.admission.${groupSuffix}/validation_failure`,
       description: `${domain}/description`,
     },

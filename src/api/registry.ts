@@ -25,7 +25,10 @@ export const STORAGE_VERBS: readonly Verb[] = [
   'watch',
 ];
 
-export type Subresource = 'status' | 'approval' | 'scale' | 'eviction' | 'token';
+export type Subresource = 'status' | 'approval' | 'scale' | 'eviction' | 'token' | PodStreamSubresource;
+/** Pod subresources a node agent serves (the API server passes them on): its logs and its streams. */
+export const POD_STREAM_SUBRESOURCES = ['log', 'exec', 'attach', 'portforward'] as const;
+export type PodStreamSubresource = (typeof POD_STREAM_SUBRESOURCES)[number];
 
 /** A printer column for kubectl's server-side tables. */
 export interface Column {
@@ -212,7 +215,7 @@ function definitions(n: Naming): Def[] {
       plural: 'pods',
       shortNames: ['po'],
       categories: ['all'],
-      subresources: ['status', 'eviction'],
+      subresources: ['status', 'eviction', ...POD_STREAM_SUBRESOURCES],
       fieldSelectors: {
         'spec.nodeName': str('spec.nodeName'),
         'status.phase': str('status.phase'),

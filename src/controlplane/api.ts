@@ -58,6 +58,7 @@ import {
   type WriteOptions,
 } from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
+import type { PodLogSource } from './pod-streams.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
 import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
@@ -132,6 +133,8 @@ const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 export class ApiServer {
   readonly naming: Naming;
   readonly subresourceHandlers = new Map<string, SubresourceHandler>();
+  /** The node agents' container logs, for `pods/log` (the simulated nodes set it when they start). */
+  podLogs?: PodLogSource;
 
   constructor(
     readonly registry: ResourceRegistry,

@@ -17,6 +17,17 @@ const SUBRESOURCE_VERBS: Record<string, string[]> = {
   approval: ['get', 'patch', 'update'],
   eviction: ['create'],
   token: ['create'],
+  log: ['get'],
+  exec: ['create', 'get'],
+  attach: ['create', 'get'],
+  portforward: ['create', 'get'],
+};
+
+/** The option kinds of the pod stream subresources, in the core group (`pods/log` answers with text, as Pod). */
+const POD_STREAM_KINDS: Record<string, string> = {
+  exec: 'PodExecOptions',
+  attach: 'PodAttachOptions',
+  portforward: 'PodPortForwardOptions',
 };
 
 function subresourceKind(
@@ -27,7 +38,7 @@ function subresourceKind(
   if (sub === 'token') return { group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' };
   if (sub === 'scale') return { group: 'autoscaling', version: 'v1', kind: 'Scale' };
   if (sub === 'eviction') return { group: 'policy', version: 'v1', kind: 'Eviction' };
-  return { group: rt.group, version: rt.version, kind: rt.kind };
+  return { group: rt.group, version: rt.version, kind: POD_STREAM_KINDS[sub] ?? rt.kind };
 }
 
 export function apiVersions(): object {

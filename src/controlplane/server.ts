@@ -35,6 +35,7 @@ import {
 import { Faults } from './faults.ts';
 import { isOpenApiPath, openApiAnswer } from './openapi/index.ts';
 import { prettyParam } from './options.ts';
+import { isPodStream, servePodStream } from './pod-streams.ts';
 import {
   encodeKubernetesProtobuf,
   isProtobufMediaType,
@@ -258,6 +259,7 @@ export class ControlPlaneServer {
     user: UserInfo,
   ): Promise<void> {
     const api = this.api;
+    if (isPodStream(info)) return servePodStream(api, req, res, info, query);
     const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
     const format = tableAccept ? 'json' : outputFormat(req.headers.accept, info.verb === 'watch');
     // A read without resourceVersion (or continue) is a consistent read: the cache first shows everything

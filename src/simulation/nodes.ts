@@ -5,8 +5,12 @@
  * A pending pod is bound to the schedulable node with the fewest pods, reported Pending, then Running
  * once its claims are bound, and Ready after a readiness delay (default 1 s; per pod the annotation
  * `naming.annotations.readinessDelay`, a duration such as `250ms`). An image ending in `:broken` runs
- * but never becomes Ready; one ending in `:crash` fails. A pod being deleted stays terminating for its
- * grace period and is then removed. Claims are bound as they appear. Pods bound to nodes that are not
+ * but never becomes Ready (its readiness probe fails, an `Unhealthy` event); one ending in `:crash` exits
+ * at once and is restarted with the kubelet's back-off (`CrashLoopBackOff`, `BackOff` events), or fails
+ * under restart policy Never. Conditions and events carry the kubelet's reasons, and events are written
+ * as the node. A pod being deleted is removed once its containers
+ * have exited: after a termination delay (default 1 s; per pod `naming.annotations.terminationDelay`, or
+ * `ignore-sigterm` for the whole grace period), never later than its grace period. Claims are bound as they appear. Pods bound to nodes that are not
  * simulated here are left alone.
  *
  * Each node's own work (registering its Node and status, its pods' status, removing its terminated pods) is
@@ -17,17 +21,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Naming } from '../api/naming.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
-import type {
-  Container,
-  ContainerState,
-  ContainerStatus,
-  Node,
-  PersistentVolumeClaim,
-  Pod,
-  PodCondition,
-} from '../api/types/core.ts';
+import type { Container, Node, PersistentVolumeClaim, Pod } from '../api/types/core.ts';
+import type { CoreEvent } from '../api/types/events.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
-import type { Lister } from '../cache/informer.ts';
+import { type Lister, unwrapTombstone } from '../cache/informer.ts';
 import { parseDuration } from '../cli/flags.ts';
 import { KubeClient } from '../client/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
@@ -37,8 +34,25 @@ import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 import type { ControlPlane } from '../controlplane/control-plane.ts';
 import { rfc3339 } from '../util/time.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
+import {
+  backOffNote,
+  condition,
+  containerStatus,
+  crashBackoffMs,
+  crashLoopStatus,
+  nextCrashAtMs,
+  notReadyConditions,
+  PROBE_PERIOD_MS,
+  unhealthyNote,
+} from './containers.ts';
+import { PodLogs } from './logs.ts';
+import { NodeEvents } from './node-events.ts';
 
 export const DEFAULT_READINESS_DELAY_MS = 1000;
+/** How long a simulated container takes to exit after SIGTERM, as a container that handles it does. */
+export const DEFAULT_TERMINATION_DELAY_MS = 1000;
+/** The termination-delay annotation's value for containers that ignore SIGTERM and wait to be killed. */
+export const IGNORE_SIGTERM = 'ignore-sigterm';
 const WORKERS = 8;
 /** How soon a pod waiting for its claims is looked at again. */
 const CLAIM_RECHECK_MS = 200;
@@ -55,6 +69,7 @@ export interface SimulatedNodesOptions {
   /** Node names are `<prefix>-<i>`, from 1. */
   namePrefix?: string;
   defaultReadinessDelayMs?: number;
+  defaultTerminationDelayMs?: number;
   logger?: Logger;
 }
 
@@ -73,17 +88,25 @@ export function readinessDelayMs(n: Naming, pod: Pod, fallbackMs = DEFAULT_READI
   return parsed !== undefined && parsed >= 0 ? parsed : fallbackMs;
 }
 
+/**
+ * How long after its deletion was seen a pod's containers are gone: its termination delay (annotation when
+ * valid, else the default), never more than its grace period; the whole grace period when they ignore SIGTERM.
+ */
+export function terminationDelayMs(n: Naming, pod: Pod, fallbackMs = DEFAULT_TERMINATION_DELAY_MS): number {
+  const graceMs = Math.max(0, (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000);
+  const text = pod.metadata.annotations?.[n.annotations.terminationDelay];
+  if (text === IGNORE_SIGTERM) return graceMs;
+  const parsed = text === undefined ? undefined : parseDuration(text);
+  return Math.min(graceMs, parsed !== undefined && parsed >= 0 ? parsed : fallbackMs);
+}
+
 const claimNamesOf = (pod: Pod) =>
   (pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
 
-const condition = (type: string, ready: boolean, at: string): PodCondition => ({
-  type,
-  status: ready ? 'True' : 'False',
-  lastTransitionTime: at,
-});
-
 export class SimulatedNodes {
   readonly nodeNames: string[];
+  /** The simulated containers' logs, which the control plane serves as `pods/log`. */
+  readonly logs: PodLogs;
   private readonly n: Naming;
   private readonly informers: SharedInformerFactory;
   private readonly pods: Lister<Pod>;
@@ -92,7 +115,10 @@ export class SimulatedNodes {
   private readonly podClient: ResourceClient<Pod>;
   private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
   /** Each node's own clients, as that node; filled by `start`. */
-  private readonly agents = new Map<string, { pods: ResourceClient<Pod>; nodes: ResourceClient<Node> }>();
+  private readonly agents = new Map<
+    string,
+    { pods: ResourceClient<Pod>; nodes: ResourceClient<Node>; events: NodeEvents }
+  >();
   private readonly queue = new WorkQueue<string>();
   private workers: Promise<void>[] = [];
   private nextPodIp = 1;
@@ -105,6 +131,7 @@ export class SimulatedNodes {
     this.n = opts.registry.naming;
     const prefix = opts.namePrefix ?? 'sim-node';
     this.nodeNames = Array.from({ length: opts.count }, (_, i) => `${prefix}-${i + 1}`);
+    this.logs = new PodLogs(this.nodeNames);
     const rt = (kind: string) => opts.registry.byKind(kind)!;
     this.informers = new SharedInformerFactory(opts.client);
     const podInformer = this.informers.informerFor<Pod>(rt('Pod'));
@@ -120,6 +147,11 @@ export class SimulatedNodes {
     podInformer.addEventHandler({
       add: (p) => this.queue.add(podKey(p)),
       update: (_o, p) => this.queue.add(podKey(p)),
+      delete: (p) => {
+        const uid = unwrapTombstone(p).metadata.uid ?? '';
+        for (const agent of this.agents.values()) agent.events.forget(uid);
+        this.logs.drop(uid);
+      },
     });
     // A node that becomes schedulable may take the pods that are waiting for one.
     nodeInformer.addEventHandler({
@@ -138,7 +170,11 @@ export class SimulatedNodes {
   async start(timeoutMs = 30_000): Promise<void> {
     for (const name of this.nodeNames) {
       const client = await this.opts.nodeClient(name);
-      this.agents.set(name, { pods: client.kind<Pod>('Pod'), nodes: client.kind<Node>('Node') });
+      this.agents.set(name, {
+        pods: client.kind<Pod>('Pod'),
+        nodes: client.kind<Node>('Node'),
+        events: new NodeEvents(client.kind<CoreEvent>('Event'), name),
+      });
     }
     this.informers.start();
     try {
@@ -229,16 +265,28 @@ export class SimulatedNodes {
     return this.probe(pod);
   }
 
-  /** Removes a terminating pod once its grace period, counted from when the deletion was seen, is over. */
+  /** Removes a terminating pod once its containers have exited, counted from when the deletion was seen. */
   private async terminate(pod: Pod): Promise<void> {
     if (!pod.spec?.nodeName) return;
     const uid = pod.metadata.uid ?? '';
+    const ignores = pod.metadata.annotations?.[this.n.annotations.terminationDelay] === IGNORE_SIGTERM;
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? 0;
+    // Only a running container hears SIGTERM and exits (a crash-looping one is already down).
+    const first = pod.spec.containers?.[0]?.name ?? '';
+    const running = () => pod.status?.phase === 'Running' && this.logs.read(uid, first)?.ended === false;
+    if (!this.terminatingSince.has(uid) && running())
+      this.log(pod, ignores ? 'Received SIGTERM: ignored, running until killed' : 'Received SIGTERM: shutting down');
     const since = this.terminatingSince.get(uid) ?? Date.now();
     this.terminatingSince.set(uid, since);
-    const left = since + (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000 - Date.now();
+    const left = since + terminationDelayMs(this.n, pod, this.opts.defaultTerminationDelayMs) - Date.now();
     if (left > 0) {
       this.queue.addAfter(keyOf(pod), left);
       return;
+    }
+    // The log's last lines before the pod goes: its removal drops the log.
+    if (running()) {
+      this.log(pod, ignores && grace > 0 ? `Killed after the ${grace}s grace period` : 'Exited with code 0');
+      for (const c of pod.spec.containers ?? []) this.logs.end(uid, c.name);
     }
     await this.agent(pod.spec.nodeName)
       .pods.delete(pod.metadata.namespace, pod.metadata.name!, {
@@ -279,15 +327,20 @@ export class SimulatedNodes {
     }
     const at = now();
     const containers = pod.spec?.containers ?? [];
-    if (imageBehaviour(pod) === 'crash') {
-      return this.writeStatus(pod, {
+    const unready = notReadyConditions(
+      containers.map((c) => c.name),
+      at,
+    );
+    if (imageBehaviour(pod) === 'crash' && pod.spec?.restartPolicy === 'Never') {
+      await this.writeStatus(pod, {
         phase: 'Failed',
         startTime: at,
-        conditions: [condition('PodScheduled', true, at), condition('Ready', false, at)],
+        conditions: [condition('PodScheduled', true, at), ...unready],
         containerStatuses: containers.map((c) =>
           containerStatus(c, { terminated: { exitCode: 1, reason: 'Error', startedAt: at, finishedAt: at } }),
         ),
       });
+      return this.crashLog(pod);
     }
     const nodeIndex = this.nodeNames.indexOf(pod.spec!.nodeName!) + 1;
     const ip = this.nextPodIp++;
@@ -297,27 +350,73 @@ export class SimulatedNodes {
       startTime: at,
       hostIP: `10.0.0.${nodeIndex}`,
       podIP: `10.244.${nodeIndex}.${(ip % 250) + 2}`,
-      conditions: [
-        condition('PodScheduled', true, at),
-        condition('ContainersReady', false, at),
-        condition('Ready', false, at),
-      ],
-      containerStatuses: containers.map((c) => ({
-        ...containerStatus(c, { running: { startedAt: at } }),
-        started: true,
-      })),
+      conditions: [condition('PodScheduled', true, at), ...unready],
+      containerStatuses: containers.map((c) =>
+        imageBehaviour(pod) === 'crash'
+          ? crashLoopStatus(pod, c, 0, at)
+          : { ...containerStatus(c, { running: { startedAt: at } }), started: true },
+      ),
     });
+    if (imageBehaviour(pod) === 'crash') {
+      this.crashLog(pod);
+      await this.backOff(pod, crashBackoffMs(0));
+    } else
+      this.log(
+        pod,
+        (c) => `Started container ${c.name} (image ${c.image ?? ''}) on simulated node ${pod.spec?.nodeName}`,
+      );
   }
 
-  /** Ready once the readiness delay since the start has passed, unless the image is `:broken`. */
+  /**
+   * A crash-looping pod (restart policy Always or OnFailure): once its back-off is over its containers run and
+   * crash again at once, so the restart count rises and the next back-off doubles.
+   */
+  private async crashLoop(pod: Pod): Promise<void> {
+    const due = nextCrashAtMs(pod);
+    if (due === undefined) return;
+    if (due > Date.now()) {
+      this.queue.addAfter(keyOf(pod), due - Date.now());
+      return;
+    }
+    const at = now();
+    const restarts = (pod.status?.containerStatuses?.[0]?.restartCount ?? 0) + 1;
+    await this.writeStatus(pod, {
+      ...pod.status,
+      containerStatuses: (pod.spec?.containers ?? []).map((c) => crashLoopStatus(pod, c, restarts, at)),
+    });
+    this.crashLog(pod);
+    await this.backOff(pod, crashBackoffMs(restarts));
+  }
+
+  /** The kubelet's BackOff event for each container, and a look again when the back-off is over. */
+  private async backOff(pod: Pod, ms: number): Promise<void> {
+    const events = this.agent(pod.spec?.nodeName ?? '').events;
+    for (const c of pod.spec?.containers ?? [])
+      await events.record(pod, 'Warning', 'BackOff', backOffNote(pod, c.name), c.name);
+    this.queue.addAfter(keyOf(pod), ms);
+  }
+
+  /**
+   * Ready once the readiness delay since the start has passed; a `:broken` pod's probe fails from then on,
+   * reported every probe period as an `Unhealthy` event.
+   */
   private async probe(pod: Pod): Promise<void> {
-    if (imageBehaviour(pod) === 'broken') return;
+    const behaviour = imageBehaviour(pod);
+    if (behaviour === 'crash') return this.crashLoop(pod);
     if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
     const started =
       this.startedAt.get(pod.metadata.uid ?? '') ?? (Date.parse(pod.status?.startTime ?? '') || Date.now());
     const wait = started + readinessDelayMs(this.n, pod, this.opts.defaultReadinessDelayMs) - Date.now();
     if (wait > 0) {
       this.queue.addAfter(keyOf(pod), wait);
+      return;
+    }
+    if (behaviour === 'broken') {
+      const events = this.agent(pod.spec?.nodeName ?? '').events;
+      for (const c of pod.spec?.containers ?? [])
+        await events.record(pod, 'Warning', 'Unhealthy', unhealthyNote(c), c.name);
+      this.log(pod, unhealthyNote);
+      this.queue.addAfter(keyOf(pod), PROBE_PERIOD_MS);
       return;
     }
     this.startedAt.delete(pod.metadata.uid ?? '');
@@ -328,6 +427,23 @@ export class SimulatedNodes {
       conditions: [...keep, condition('ContainersReady', true, at), condition('Ready', true, at)],
       containerStatuses: (pod.status?.containerStatuses ?? []).map((s) => ({ ...s, ready: true })),
     });
+    this.log(pod, 'Readiness probe passed: ready');
+  }
+
+  /** A line in the log of each of the pod's containers (text per container, or the same for all). */
+  private log(pod: Pod, text: string | ((c: Container) => string)): void {
+    for (const c of pod.spec?.containers ?? [])
+      this.logs.append(pod.metadata.uid ?? '', c.name, typeof text === 'string' ? text : text(c));
+  }
+
+  /** A `:crash` container's run: it starts and exits at once. */
+  private crashLog(pod: Pod): void {
+    this.log(
+      pod,
+      (c) => `Started container ${c.name} (image ${c.image ?? ''}) on simulated node ${pod.spec?.nodeName}`,
+    );
+    this.log(pod, (c) => `Exited with code 1: the simulated image ${c.image ?? ''} crashes at start`);
+    for (const c of pod.spec?.containers ?? []) this.logs.end(pod.metadata.uid ?? '', c.name);
   }
 
   /** The pod's node reports its status. */
@@ -344,10 +460,6 @@ export class SimulatedNodes {
 
 const now = () => rfc3339(new Date());
 
-function containerStatus(c: Container, state: ContainerState): ContainerStatus {
-  const image = c.image ?? '';
-  return { name: c.name, image, imageID: `simulated://${image}`, ready: false, restartCount: 0, state };
-}
 const keyOf = (pod: Pod) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
 /**
@@ -372,5 +484,6 @@ export async function startSimulatedNodes(cp: ControlPlane, count: number, logge
     logger,
   });
   await nodes.start();
+  cp.api.podLogs = nodes.logs;
   return nodes;
 }

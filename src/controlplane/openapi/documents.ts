@@ -5,7 +5,7 @@
  * Each document has an ETag, the uppercase hex SHA-512 of its JSON, as the reference computes it.
  */
 import { createHash } from 'node:crypto';
-import type { ResourceRegistry } from '../../api/registry.ts';
+import { POD_STREAM_SUBRESOURCES, type ResourceRegistry } from '../../api/registry.ts';
 import { buildModel, type JsonSchema, type Model } from './model.ts';
 import { encodeSwaggerProtobuf } from './v2-protobuf.ts';
 
@@ -86,7 +86,14 @@ function groupVersionDocument(
     const op = { 'x-kubernetes-group-version-kind': gvk, parameters: WRITE_PARAMETERS, responses: {} };
     paths[item] = rt.virtual ? {} : { get: op, put: op, patch: op, delete: op };
     for (const sub of rt.subresources) {
-      paths[`${item}/${sub}`] = sub === 'eviction' ? { post: op } : { get: op, put: op, patch: op };
+      paths[`${item}/${sub}`] =
+        sub === 'eviction'
+          ? { post: op }
+          : sub === 'log'
+            ? { get: op }
+            : (POD_STREAM_SUBRESOURCES as readonly string[]).includes(sub)
+              ? { get: op, post: op }
+              : { get: op, put: op, patch: op };
     }
     for (const kind of model.kinds) {
       const subresourceKind =
