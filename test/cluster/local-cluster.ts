@@ -1,5 +1,5 @@
 /**
- * A real Kubernetes control plane on loopback: Debian's etcd and, from the binaries `npm run k8s:build` makes, kube-apiserver
+ * A real Kubernetes control plane on loopback, from the binaries `npm run k8s:build` makes: etcd, kube-apiserver
  * (RBAC and Node authorizers, NodeRestriction, bootstrap tokens, service-account keys, a front-proxy CA, the
  * feature gates our controllers use), kube-scheduler, kube-controller-manager running every controller except
  * those our daemon implements, and kwok, which runs the pods of `nodes` simulated nodes through the stages of
@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { dirname, join } from 'node:path';
@@ -25,7 +25,6 @@ import { builtBinary, kubernetesRelease } from '../../tools/k8s/binaries.ts';
 import { freePort } from '../support/free-port.ts';
 
 const STAGES = join(dirname(fileURLToPath(import.meta.url)), 'kwok-stages.yaml');
-const DEBIAN_ETCD = '/usr/bin/etcd';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 10_000;
@@ -72,7 +71,9 @@ interface Child {
 }
 
 export function missingBinaries(): string[] {
-  return ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'].filter((name) => !builtBinary(name));
+  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'].filter(
+    (name) => !builtBinary(name),
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -108,7 +109,6 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const { dir, nodes = 3, log = () => {} } = options;
   const missing = missingBinaries();
   if (missing.length) throw new Error(`not built: ${missing.join(', ')}; run \`npm run k8s:build\``);
-  if (!existsSync(DEBIAN_ETCD)) throw new Error(`no etcd at ${DEBIAN_ETCD} (Debian package etcd-server)`);
 
   await rm(dir, { recursive: true, force: true });
   const pki = join(dir, 'pki');
@@ -201,7 +201,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   try {
     log('starting etcd');
-    start('etcd', DEBIAN_ETCD, [
+    start('etcd', builtBinary('etcd') as string, [
       '--name=orch-real',
       `--data-dir=${join(dir, 'etcd')}`,
       `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
@@ -209,6 +209,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
       `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
       `--initial-cluster=orch-real=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync',
     ]);
 
     log(`starting kube-apiserver ${kubernetesRelease()} on ${server}`);
@@ -348,5 +349,4 @@ async function waitForNodesReady(server: string, tls: Tls, count: number, childr
   throw new Error(`fewer than ${count} nodes Ready after ${READY_TIMEOUT_MS / 1000} s`);
 }
 
-export const hasClusterBinaries =
-  missingBinaries().length === 0 && (builtBinary('etcd') !== undefined || existsSync(DEBIAN_ETCD));
+export const hasClusterBinaries = missingBinaries().length === 0;

@@ -15,7 +15,7 @@ import { hasClusterBinaries, type LocalCluster, missingBinaries, startLocalClust
 
 if (!hasClusterBinaries) {
   console.warn(
-    `test/cluster: skipped, the real cluster's binaries are not built (${missingBinaries().join(', ') || 'etcd'}); run \`npm run k8s:build\``,
+    `test/cluster: skipped, the real cluster's binaries are not built (${missingBinaries().join(', ')}); run \`npm run k8s:build\``,
   );
 }
 

@@ -1,7 +1,8 @@
 /**
  * `npm run k8s:build`: builds the pinned Kubernetes release's kube-apiserver, kube-controller-manager,
- * kube-scheduler and kubectl, with kwok, from the Go module proxy into the cache of `binaries.ts`. (etcd is
- * Debian's 3.4, which this kube-apiserver accepts.)
+ * kube-scheduler and kubectl, with kwok and etcd, from the Go module proxy into the cache of `binaries.ts`.
+ * (Debian's etcd 3.4 runs this kube-apiserver, but without the progress requests its watch-list needs: kwok's
+ * informers then never sync.)
  *
  * Idempotent: a binary whose stamp (the hash of its module's go.mod and go.sum and of the build flags) matches
  * is not rebuilt. Each binary is linked to a temporary name and renamed into place, so a failed or interrupted
@@ -46,6 +47,7 @@ function binaries(release: string): Binary[] {
     kubernetes('kube-controller-manager'),
     kubernetes('kube-scheduler'),
     { name: 'kwok', module: 'kwok', pkg: 'sigs.k8s.io/kwok/cmd/kwok', ldflags: [] },
+    { name: 'etcd', module: 'etcd', pkg: 'go.etcd.io/etcd/server/v3', ldflags: [] },
   ];
 }
 
