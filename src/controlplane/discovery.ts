@@ -230,14 +230,12 @@ export function tableParts(
     description: 'Name of the object',
     value: (o) => o.metadata.name,
   };
-  const columns = rt.ownLayout
-    ? rt.columns
-    : [
-        nameColumn,
-        ...(rt.columns.some((c) => c.name === 'Age')
-          ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
-          : [...rt.columns, ageColumn]),
-      ];
+  const placed = rt.columns.some((c) => c.name === 'Age')
+    ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
+    : rt.ownLayout
+      ? rt.columns
+      : [...rt.columns, ageColumn];
+  const columns = rt.ownLayout ? placed : [nameColumn, ...placed];
   const columnDefinitions = columns.map((c) => ({
     name: c.name,
     type: c.type === 'date' ? 'string' : c.type,
