@@ -127,7 +127,7 @@ export class SimulatedNodes {
   private readonly claims: Lister<PersistentVolumeClaim>;
   private readonly podClient: ResourceClient<Pod>;
   private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
-  private readonly classes: Lister<KubeObject & StorageClassView>;
+  private readonly classes: Lister<StorageClassView>;
   private readonly volumes: Lister<KubeObject>;
   private readonly volumeClient: ResourceClient<KubeObject>;
   /** Each node's own clients, as that node; filled by `start`. */
@@ -159,7 +159,7 @@ export class SimulatedNodes {
     this.nodes = nodeInformer.lister();
     this.podClient = opts.client.resource<Pod>(rt('Pod'));
     this.claimClient = opts.client.resource<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
-    this.classes = this.informers.informerFor<KubeObject & StorageClassView>(rt('StorageClass')).lister();
+    this.classes = this.informers.informerFor<StorageClassView>(rt('StorageClass')).lister();
     const volumeInformer = this.informers.informerFor<KubeObject>(rt('PersistentVolume'));
     this.volumes = volumeInformer.lister();
     this.volumeClient = opts.client.resource<KubeObject>(rt('PersistentVolume'));

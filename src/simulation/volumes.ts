@@ -7,9 +7,9 @@
 import type { KubeObject } from '../api/meta.ts';
 import type { Naming } from '../api/naming.ts';
 import type { PersistentVolumeClaim } from '../api/types/core.ts';
+import { pickDefault } from '../controlplane/plugins/default-class.ts';
 
-export interface StorageClassView {
-  metadata: { name?: string; annotations?: Record<string, string> };
+export interface StorageClassView extends KubeObject {
   reclaimPolicy?: string;
 }
 
@@ -27,8 +27,11 @@ export function volumeForClaim(
 ): { volume: KubeObject } | { skip: string } {
   const named = claim.spec?.storageClassName;
   if (named === '') return { skip: 'the claim asks for no storage class' };
-  const isDefault = (c: StorageClassView) => c.metadata.annotations?.[n.annotations.defaultStorageClass] === 'true';
-  const cls = named === undefined ? classes.find(isDefault) : classes.find((c) => c.metadata.name === named);
+  // The DefaultStorageClass admission names the class at create; a claim created before any default existed
+  // gets today's default, as the reference's binder gives it.
+  const wanted =
+    named ?? pickDefault(classes, [n.annotations.defaultStorageClass, n.annotations.betaDefaultStorageClass]);
+  const cls = classes.find((c) => c.metadata.name === wanted);
   if (!cls) return { skip: named === undefined ? 'no default storage class' : `storage class "${named}" not found` };
   const storage = claim.spec?.resources?.requests?.storage;
   if (!storage) return { skip: 'the claim requests no storage' };

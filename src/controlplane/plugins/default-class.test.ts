@@ -9,7 +9,7 @@ import { group } from '../../api/naming.ts';
 import { ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionAttributes, AdmissionPlugin, Operation } from '../admission.ts';
 import { Storage } from '../storage.ts';
-import { defaultIngressClass } from './default-ingress-class.ts';
+import { defaultIngressClass } from './default-class.ts';
 
 const registry = new ResourceRegistry('orch');
 const n = registry.naming;
