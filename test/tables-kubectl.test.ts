@@ -201,6 +201,9 @@ describe.skipIf(!hasKubectl)('kubectl get tables', () => {
       'RECLAIM POLICY': 'Delete',
       CLAIM: `${NS}/data-web-0`,
       STORAGECLASS: 'standard',
+      VOLUMEATTRIBUTESCLASS: '<unset>',
+      // An empty reason is printed blank, as the reference prints it.
+      REASON: '',
     });
     const classes = await get('storageclass');
     expect(classes.columns).toEqual([
@@ -216,6 +219,16 @@ describe.skipIf(!hasKubectl)('kubectl get tables', () => {
       RECLAIMPOLICY: 'Delete',
       VOLUMEBINDINGMODE: 'Immediate',
       ALLOWVOLUMEEXPANSION: 'false',
+    });
+  });
+
+  it('deleting the claim deletes its volume, as the class reclaim policy Delete says', async () => {
+    await cluster.client.kind<Pod>('Pod').delete(NS, 'web-0');
+    await cluster.client.kind<PersistentVolumeClaim>('PersistentVolumeClaim').delete(NS, 'data-web-0');
+    await eventually(async () => {
+      const out = await kubectl.run(['get', 'pv']);
+      expect(out.stderr).toContain('No resources found');
+      return true;
     });
   });
 });

@@ -38,6 +38,8 @@ export interface Column {
   description?: string;
   priority?: number;
   format?: string;
+  /** What an empty value prints: `<none>` unless the reference prints the empty string (a claim's capacity). */
+  empty?: string;
   /** `now` is the time of the request, for relative times. */
   value: (obj: KubeObject, now: Date) => unknown;
 }
@@ -202,6 +204,12 @@ function definitions(n: Naming): Def[] {
   const certificates = g('certificates');
   const coordination = g('coordination');
   const review = { verbs: ['create'] as Verb[], virtual: true };
+  const storageClassColumn: Column = {
+    name: 'StorageClass',
+    type: 'string',
+    empty: '',
+    value: (o) => printers.storageClassOf(o, n.annotations.betaStorageClass),
+  };
   return [
     // core
     {
@@ -249,16 +257,13 @@ function definitions(n: Naming): Def[] {
       plural: 'persistentvolumeclaims',
       shortNames: ['pvc'],
       subresources: ['status'],
+      // The reference prints these cells as they are, blank when empty.
       columns: [
-        { name: 'Status', type: 'string', value: (o) => printers.claimCells(o).status },
-        col('Volume', 'spec.volumeName'),
-        { name: 'Capacity', type: 'string', value: (o) => printers.claimCells(o).capacity },
-        { name: 'Access Modes', type: 'string', value: (o) => printers.claimCells(o).modes },
-        {
-          name: 'StorageClass',
-          type: 'string',
-          value: (o) => printers.storageClassOf(o, n.annotations.betaStorageClass),
-        },
+        { name: 'Status', type: 'string', empty: '', value: (o) => printers.claimCells(o).status },
+        { ...col('Volume', 'spec.volumeName'), empty: '' },
+        { name: 'Capacity', type: 'string', empty: '', value: (o) => printers.claimCells(o).capacity },
+        { name: 'Access Modes', type: 'string', empty: '', value: (o) => printers.claimCells(o).modes },
+        storageClassColumn,
         ...VOLUME_TAIL,
       ],
     },
@@ -271,18 +276,19 @@ function definitions(n: Naming): Def[] {
       shortNames: ['pv'],
       subresources: ['status'],
       columns: [
-        col('Capacity', 'spec.capacity.storage'),
-        { name: 'Access Modes', type: 'string', value: (o) => printers.accessModes(get(o, 'spec.accessModes')) },
-        col('Reclaim Policy', 'spec.persistentVolumeReclaimPolicy'),
-        col('Status', 'status.phase'),
-        { name: 'Claim', type: 'string', value: printers.volumeClaim },
+        { ...col('Capacity', 'spec.capacity.storage'), empty: '' },
         {
-          name: 'StorageClass',
+          name: 'Access Modes',
           type: 'string',
-          value: (o) => printers.storageClassOf(o, n.annotations.betaStorageClass),
+          empty: '',
+          value: (o) => printers.accessModes(get(o, 'spec.accessModes')),
         },
+        { ...col('Reclaim Policy', 'spec.persistentVolumeReclaimPolicy'), empty: '' },
+        { ...col('Status', 'status.phase'), empty: '' },
+        { name: 'Claim', type: 'string', empty: '', value: printers.volumeClaim },
+        storageClassColumn,
         VOLUME_TAIL[0],
-        col('Reason', 'status.reason'),
+        { ...col('Reason', 'status.reason'), empty: '' },
         ...VOLUME_TAIL.slice(1),
       ],
     },
@@ -370,8 +376,20 @@ function definitions(n: Naming): Def[] {
           value: (o) => `${get(o, 'status.readyReplicas') ?? 0}/${get(o, 'spec.replicas') ?? 0}`,
         },
         AGE_SLOT,
-        { name: 'Containers', type: 'string', priority: 1, value: (o) => printers.templateContainers(o, 'name') },
-        { name: 'Images', type: 'string', priority: 1, value: (o) => printers.templateContainers(o, 'image') },
+        {
+          name: 'Containers',
+          type: 'string',
+          priority: 1,
+          empty: '',
+          value: (o) => printers.templateContainers(o, 'name'),
+        },
+        {
+          name: 'Images',
+          type: 'string',
+          priority: 1,
+          empty: '',
+          value: (o) => printers.templateContainers(o, 'image'),
+        },
       ],
     },
     {

@@ -244,7 +244,7 @@ export function tableParts(
     priority: c.priority ?? 0,
   }));
   const row = (obj: { metadata: Record<string, any> }) => ({
-    cells: columns.map((c) => cell(c.value(obj as never, now))),
+    cells: columns.map((c) => cell(c.value(obj as never, now), c.empty)),
     object:
       includeObject === 'None'
         ? undefined
@@ -255,8 +255,8 @@ export function tableParts(
   return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
 }
 
-function cell(v: unknown): unknown {
-  if (v === undefined || v === null || v === '') return '<none>';
+function cell(v: unknown, empty = '<none>'): unknown {
+  if (v === undefined || v === null || v === '') return empty;
   return typeof v === 'object' ? JSON.stringify(v) : v;
 }
 
