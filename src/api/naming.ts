@@ -43,6 +43,12 @@ export interface Naming {
   readonly annotations: {
     readonly initialEventsEnd: string;
     readonly defaultIngressClass: string;
+    /** On a StorageClass: `true` makes it the class of claims that name none (and the dynamic provisioner's). */
+    readonly defaultStorageClass: string;
+    /** The beta predecessor of the default-class annotation, still honoured by the printers. */
+    readonly betaDefaultStorageClass: string;
+    /** The beta annotation naming a claim's or volume's class (before `spec.storageClassName`). */
+    readonly betaStorageClass: string;
     readonly legacyIngressClass: string;
     readonly limitRanger: string;
     /** On a StatefulSet: `true` opts in to recovering a broken OrderedReady rollout after a revert. */
@@ -136,6 +142,9 @@ function build(
     annotations: {
       initialEventsEnd: `${groupSuffix}/initial-events-end`,
       defaultIngressClass: `ingressclass.${domain}/is-default-class`,
+      defaultStorageClass: `storageclass.${domain}/is-default-class`,
+      betaDefaultStorageClass: `storageclass.beta.${domain}/is-default-class`,
+      betaStorageClass: `volume.beta.${domain}/storage-class`,
       legacyIngressClass: `${domain}/ingress.class`,
       limitRanger: `${domain}/limit-ranger`,
       statefulSetRecovery: `statefulset.${domain}/recover-broken-rollout`,

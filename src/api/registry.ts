@@ -12,6 +12,7 @@ import { humanDuration } from '../util/time.ts';
 import { CORE_EVENT_FIELDS, coreToEvent, EVENTS_GROUP_FIELDS, eventToCore } from './event-conversion.ts';
 import type { KubeObject } from './meta.ts';
 import { type FlavorName, group, type Naming, naming } from './naming.ts';
+import * as printers from './printers.ts';
 
 export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
 export const STORAGE_VERBS: readonly Verb[] = [
@@ -37,6 +38,8 @@ export interface Column {
   description?: string;
   priority?: number;
   format?: string;
+  /** What an empty value prints: `<none>` unless the reference prints the empty string (a claim's capacity). */
+  empty?: string;
   /** `now` is the time of the request, for relative times. */
   value: (obj: KubeObject, now: Date) => unknown;
 }
@@ -121,11 +124,6 @@ const col = (name: string, path: string, type: Column['type'] = 'string', priori
   priority,
   value: (o) => get(o, path),
 });
-const conditionTrue = (obj: KubeObject, type: string) =>
-  ((get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? []).some(
-    (c) => c.type === type && c.status === 'True',
-  );
-
 /** Marks where the server puts the Age column for kinds that show it before their own columns. */
 const AGE_SLOT: Column = { name: 'Age', type: 'string', value: () => undefined };
 
@@ -183,6 +181,17 @@ const EVENT_COLUMNS: Column[] = (() => {
   ];
 })();
 
+/** The claim's and volume's columns after StorageClass: their attributes class, Age, and the volume mode (wide). */
+const VOLUME_TAIL: Column[] = [
+  {
+    name: 'VolumeAttributesClass',
+    type: 'string',
+    value: (o) => get(o, 'spec.volumeAttributesClassName') ?? '<unset>',
+  },
+  AGE_SLOT,
+  { name: 'VolumeMode', type: 'string', priority: 1, value: (o) => get(o, 'spec.volumeMode') ?? '<unset>' },
+];
+
 function csrCondition(obj: KubeObject): string {
   const conditions = (get(obj, 'status.conditions') as { type: string; status: string }[] | undefined) ?? [];
   const shown = conditions.filter((c) => c.status === 'True').map((c) => c.type);
@@ -195,6 +204,12 @@ function definitions(n: Naming): Def[] {
   const certificates = g('certificates');
   const coordination = g('coordination');
   const review = { verbs: ['create'] as Verb[], virtual: true };
+  const storageClassColumn: Column = {
+    name: 'StorageClass',
+    type: 'string',
+    empty: '',
+    value: (o) => printers.storageClassOf(o, n.annotations.betaStorageClass),
+  };
   return [
     // core
     {
@@ -225,21 +240,14 @@ function definitions(n: Naming): Def[] {
         'status.podIP': str('status.podIP'),
       },
       columns: [
-        {
-          name: 'Ready',
-          type: 'string',
-          value: (o) => {
-            const statuses = (get(o, 'status.containerStatuses') as { ready?: boolean }[] | undefined) ?? [];
-            const total = ((get(o, 'spec.containers') as unknown[] | undefined) ?? []).length;
-            return `${statuses.filter((s) => s.ready).length}/${total}`;
-          },
-        },
-        {
-          name: 'Status',
-          type: 'string',
-          value: (o) => (get(o, 'metadata.deletionTimestamp') ? 'Terminating' : get(o, 'status.phase')),
-        },
+        { name: 'Ready', type: 'string', value: (o, now) => printers.podCells(o, now).ready },
+        { name: 'Status', type: 'string', value: (o, now) => printers.podCells(o, now).status },
+        { name: 'Restarts', type: 'string', value: (o, now) => printers.podCells(o, now).restarts },
+        AGE_SLOT,
+        { name: 'IP', type: 'string', priority: 1, value: printers.podIP },
         col('Node', 'spec.nodeName', 'string', 1),
+        col('Nominated Node', 'status.nominatedNodeName', 'string', 1),
+        { name: 'Readiness Gates', type: 'string', priority: 1, value: printers.readinessGates },
       ],
     },
     {
@@ -249,7 +257,40 @@ function definitions(n: Naming): Def[] {
       plural: 'persistentvolumeclaims',
       shortNames: ['pvc'],
       subresources: ['status'],
-      columns: [col('Status', 'status.phase'), col('Volume', 'spec.volumeName')],
+      // The reference prints these cells as they are, blank when empty.
+      columns: [
+        { name: 'Status', type: 'string', empty: '', value: (o) => printers.claimCells(o).status },
+        { ...col('Volume', 'spec.volumeName'), empty: '' },
+        { name: 'Capacity', type: 'string', empty: '', value: (o) => printers.claimCells(o).capacity },
+        { name: 'Access Modes', type: 'string', empty: '', value: (o) => printers.claimCells(o).modes },
+        storageClassColumn,
+        ...VOLUME_TAIL,
+      ],
+    },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'PersistentVolume',
+      plural: 'persistentvolumes',
+      namespaced: false,
+      shortNames: ['pv'],
+      subresources: ['status'],
+      columns: [
+        { ...col('Capacity', 'spec.capacity.storage'), empty: '' },
+        {
+          name: 'Access Modes',
+          type: 'string',
+          empty: '',
+          value: (o) => printers.accessModes(get(o, 'spec.accessModes')),
+        },
+        { ...col('Reclaim Policy', 'spec.persistentVolumeReclaimPolicy'), empty: '' },
+        { ...col('Status', 'status.phase'), empty: '' },
+        { name: 'Claim', type: 'string', empty: '', value: printers.volumeClaim },
+        storageClassColumn,
+        VOLUME_TAIL[0],
+        { ...col('Reason', 'status.reason'), empty: '' },
+        ...VOLUME_TAIL.slice(1),
+      ],
     },
     {
       group: '',
@@ -272,12 +313,19 @@ function definitions(n: Naming): Def[] {
       subresources: ['status'],
       fieldSelectors: { 'spec.unschedulable': (o) => String(Boolean(get(o, 'spec.unschedulable'))) },
       columns: [
+        { name: 'Status', type: 'string', value: printers.nodeStatus },
+        { name: 'Roles', type: 'string', value: (o) => printers.nodeRoles(o, n.domain) },
+        AGE_SLOT,
+        col('Version', 'status.nodeInfo.kubeletVersion'),
+        { name: 'Internal-IP', type: 'string', priority: 1, value: (o) => printers.nodeAddress(o, 'InternalIP') },
+        { name: 'External-IP', type: 'string', priority: 1, value: (o) => printers.nodeAddress(o, 'ExternalIP') },
+        { name: 'OS-Image', type: 'string', priority: 1, value: (o) => printers.nodeInfo(o, 'osImage') },
+        { name: 'Kernel-Version', type: 'string', priority: 1, value: (o) => printers.nodeInfo(o, 'kernelVersion') },
         {
-          name: 'Status',
+          name: 'Container-Runtime',
           type: 'string',
-          value: (o) =>
-            (conditionTrue(o, 'Ready') ? 'Ready' : 'NotReady') +
-            (get(o, 'spec.unschedulable') ? ',SchedulingDisabled' : ''),
+          priority: 1,
+          value: (o) => printers.nodeInfo(o, 'containerRuntimeVersion'),
         },
       ],
     },
@@ -326,6 +374,21 @@ function definitions(n: Naming): Def[] {
           name: 'Ready',
           type: 'string',
           value: (o) => `${get(o, 'status.readyReplicas') ?? 0}/${get(o, 'spec.replicas') ?? 0}`,
+        },
+        AGE_SLOT,
+        {
+          name: 'Containers',
+          type: 'string',
+          priority: 1,
+          empty: '',
+          value: (o) => printers.templateContainers(o, 'name'),
+        },
+        {
+          name: 'Images',
+          type: 'string',
+          priority: 1,
+          empty: '',
+          value: (o) => printers.templateContainers(o, 'image'),
         },
       ],
     },
@@ -437,6 +500,29 @@ function definitions(n: Naming): Def[] {
       shortNames: ['ing'],
       subresources: ['status'],
       columns: [col('Class', 'spec.ingressClassName')],
+    },
+    {
+      group: g('storage'),
+      version: 'v1',
+      kind: 'StorageClass',
+      plural: 'storageclasses',
+      namespaced: false,
+      shortNames: ['sc'],
+      columns: [
+        {
+          name: 'Name',
+          type: 'string',
+          format: 'name',
+          value: (o) =>
+            printers.storageClassName(o, [n.annotations.defaultStorageClass, n.annotations.betaDefaultStorageClass]),
+        },
+        col('Provisioner', 'provisioner'),
+        { name: 'ReclaimPolicy', type: 'string', value: (o) => get(o, 'reclaimPolicy') ?? 'Delete' },
+        { name: 'VolumeBindingMode', type: 'string', value: (o) => get(o, 'volumeBindingMode') ?? 'Immediate' },
+        { name: 'AllowVolumeExpansion', type: 'string', value: (o) => String(get(o, 'allowVolumeExpansion') ?? false) },
+        AGE_SLOT,
+      ],
+      ownLayout: true,
     },
     {
       group: g('node'),

@@ -470,6 +470,36 @@ const persistentVolumeClaimStatus = object({
 
 const persistentVolumeClaim = kind({ spec: persistentVolumeClaimSpec, status: persistentVolumeClaimStatus });
 
+// The volume sources (hostPath, csi, nfs, ...) and the node affinity stay loose.
+const persistentVolume = kind({
+  spec: object({
+    capacity: resourceList,
+    accessModes: strings,
+    claimRef: objectReference,
+    persistentVolumeReclaimPolicy: 'string',
+    storageClassName: 'string',
+    mountOptions: strings,
+    volumeMode: 'string',
+    nodeAffinity: 'any',
+    volumeAttributesClassName: 'string',
+    hostPath: object({ path: 'string', type: 'string' }),
+    local: 'any',
+    csi: 'any',
+    nfs: 'any',
+  }),
+  status: object({ phase: 'string', message: 'string', reason: 'string', lastPhaseTransitionTime: 'time' }),
+});
+
+const storageClass = kind({
+  provisioner: 'string',
+  parameters: stringMap,
+  reclaimPolicy: 'string',
+  mountOptions: strings,
+  allowVolumeExpansion: 'boolean',
+  volumeBindingMode: 'string',
+  allowedTopologies: 'any',
+});
+
 // ---------------------------------------------------------------------------------------------
 // Workloads
 
@@ -1002,6 +1032,8 @@ const BY_KIND: Readonly<Record<string, Node>> = {
   Namespace: namespace,
   Pod: kind({ spec: podSpec, status: podStatus }),
   PersistentVolumeClaim: persistentVolumeClaim,
+  PersistentVolume: persistentVolume,
+  StorageClass: storageClass,
   Service: service,
   Endpoints: endpoints,
   Node: node,

@@ -52,6 +52,7 @@ import { standardAdmission } from './plugins/index.ts';
 import { ControlPlaneServer, type RequestAuthorizer } from './server.ts';
 import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
 import { Storage } from './storage.ts';
+import { defaultStorageClass } from './storage-class.ts';
 import { withEmptyStructs } from './struct-defaults.ts';
 import { DEFAULT_FEATURE_GATES } from './validation/context.ts';
 import type { WatchSettings } from './watch.ts';
@@ -248,6 +249,8 @@ export class ControlPlane {
     await this.startServiceAccountTokens();
     await this.labelStoredNamespaces();
     await this.bootstrapNamespaces();
+    // The default StorageClass, as a cluster installer leaves one (the simulated nodes provision its volumes).
+    await this.seedIfAbsent(defaultStorageClass(this.registry.naming));
     await this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();

@@ -230,14 +230,12 @@ export function tableParts(
     description: 'Name of the object',
     value: (o) => o.metadata.name,
   };
-  const columns = rt.ownLayout
-    ? rt.columns
-    : [
-        nameColumn,
-        ...(rt.columns.some((c) => c.name === 'Age')
-          ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
-          : [...rt.columns, ageColumn]),
-      ];
+  const placed = rt.columns.some((c) => c.name === 'Age')
+    ? rt.columns.map((c) => (c.name === 'Age' ? ageColumn : c))
+    : rt.ownLayout
+      ? rt.columns
+      : [...rt.columns, ageColumn];
+  const columns = rt.ownLayout ? placed : [nameColumn, ...placed];
   const columnDefinitions = columns.map((c) => ({
     name: c.name,
     type: c.type === 'date' ? 'string' : c.type,
@@ -246,7 +244,7 @@ export function tableParts(
     priority: c.priority ?? 0,
   }));
   const row = (obj: { metadata: Record<string, any> }) => ({
-    cells: columns.map((c) => cell(c.value(obj as never, now))),
+    cells: columns.map((c) => cell(c.value(obj as never, now), c.empty)),
     object:
       includeObject === 'None'
         ? undefined
@@ -257,8 +255,8 @@ export function tableParts(
   return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
 }
 
-function cell(v: unknown): unknown {
-  if (v === undefined || v === null || v === '') return '<none>';
+function cell(v: unknown, empty = '<none>'): unknown {
+  if (v === undefined || v === null || v === '') return empty;
   return typeof v === 'object' ? JSON.stringify(v) : v;
 }
 

@@ -19,6 +19,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { KubeObject } from '../api/meta.ts';
 import type { Naming } from '../api/naming.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
 import type { Container, Node, PersistentVolumeClaim, Pod } from '../api/types/core.ts';
@@ -33,6 +34,7 @@ import { NODE_USER_PREFIX } from '../controlplane/authz/node.ts';
 import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 import type { ControlPlane } from '../controlplane/control-plane.ts';
 import { rfc3339 } from '../util/time.ts';
+import { API_LEVEL_SEMVER } from '../version.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
 import {
   backOffNote,
@@ -47,6 +49,7 @@ import {
 } from './containers.ts';
 import { PodLogs } from './logs.ts';
 import { NodeEvents } from './node-events.ts';
+import { type StorageClassView, volumeForClaim, volumeNameFor } from './volumes.ts';
 
 export const DEFAULT_READINESS_DELAY_MS = 1000;
 /** How long a simulated container takes to exit after SIGTERM, as a container that handles it does. */
@@ -57,6 +60,16 @@ const WORKERS = 8;
 /** How soon a pod waiting for its claims is looked at again. */
 const CLAIM_RECHECK_MS = 200;
 const CLAIM_KEY = 'claim:';
+/** A provisioned volume whose claim may be gone (then it is deleted, as its reclaim policy says). */
+const VOLUME_KEY = 'volume:';
+/** What the simulated nodes report as their system (the Nodes' `status.nodeInfo`). */
+const NODE_INFO = {
+  osImage: 'Simulated Linux',
+  kernelVersion: '6.1.0-simulated',
+  containerRuntimeVersion: 'simulated://1.0.0',
+  operatingSystem: 'linux',
+  architecture: 'amd64',
+};
 const NODE_INDEX = 'node';
 
 export interface SimulatedNodesOptions {
@@ -114,6 +127,9 @@ export class SimulatedNodes {
   private readonly claims: Lister<PersistentVolumeClaim>;
   private readonly podClient: ResourceClient<Pod>;
   private readonly claimClient: ResourceClient<PersistentVolumeClaim>;
+  private readonly classes: Lister<StorageClassView>;
+  private readonly volumes: Lister<KubeObject>;
+  private readonly volumeClient: ResourceClient<KubeObject>;
   /** Each node's own clients, as that node; filled by `start`. */
   private readonly agents = new Map<
     string,
@@ -143,6 +159,10 @@ export class SimulatedNodes {
     this.nodes = nodeInformer.lister();
     this.podClient = opts.client.resource<Pod>(rt('Pod'));
     this.claimClient = opts.client.resource<PersistentVolumeClaim>(rt('PersistentVolumeClaim'));
+    this.classes = this.informers.informerFor<StorageClassView>(rt('StorageClass')).lister();
+    const volumeInformer = this.informers.informerFor<KubeObject>(rt('PersistentVolume'));
+    this.volumes = volumeInformer.lister();
+    this.volumeClient = opts.client.resource<KubeObject>(rt('PersistentVolume'));
     const podKey = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
     podInformer.addEventHandler({
       add: (p) => this.queue.add(podKey(p)),
@@ -163,6 +183,7 @@ export class SimulatedNodes {
     claimInformer.addEventHandler({
       add: (c) => this.queue.add(claimKey(c)),
       update: (_o, c) => this.queue.add(claimKey(c)),
+      delete: (c) => this.queue.add(`${VOLUME_KEY}${volumeNameFor(unwrapTombstone(c))}`),
     });
   }
 
@@ -211,6 +232,7 @@ export class SimulatedNodes {
           { type: 'InternalIP', address: `10.0.0.${index}` },
           { type: 'Hostname', address: name },
         ],
+        nodeInfo: { ...NODE_INFO, kubeletVersion: `v${API_LEVEL_SEMVER}` },
         conditions: [{ type: 'Ready', status: 'True', reason: 'SimulatedNodeReady', lastTransitionTime: now }],
       },
     });
@@ -222,6 +244,7 @@ export class SimulatedNodes {
       if (item.shutdown) return;
       try {
         if (item.key.startsWith(CLAIM_KEY)) await this.bindClaim(item.key.slice(CLAIM_KEY.length));
+        else if (item.key.startsWith(VOLUME_KEY)) await this.reclaim(item.key.slice(VOLUME_KEY.length));
         else await this.syncPod(item.key);
         this.queue.forget(item.key);
       } catch (err) {
@@ -235,17 +258,55 @@ export class SimulatedNodes {
     }
   }
 
+  /**
+   * The provisioner's and the volume binder's part, as the admin: a volume for the claim, the claim's
+   * `spec.volumeName`, then both Bound. Each step is skipped once done, so a retry picks up where one failed.
+   */
   private async bindClaim(key: string): Promise<void> {
     const [ns = '', name = ''] = key.split('/');
     const claim = this.claims.get(ns, name);
     if (!claim || claim.status?.phase === 'Bound' || claim.metadata.deletionTimestamp) return;
-    const capacity = claim.spec?.resources?.requests ?? {};
+    const planned = volumeForClaim(claim, this.classes.list(), this.n);
+    if ('skip' in planned) {
+      this.opts.logger?.debug({ claim: key, reason: planned.skip }, 'simulated provisioner: claim left pending');
+      return;
+    }
+    const volumeName = planned.volume.metadata.name ?? '';
+    const stored = this.volumes.get(undefined, volumeName);
+    const volume =
+      stored ??
+      (await this.volumeClient.create(planned.volume).catch((err) => {
+        if (!isAlreadyExists(err)) throw err;
+        return this.volumeClient.get(undefined, volumeName);
+      }));
+    if (claim.spec?.volumeName !== volumeName)
+      await this.claimClient.patch(ns, name, { spec: { volumeName } }, 'merge');
+    if ((volume.status as { phase?: string } | undefined)?.phase !== 'Bound')
+      await this.volumeClient.patchStatus(undefined, volumeName, { status: { phase: 'Bound' } }, 'merge');
+    const spec = volume.spec as { capacity?: Record<string, string>; accessModes?: string[] };
     await this.claimClient.patchStatus(
       ns,
       name,
-      { status: { phase: 'Bound', accessModes: claim.spec?.accessModes, capacity } },
+      { status: { phase: 'Bound', accessModes: spec.accessModes, capacity: spec.capacity } },
       'merge',
     );
+  }
+
+  /** Deletes a provisioned volume whose claim is gone, when its reclaim policy says Delete. */
+  private async reclaim(volumeName: string): Promise<void> {
+    const volume = this.volumes.get(undefined, volumeName);
+    const spec = volume?.spec as { claimRef?: { namespace: string; name: string; uid?: string } } | undefined;
+    const ref = spec?.claimRef;
+    if (
+      !volume ||
+      !ref ||
+      (spec as { persistentVolumeReclaimPolicy?: string }).persistentVolumeReclaimPolicy !== 'Delete'
+    )
+      return;
+    if (this.claims.get(ref.namespace, ref.name)?.metadata.uid === ref.uid) return;
+    await this.volumeClient.delete(undefined, volumeName).catch((err) => {
+      if (!isNotFound(err)) throw err;
+    });
   }
 
   private async syncPod(key: string): Promise<void> {

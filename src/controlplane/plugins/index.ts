@@ -6,7 +6,7 @@ import type { AdmissionPlugin } from '../admission.ts';
 import type { Storage } from '../storage.ts';
 import type { AccessChecker } from './authorize.ts';
 import { certificatesAdmission } from './certificates.ts';
-import { defaultIngressClass } from './default-ingress-class.ts';
+import { defaultIngressClass, defaultStorageClass } from './default-class.ts';
 import { limitRanger } from './limit-ranger.ts';
 import { nodeRestrictionAdmission } from './node-restriction.ts';
 import { runtimeClassAdmission } from './runtime-class.ts';
@@ -25,6 +25,7 @@ export function standardAdmission(
     nodeRestrictionAdmission(registry, storage),
     runtimeClassAdmission(registry, storage, n),
     defaultIngressClass(registry, storage, n),
+    defaultStorageClass(registry, storage, n),
     certificatesAdmission(n, can, subjectOrganizations),
     validatingAdmissionPolicy(registry, storage, n, authorize),
   ];

@@ -15,10 +15,12 @@ describe('the validators table', () => {
         'LeaseCandidate',
         'Lease',
         'LimitRange',
+        'PersistentVolume',
         'PodDisruptionBudget',
         'RoleBinding',
         'RuntimeClass',
         'StatefulSet',
+        'StorageClass',
         'ValidatingAdmissionPolicy',
       ].sort(),
     );

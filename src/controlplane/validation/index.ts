@@ -44,6 +44,14 @@ import {
   validateStatefulSetUpdate,
 } from './stateful-set.ts';
 import {
+  defaultPersistentVolume,
+  defaultStorageClass,
+  validatePersistentVolumeCreate,
+  validatePersistentVolumeUpdate,
+  validateStorageClassCreate,
+  validateStorageClassUpdate,
+} from './storage.ts';
+import {
   defaultValidatingAdmissionPolicy,
   validateValidatingAdmissionPolicyCreate,
   validateValidatingAdmissionPolicyStatusUpdate,
@@ -55,6 +63,8 @@ export type ValidatedKind =
   | 'ClusterTrustBundle'
   | 'IngressClass'
   | 'RuntimeClass'
+  | 'PersistentVolume'
+  | 'StorageClass'
   | 'LimitRange'
   | 'APIService'
   | 'PodDisruptionBudget'
@@ -97,6 +107,16 @@ export const validators: Record<ValidatedKind, KindValidators> = {
     defaults: defaultIngressClass,
   },
   RuntimeClass: { create: validateRuntimeClassCreate, update: validateRuntimeClassUpdate },
+  PersistentVolume: {
+    create: validatePersistentVolumeCreate,
+    update: validatePersistentVolumeUpdate,
+    defaults: defaultPersistentVolume,
+  },
+  StorageClass: {
+    create: validateStorageClassCreate,
+    update: validateStorageClassUpdate,
+    defaults: defaultStorageClass,
+  },
   LimitRange: { create: validateLimitRangeCreate, update: validateLimitRangeUpdate, defaults: defaultLimitRange },
   APIService: {
     create: validateAPIServiceCreate,

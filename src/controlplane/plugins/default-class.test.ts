@@ -1,7 +1,8 @@
 /**
  * DefaultIngressClass, called directly: an Ingress created without a class gets the default IngressClass
  * (the newest when there are several, ties broken by name); only the annotation value "true" marks a
- * default; a class already set (even "") or the legacy annotation leaves the Ingress alone.
+ * default; a class already set (even "") or the legacy annotation leaves the Ingress alone. DefaultStorageClass,
+ * the same rule for claims, also takes the beta default annotation.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/meta.ts';
@@ -9,7 +10,7 @@ import { group } from '../../api/naming.ts';
 import { ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionAttributes, AdmissionPlugin, Operation } from '../admission.ts';
 import { Storage } from '../storage.ts';
-import { defaultIngressClass } from './default-ingress-class.ts';
+import { defaultIngressClass, defaultStorageClass } from './default-class.ts';
 
 const registry = new ResourceRegistry('orch');
 const n = registry.naming;
@@ -155,5 +156,56 @@ describe('DefaultIngressClass', () => {
     };
     await plugin.admit?.(a);
     expect(cm).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } });
+  });
+});
+
+describe('DefaultStorageClass', () => {
+  const storageGroup = group(n, 'storage');
+  const claims = registry.resource('', 'v1', 'persistentvolumeclaims')!;
+  const storageClasses = registry.resource(storageGroup, 'v1', 'storageclasses')!;
+  const addStorageClass = (name: string, created: string, annotation?: string) =>
+    storage.create(storageClasses, {
+      apiVersion: `${storageGroup}/v1`,
+      kind: 'StorageClass',
+      metadata: { name, creationTimestamp: created, ...(annotation ? { annotations: { [annotation]: 'true' } } : {}) },
+      provisioner: 'example.com/p',
+    });
+  const admitClaim = async (spec: Record<string, unknown>, annotations?: Record<string, string>) => {
+    const object: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 'default', ...(annotations ? { annotations } : {}) },
+      spec,
+    };
+    await defaultStorageClass(registry, storage, n).admit?.({
+      operation: 'CREATE',
+      rt: claims,
+      namespace: 'default',
+      name: 'data',
+      object,
+      user: { username: 'alice', groups: [] },
+      dryRun: false,
+    });
+    return (object.spec as { storageClassName?: string }).storageClassName;
+  };
+
+  it('gives a claim without a class the newest default, beta annotation included', async () => {
+    addStorageClass('plain', '2025-03-01T00:00:00Z');
+    addStorageClass('standard', '2025-01-01T00:00:00Z', n.annotations.defaultStorageClass);
+    expect(await admitClaim({})).toBe('standard');
+    addStorageClass('beta', '2025-02-01T00:00:00Z', n.annotations.betaDefaultStorageClass);
+    expect(await admitClaim({})).toBe('beta');
+  });
+
+  it('leaves a claim naming a class (even ""), or the beta class annotation, alone', async () => {
+    addStorageClass('standard', '2025-01-01T00:00:00Z', n.annotations.defaultStorageClass);
+    expect(await admitClaim({ storageClassName: '' })).toBe('');
+    expect(await admitClaim({ storageClassName: 'fast' })).toBe('fast');
+    expect(await admitClaim({}, { [n.annotations.betaStorageClass]: 'slow' })).toBeUndefined();
+  });
+
+  it('sets nothing without a default class', async () => {
+    addStorageClass('plain', '2025-01-01T00:00:00Z');
+    expect(await admitClaim({})).toBeUndefined();
   });
 });

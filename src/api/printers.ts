@@ -1,0 +1,178 @@
+/**
+ * Cell formats of the reference's server-side tables (its `pkg/printers/internalversion` printers) for Pods,
+ * Nodes, StatefulSets, PersistentVolumeClaims, PersistentVolumes and StorageClasses. Pure functions of the
+ * object (and the request time for relative times), table-tested in printers.test.ts.
+ */
+import { humanDuration } from '../util/time.ts';
+import type { KubeObject } from './meta.ts';
+
+const get = (obj: unknown, path: string): any =>
+  path.split('.').reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
+
+interface ContainerState {
+  running?: { startedAt?: string };
+  waiting?: { reason?: string };
+  terminated?: { reason?: string; exitCode?: number; signal?: number; finishedAt?: string };
+}
+interface ContainerStatus {
+  name?: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: ContainerState;
+  lastState?: ContainerState;
+}
+
+/** What a terminated container shows: its reason, else its signal, else its exit code. */
+function terminatedText(t: NonNullable<ContainerState['terminated']>): string {
+  if (t.reason) return t.reason;
+  return t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode ?? 0}`;
+}
+
+/** The Ready, Status and Restarts cells of a pod (the reference's `printPod`). */
+export function podCells(pod: KubeObject, now: Date): { ready: string; status: string; restarts: string } {
+  const containers: unknown[] = get(pod, 'spec.containers') ?? [];
+  const statuses: ContainerStatus[] = get(pod, 'status.containerStatuses') ?? [];
+  const initStatuses: ContainerStatus[] = get(pod, 'status.initContainerStatuses') ?? [];
+  let reason: string = get(pod, 'status.reason') || get(pod, 'status.phase') || '';
+  let restarts = 0;
+  let lastRestart = 0;
+  const countRestarts = (s: ContainerStatus) => {
+    restarts += s.restartCount ?? 0;
+    const finished = Date.parse(s.lastState?.terminated?.finishedAt ?? '');
+    if (finished > lastRestart) lastRestart = finished;
+  };
+  // Init containers run in order; the first one not done names the status.
+  let initializing = false;
+  for (const [i, s] of initStatuses.entries()) {
+    countRestarts(s);
+    const t = s.state?.terminated;
+    if (t && t.exitCode === 0) continue;
+    if (t) reason = `Init:${terminatedText(t)}`;
+    else if (s.state?.waiting?.reason && s.state.waiting.reason !== 'PodInitializing')
+      reason = `Init:${s.state.waiting.reason}`;
+    else reason = `Init:${i}/${initStatuses.length}`;
+    initializing = true;
+    break;
+  }
+  let ready = 0;
+  let hasRunning = false;
+  // The last container with something to say names the status, as the reference walks them backwards.
+  for (const s of [...statuses].reverse()) {
+    countRestarts(s);
+    if (initializing) continue;
+    if (s.state?.waiting?.reason) reason = s.state.waiting.reason;
+    else if (s.state?.terminated) reason = terminatedText(s.state.terminated);
+    else if (s.state?.running && s.ready) {
+      hasRunning = true;
+      ready++;
+    }
+  }
+  if (!initializing && reason === 'Completed' && hasRunning) {
+    const podReady = ((get(pod, 'status.conditions') ?? []) as { type: string; status: string }[]).some(
+      (c) => c.type === 'Ready' && c.status === 'True',
+    );
+    reason = podReady ? 'Running' : 'NotReady';
+  }
+  if (get(pod, 'metadata.deletionTimestamp'))
+    reason = get(pod, 'status.reason') === 'NodeLost' ? 'Unknown' : 'Terminating';
+  return {
+    ready: `${ready}/${containers.length}`,
+    status: reason,
+    restarts: lastRestart ? `${restarts} (${humanDuration(now.getTime() - lastRestart)} ago)` : String(restarts),
+  };
+}
+
+/** The pod's first IP (`status.podIPs[0]`, else `status.podIP`). */
+export function podIP(pod: KubeObject): string {
+  return get(pod, 'status.podIPs.0.ip') || get(pod, 'status.podIP') || '<none>';
+}
+
+/** `true/total` of the pod's readiness gates, or `<none>` without gates. */
+export function readinessGates(pod: KubeObject): string {
+  const gates: { conditionType: string }[] = get(pod, 'spec.readinessGates') ?? [];
+  if (gates.length === 0) return '<none>';
+  const conditions: { type: string; status: string }[] = get(pod, 'status.conditions') ?? [];
+  const met = gates.filter((g) => conditions.some((c) => c.type === g.conditionType && c.status === 'True'));
+  return `${met.length}/${gates.length}`;
+}
+
+/** Ready / NotReady / Unknown, with SchedulingDisabled when cordoned. */
+export function nodeStatus(node: KubeObject): string {
+  const ready = ((get(node, 'status.conditions') ?? []) as { type: string; status: string }[]).find(
+    (c) => c.type === 'Ready',
+  );
+  const shown = [ready ? (ready.status === 'True' ? 'Ready' : 'NotReady') : 'Unknown'];
+  if (get(node, 'spec.unschedulable')) shown.push('SchedulingDisabled');
+  return shown.join(',');
+}
+
+/** The roles from `node-role.<domain>/<role>` labels and the legacy `<domain>/role` label, sorted, or `<none>`. */
+export function nodeRoles(node: KubeObject, domain: string): string {
+  const roles = new Set<string>();
+  for (const [k, v] of Object.entries(node.metadata.labels ?? {})) {
+    if (k.startsWith(`node-role.${domain}/`)) {
+      const role = k.slice(`node-role.${domain}/`.length);
+      if (role) roles.add(role);
+    } else if (k === `${domain}/role` && v) roles.add(v);
+  }
+  return roles.size ? [...roles].sort().join(',') : '<none>';
+}
+
+/** The node's first address of a type, or `<none>`. */
+export function nodeAddress(node: KubeObject, type: string): string {
+  const addresses: { type: string; address: string }[] = get(node, 'status.addresses') ?? [];
+  return addresses.find((a) => a.type === type)?.address ?? '<none>';
+}
+
+/** A `status.nodeInfo` field, or `<unknown>`. */
+export const nodeInfo = (node: KubeObject, field: string): string =>
+  get(node, `status.nodeInfo.${field}`) || '<unknown>';
+
+/** The pod template's container names or images, comma-joined. */
+export function templateContainers(obj: KubeObject, field: 'name' | 'image'): string {
+  const containers: { name: string; image?: string }[] = get(obj, 'spec.template.spec.containers') ?? [];
+  return containers.map((c) => c[field] ?? '').join(',');
+}
+
+const ACCESS_MODES: [string, string][] = [
+  ['ReadWriteOnce', 'RWO'],
+  ['ReadOnlyMany', 'ROX'],
+  ['ReadWriteMany', 'RWX'],
+  ['ReadWriteOncePod', 'RWOP'],
+];
+
+/** Access modes abbreviated in the reference's fixed order (RWO,ROX,RWX,RWOP), each once. */
+export function accessModes(modes: unknown): string {
+  const given = Array.isArray(modes) ? modes : [];
+  return ACCESS_MODES.filter(([mode]) => given.includes(mode))
+    .map(([, short]) => short)
+    .join(',');
+}
+
+/** A claim's or volume's class: `spec.storageClassName`, else the beta annotation, else empty. */
+export function storageClassOf(obj: KubeObject, betaAnnotation: string): string {
+  return get(obj, 'spec.storageClassName') ?? obj.metadata.annotations?.[betaAnnotation] ?? '';
+}
+
+/** The claim's cells: Terminating while deleted, capacity and modes only once bound to a volume. */
+export function claimCells(pvc: KubeObject): { status: string; capacity: string; modes: string } {
+  const bound = Boolean(get(pvc, 'spec.volumeName'));
+  return {
+    status: get(pvc, 'metadata.deletionTimestamp') ? 'Terminating' : (get(pvc, 'status.phase') ?? ''),
+    capacity: bound ? (get(pvc, 'status.capacity.storage') ?? '') : '',
+    modes: bound ? accessModes(get(pvc, 'status.accessModes')) : '',
+  };
+}
+
+/** The volume's Claim cell: `namespace/name` of its claim reference, or empty. */
+export function volumeClaim(pv: KubeObject): string {
+  const ref = get(pv, 'spec.claimRef');
+  return ref ? `${ref.namespace}/${ref.name}` : '';
+}
+
+/** The StorageClass name, marked `(default)` when its default-class annotation (or the beta one) is `true`. */
+export function storageClassName(sc: KubeObject, defaultAnnotations: readonly string[]): string {
+  const annotations = sc.metadata.annotations ?? {};
+  const name = sc.metadata.name ?? '';
+  return defaultAnnotations.some((a) => annotations[a] === 'true') ? `${name} (default)` : name;
+}
