@@ -2,8 +2,9 @@
  * The plane the foreign-client suites drive: an embedded control plane of one flavor and every controller the
  * daemon runs, in process, recording events through the API (so clients can list them), the plane's CA signing.
  */
-import { controllerDefinitions } from '../../controllers/index.ts';
+
 import { runControllers } from '../../controllers/certificates/testing.ts';
+import { controllerDefinitions } from '../../controllers/index.ts';
 import type { FlavorName } from '../../src/api/naming.ts';
 import { startTestCluster, type TestCluster } from '../support/cluster.ts';
 

@@ -17,9 +17,10 @@ import sys
 import time
 import traceback
 
+import yaml
+
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
-from kubernetes.dynamic import DynamicClient
 
 KUBECONFIG, FLAVOR, NS, SIGNER, WORKDIR = sys.argv[1:6]
 GROUP_SUFFIX = "orch.io" if FLAVOR == "orch" else "k8s.io"
@@ -255,21 +256,29 @@ def eviction():
 
 
 def server_side_apply():
-    dyn = DynamicClient(api_client)
-    cms = dyn.resources.get(api_version="v1", kind="ConfigMap")
-
+    # 22.6's rest.py sends only JSON-typed bodies from objects (DynamicClient.server_side_apply fails there
+    # with "Cannot prepare a request message"): an apply body goes as a YAML string through call_api.
     def apply(manager, value, force=None):
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"k": value}}
-        return dyn.server_side_apply(cms, body=body, namespace=NS, field_manager=manager, force_conflicts=force)
+        query = [("fieldManager", manager)] + ([("force", force)] if force is not None else [])
+        obj, _ = call(
+            "PATCH",
+            f"/api/v1/namespaces/{NS}/configmaps/applied",
+            body=yaml.safe_dump(body),
+            content_type="application/apply-patch+yaml",
+            response_type="V1ConfigMap",
+            query=query,
+        )
+        return obj
 
     first = apply("py-a", "1")
     conflict = refusal(lambda: apply("py-b", "2"))
     forced = apply("py-b", "2", force=True)
     return {
-        "first": first.data.k,
+        "first": first.data["k"],
         "conflict": conflict,
-        "forced": forced.data.k,
-        "managers": sorted(m.manager for m in forced.metadata.managedFields),
+        "forced": forced.data["k"],
+        "managers": sorted(m.manager for m in forced.metadata.managed_fields),
     }
 
 
