@@ -105,11 +105,14 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
   it('a pod Watch from a resourceVersion, with timeoutSeconds and bookmarks allowed, sees every change', async () => {
     const since = (await core.listNamespacedPod({ namespace: ns })).metadata?.resourceVersion;
     await core.createNamespacedPod({ namespace: ns, body: pod('watched', { app: 'watched' }) });
-    await core.patchNamespacedPod(
-      { name: 'watched', namespace: ns, body: { metadata: { labels: { step: 'two' } } } },
-      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
-    );
-    await core.deleteNamespacedPod({ name: 'watched', namespace: ns, gracePeriodSeconds: 0 });
+    const change = async () => {
+      await core.patchNamespacedPod(
+        { name: 'watched', namespace: ns, body: { metadata: { labels: { step: 'two' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      await core.deleteNamespacedPod({ name: 'watched', namespace: ns, gracePeriodSeconds: 0 });
+    };
+    let changed: Promise<void> | undefined;
     const seen: [string, string | undefined, string | undefined][] = [];
     const started = performance.now();
     let abort: AbortController | undefined;
@@ -120,6 +123,8 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
           { resourceVersion: since, timeoutSeconds: 10, allowWatchBookmarks: true },
           (type, obj: V1Pod) => {
             if (type !== 'BOOKMARK') seen.push([type, obj.metadata?.name, obj.metadata?.labels?.step]);
+            // The ADDED event replays the create from `since`; the changes made once it arrived come live.
+            if (type === 'ADDED') changed = change();
             if (type === 'DELETED') abort?.abort();
           },
           done,
@@ -129,6 +134,7 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
         }, done);
     });
     await ended;
+    await changed;
     expect(seen).toEqual([
       ['ADDED', 'watched', undefined],
       ['MODIFIED', 'watched', 'two'],

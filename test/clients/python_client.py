@@ -14,6 +14,7 @@ import base64
 import json
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -135,8 +136,14 @@ def pod_body(name, labels):
 def pod_watch():
     since = core.list_namespaced_pod(NS).metadata.resource_version
     core.create_namespaced_pod(NS, pod_body("watched", {"app": "watched"}))
-    core.patch_namespaced_pod("watched", NS, {"metadata": {"labels": {"step": "two"}}})
-    core.delete_namespaced_pod("watched", NS, grace_period_seconds=0)
+
+    def change():
+        core.patch_namespaced_pod("watched", NS, {"metadata": {"labels": {"step": "two"}}})
+        core.delete_namespaced_pod("watched", NS, grace_period_seconds=0)
+
+    # The ADDED event replays the create from `since`; the changes are made once it arrived, so the watch
+    # receives them live.
+    changer = threading.Thread(target=change)
     seen = []
     w = watch.Watch()
     started = time.monotonic()
@@ -150,8 +157,11 @@ def pod_watch():
         obj = event["object"]
         if event["type"] != "BOOKMARK":
             seen.append([event["type"], obj.metadata.name, (obj.metadata.labels or {}).get("step")])
+        if event["type"] == "ADDED" and changer.ident is None:
+            changer.start()
         if event["type"] == "DELETED":
             w.stop()
+    changer.join(timeout=10)
     return {"events": seen, "seconds": round(time.monotonic() - started, 1)}
 
 
