@@ -2,7 +2,8 @@
  * The official Python client (Debian's python3-kubernetes 22.6, run by /usr/bin/python3) against the embedded
  * plane with the daemon's controllers, in both flavors: test/clients/python_client.py makes the calls and
  * prints what it saw as JSON lines; the assertions are here. In the orch flavor the CSR calls go through
- * api_client.call_api on certificates.orch.io (the typed methods' paths are fixed to certificates.k8s.io).
+ * api_client.call_api on certificates.orch.io (the typed methods' paths are fixed to certificates.k8s.io);
+ * DynamicClient's discovery is checked in both.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,7 +15,9 @@ const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(import.meta.dirname, 'python_client.py');
 const present = spawnSync(PYTHON, ['-c', 'import kubernetes, cryptography'], { stdio: 'ignore' }).status === 0;
 if (!present) {
-  console.log('python client: suite skipped, /usr/bin/python3 lacks kubernetes (Debian package python3-kubernetes)');
+  console.log(
+    'python client: suite skipped, /usr/bin/python3 lacks kubernetes or cryptography (Debian packages python3-kubernetes, python3-cryptography)',
+  );
 }
 
 type Facts = Record<string, any>;
@@ -109,6 +112,13 @@ describe.skipIf(!present).each(FLAVORS)('the Python client, %s flavor', (flavor:
     expect(f.conflict.message).toMatch(/conflict with "py-a"/);
     expect(f.forced).toBe('2');
     expect(f.managers).toEqual(['py-b']);
+  });
+
+  it("DynamicClient's discovery finds the flavor's certificates group and its subresources", () => {
+    const f = facts('dynamic-discovery');
+    expect(f.csr).toEqual(['certificatesigningrequests', false, ['approval', 'status']]);
+    expect(f.statefulset).toEqual(['statefulsets', true, ['scale', 'status']]);
+    expect(f.listed).toEqual([`py-${ns}`]);
   });
 
   it('VersionApi().get_code() reads every field it shows', () => {

@@ -22,6 +22,7 @@ import yaml
 
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
+from kubernetes.dynamic import DynamicClient
 
 KUBECONFIG, FLAVOR, NS, SIGNER, WORKDIR = sys.argv[1:6]
 GROUP_SUFFIX = "orch.io" if FLAVOR == "orch" else "k8s.io"
@@ -292,6 +293,18 @@ def server_side_apply():
     }
 
 
+def dynamic_discovery():
+    # Discovery of every group, the renamed ones included; a cache file of this run's own.
+    dyn = DynamicClient(api_client, cache_file=f"{WORKDIR}/py-discovery.json")
+    csrs = dyn.resources.get(api_version=f"certificates.{GROUP_SUFFIX}/v1", kind="CertificateSigningRequest")
+    sets = dyn.resources.get(api_version="apps/v1", kind="StatefulSet")
+    return {
+        "csr": [csrs.name, csrs.namespaced, sorted(csrs.subresources)],
+        "statefulset": [sets.name, sets.namespaced, sorted(sets.subresources)],
+        "listed": sorted(i.metadata.name for i in dyn.get(csrs).items),
+    }
+
+
 def version():
     v = client.VersionApi(api_client).get_code()
     return {"major": v.major, "minor": v.minor, "gitVersion": v.git_version, "platform": v.platform}
@@ -337,6 +350,7 @@ for check_name, check in [
     ("csr", csr),
     ("eviction", eviction),
     ("server-side-apply", server_side_apply),
+    ("dynamic-discovery", dynamic_discovery),
     ("version", version),
     ("statefulset-events", statefulset_events),
 ]:
