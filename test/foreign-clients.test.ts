@@ -158,6 +158,29 @@ describe('empty structs, written as the reference writes them', () => {
     expect((await get(`${csrPath()}/pb`)).json.status).toEqual({});
   });
 
+  // The Python client refuses a PodDisruptionBudgetStatus without currentHealthy, a StatefulSetStatus without replicas.
+  it('counts the reference tags without omitempty read back 0 before any controller writes them', async () => {
+    const selector = { matchLabels: { app: 'zero' } };
+    const pdb = await post('/apis/policy/v1/namespaces/default/poddisruptionbudgets', {
+      metadata: { name: 'zero' },
+      spec: { minAvailable: 1, selector },
+    });
+    expect(pdb.code, pdb.body).toBe(201);
+    expect(pdb.json.status).toEqual({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
+    // Status belongs to the status subresource: the creator's managed fields do not claim it.
+    expect(pdb.json.metadata.managedFields[0].fieldsV1).not.toHaveProperty('f:status');
+    const template = { metadata: { labels: selector.matchLabels }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+    const sts = await post('/apis/apps/v1/namespaces/default/statefulsets', {
+      metadata: { name: 'zero' },
+      spec: { serviceName: 'zero', selector, template },
+    });
+    expect(sts.code, sts.body).toBe(201);
+    expect((await get('/apis/apps/v1/namespaces/default/statefulsets/zero')).json.status).toEqual({
+      replicas: 0,
+      availableReplicas: 0,
+    });
+  });
+
   it('a Service has status.loadBalancer: {}, a container resources: {}', async () => {
     const svc = await post('/api/v1/namespaces/default/services', {
       metadata: { name: 'web' },

@@ -17,6 +17,21 @@ describe('withEmptyStructs', () => {
     ['a Lease: spec', obj('coordination.k8s.io/v1', 'Lease'), { spec: {} }],
     ['a ConfigMap: nothing', obj('v1', 'ConfigMap', { data: { a: '1' } }), { data: { a: '1' } }],
     [
+      'a PodDisruptionBudget: status counts without omitempty, zero',
+      obj('policy/v1', 'PodDisruptionBudget', { spec: {} }),
+      { status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
+    ],
+    [
+      'a ReplicaSet: status.replicas, the omitempty counts left out',
+      obj('apps/v1', 'ReplicaSet', { spec: { template: {} } }),
+      { spec: { template: { metadata: {}, spec: {} } }, status: { replicas: 0 } },
+    ],
+    [
+      'a set count is kept',
+      obj('policy/v1', 'PodDisruptionBudget', { spec: {}, status: { expectedPods: 3 } }),
+      { status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 3 } },
+    ],
+    [
       'a RoleBinding: roleRef',
       obj('rbac.authorization.k8s.io/v1', 'RoleBinding', { subjects: [] }),
       { roleRef: {}, subjects: [] },
@@ -34,7 +49,7 @@ describe('withEmptyStructs', () => {
       template: { metadata: {}, spec: { containers: [{ name: 'c', image: 'i', resources: {} }] } },
       updateStrategy: {},
     });
-    expect(filled.status).toEqual({});
+    expect(filled.status).toEqual({ replicas: 0, availableReplicas: 0 });
     expect(filled.spec.selector).toBeUndefined();
     expect(filled.spec.template.spec.securityContext).toBeUndefined();
     expect(filled.spec.template.spec.containers[0].securityContext).toBeUndefined();

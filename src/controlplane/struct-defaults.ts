@@ -2,22 +2,23 @@
  * The empty structs the reference always writes. A Go field holding a struct by value (not a pointer) is
  * marshalled even when empty, `omitempty` or not: a CertificateSigningRequest read back has `"status": {}`, a
  * Service `"status": {"loadBalancer": {}}`, every container `"resources": {}`; the reference's OpenAPI marks such
- * fields `default: {}`. Which fields they are comes from the protobuf tables of the kinds (the schema's shape and
- * the numbers table's pointer marks), not from a list per kind.
+ * fields `default: {}`. So is a scalar tagged without `omitempty`, zero included (a new StatefulSet's
+ * `status.replicas: 0`). Which fields they are comes from the protobuf tables of the kinds (the schema's shape and
+ * the numbers table's pointer and `!` marks), not from a list per kind.
  */
 import type { KubeObject } from '../api/meta.ts';
-import type { FieldSpec, MessageTable } from './protobuf/schema.ts';
+import type { FieldSpec, MessageTable, ScalarKind } from './protobuf/schema.ts';
 import { tableForKind } from './protobuf/tables.ts';
 
 type Json = Record<string, unknown>;
 
-/** A message field that holds an object (or objects) to visit; `always` for a by-value struct. */
-interface Step {
-  name: string;
-  table: MessageTable;
-  shape: 'one' | 'list' | 'map';
-  always: boolean;
-}
+/** A message field that holds an object (or objects) to visit, `always` for a by-value struct; or a scalar's zero. */
+type Step =
+  | { name: string; table: MessageTable; shape: 'one' | 'list' | 'map'; always: boolean }
+  | { name: string; zero: unknown };
+
+/** The zero values of the scalars a `!` mark may carry. */
+const ZEROS: Partial<Record<ScalarKind, unknown>> = { int32: 0, int64: 0, double: 0, string: '', bool: false };
 
 const plans = new WeakMap<MessageTable, Step[]>();
 
@@ -29,6 +30,10 @@ function planOf(table: MessageTable): Step[] {
   plans.set(table, plan); // before the fields: a message may reach itself
   for (const spec of Object.values(table.fields) as FieldSpec[]) {
     const kind = spec.kind;
+    if (spec.always && typeof kind === 'string' && Object.hasOwn(ZEROS, kind)) {
+      plan.push({ name: spec.name, zero: ZEROS[kind] });
+      continue;
+    }
     // Scalars and special types (Time marshals its zero as null) are no structs here; `unwrap` ones are lists.
     if (typeof kind !== 'object' || kind.unwrap !== undefined) continue;
     if (spec.inline) {
@@ -52,7 +57,9 @@ function fill(value: Json, table: MessageTable): Json {
   };
   for (const step of planOf(table)) {
     const current = value[step.name];
-    if (step.shape === 'one') {
+    if ('zero' in step) {
+      if (current === undefined) set(step.name, step.zero);
+    } else if (step.shape === 'one') {
       if (current === undefined && step.always) set(step.name, fill({}, step.table));
       else if (isObject(current)) {
         const filled = fill(current, step.table);

@@ -9,6 +9,8 @@
  *  - `?` marks a pointer field of the Go type: set means present, so its zero value is kept in JSON; a message
  *    field without it holds its struct by value, which the reference always writes (`{}` when empty; its OpenAPI
  *    says `default: {}`);
+ *  - `!` marks a scalar the Go type tags without `omitempty`, so the reference always writes it, zero included
+ *    (`status.replicas: 0`), and typed clients (the Python client) refuse an object without it;
  *  - the type is a message of this table, or `bytes` (base64 in JSON), `double`, `time`, `microTime`,
  *    `quantity`, `intOrString`, `raw` (RawExtension), `fields` (FieldsV1) or `strings` (a message wrapping
  *    a repeated string as field 1, such as `ExtraValue`); no type is the scalar the schema says;
@@ -269,7 +271,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     template: '3 core.v1.PodTemplateSpec',
   },
   'apps.v1.ReplicaSetStatus': {
-    replicas: '1',
+    replicas: '1!',
     fullyLabeledReplicas: '2',
     readyReplicas: '4',
     availableReplicas: '5',
@@ -318,11 +320,11 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   },
   'apps.v1.StatefulSetStatus': {
     observedGeneration: '1',
-    replicas: '2',
+    replicas: '2!',
     readyReplicas: '3',
     currentReplicas: '4',
     updatedReplicas: '5',
-    availableReplicas: '11',
+    availableReplicas: '11!',
     currentRevision: '6',
     updateRevision: '7',
     collisionCount: '9?',
@@ -1067,7 +1069,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     template: '3? core.v1.PodTemplateSpec',
   },
   'core.v1.ReplicationControllerStatus': {
-    replicas: '1',
+    replicas: '1!',
     fullyLabeledReplicas: '2',
     readyReplicas: '4',
     availableReplicas: '5',
@@ -1528,10 +1530,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'policy.v1.PodDisruptionBudgetStatus': {
     observedGeneration: '1',
     disruptedPods: '2 time',
-    disruptionsAllowed: '3',
-    currentHealthy: '4',
-    desiredHealthy: '5',
-    expectedPods: '6',
+    disruptionsAllowed: '3!',
+    currentHealthy: '4!',
+    desiredHealthy: '5!',
+    expectedPods: '6!',
     conditions: '7 meta.v1.Condition',
   },
   'rbac.v1.AggregationRule': {

@@ -42,6 +42,8 @@ export interface FieldSpec {
   readonly map?: boolean;
   /** A pointer in the Go type: present means set, so zero values are kept. */
   readonly keep?: boolean;
+  /** A scalar without `omitempty` in the Go type: its zero value is written when it is unset. */
+  readonly always?: boolean;
   /** An embedded struct whose fields the JSON form inlines into the parent object. */
   readonly inline?: boolean;
   /** A message the server's schema leaves free-form: present on the wire, it is refused by name. */

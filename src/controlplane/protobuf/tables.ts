@@ -21,6 +21,8 @@ export function messageOfKind(kind: string, apiVersion?: string): string | undef
 export interface Entry {
   number: number;
   pointer: boolean;
+  /** A scalar Go marshals without `omitempty`: its zero value is always written. */
+  always: boolean;
   /** A message name of the table or a special type word; undefined for the schema's scalar. */
   type?: string;
   inline: boolean;
@@ -47,10 +49,11 @@ export function isByValueStruct(entry: Entry, node: Node): boolean {
   return objectForm && message && !entry.pointer && !entry.inline;
 }
 
-/** `'<number>[?] [type] [inline]'`. */
+/** `'<number>[?|!] [type] [inline]'`. */
 export function parseEntry(text: string): Entry {
   const [head, type, flag] = text.split(' ');
-  return { number: Number.parseInt(head, 10), pointer: head.endsWith('?'), type, inline: flag === 'inline' };
+  const number = Number.parseInt(head, 10);
+  return { number, pointer: head.endsWith('?'), always: head.endsWith('!'), type, inline: flag === 'inline' };
 }
 
 /** The entries of a message, by schema field name (inline entries by their protobuf field name). */
@@ -122,6 +125,7 @@ function fieldSpec(name: string, node: Node, entry: Entry, message: string): Fie
     kind: valueKind(item, entry, `${message}.${name}`),
     ...(list !== undefined ? { repeated: true } : map !== undefined ? { map: true } : {}),
     ...(entry.pointer ? { keep: true } : {}),
+    ...(entry.always ? { keep: true, always: true } : {}),
     ...(opaque ? { opaque: true } : {}),
   };
 }
