@@ -69,6 +69,7 @@ async function run(dataDir: string, ...flags: string[]): Promise<Run> {
 }
 
 async function kill9(r: Run): Promise<void> {
+  if (r.child.exitCode !== null || r.child.signalCode !== null) return; // exited already: no 'close' is coming
   const closed = new Promise((resolve) => r.child.once('close', resolve));
   r.child.kill('SIGKILL');
   await closed;
@@ -175,7 +176,7 @@ describe('a bit flipped in the embedded store after 300 acknowledged creates and
     expect(repair.stderr.join('\n')).toMatch(/repaired the store in .*: it was damaged \(.*\.log: checksum mismatch/);
     const again = await run(dir);
     try {
-      expect(again.outcome).toHaveProperty('port');
+      expect(again.outcome, again.stderr.join('\n')).toHaveProperty('port');
       const names = (await configMaps(dir).listAll('default')).items.map((o: KubeObject) => o.metadata.name);
       // The first session's objects were in tables, whole; of the log, what reads whole.
       for (let i = 0; i < 200; i++) expect(names).toContain(`cm-${i}`);

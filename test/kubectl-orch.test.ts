@@ -122,8 +122,9 @@ async function createCsr(
 
 async function readyPod(s: Setup, name: string, ready: boolean): Promise<void> {
   const pods = s.c.client.kind<Pod>('Pod');
-  const pod = await pods.create(podObject(NS, name, { app: 'web' }));
-  await pods.replaceStatus({ ...pod, status: runningStatus(ready) as Pod['status'] });
+  await pods.create(podObject(NS, name, { app: 'web' }));
+  // A patch, not a replace of the created version: the simulated node may have written the status meanwhile.
+  await pods.patchStatus(NS, name, { status: runningStatus(ready) }, 'merge');
 }
 
 describe.skipIf(!hasKubectl).each<FlavorName>(['orch', 'kubernetes'])('kubectl orch (%s flavor)', (flavor) => {
