@@ -16,9 +16,11 @@ const OBJECTS = 10_000;
 /**
  * The most CPU this process may spend between two turns of its event loop while the list is served. CPU, not wall
  * time: on a loaded machine the process waits for a core too, and that is no turn held. Before lists were sliced,
- * one turn took 140 ms (JSON, objects not yet serialized), 93 ms (Table), 478 ms (protobuf) and 2 s (YAML).
+ * one turn took 140 ms (JSON, objects not yet serialized), 93 ms (Table), 478 ms (protobuf) and 2 s (YAML); now
+ * 14–21 ms alone, and up to 58 ms seen inside the full suite (the process's CPU counts its GC threads too), so the
+ * limit sits between the two.
  */
-const LOOP_HOLD_LIMIT_MS = 40;
+const LOOP_HOLD_LIMIT_MS = 80;
 const NS = 'biglist';
 /** The namespace of the smaller list whose four bodies are compared. */
 const SMALL_NS = 'biglist-small';
