@@ -78,7 +78,7 @@ export function missingBinaries(): string[] {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** GETs `path` with the client certificate until it answers 200 with `expect` in the body, or fails at the deadline. */
+/** GETs `url` with the client certificate until it answers 200; fails when a child exits or at the deadline. */
 async function waitFor(
   url: string,
   tls: { ca?: string; cert?: string; key?: string },
