@@ -56,11 +56,8 @@ export interface LocalCluster {
   /** An admin (`system:masters`) kubeconfig. */
   kubeconfig: string;
   dir: string;
-  caPem: string;
   /** One request as the admin; the body is JSON both ways. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
-  /** A kubeconfig for a client certificate of the cluster CA with this subject. */
-  kubeconfigFor(subject: Subject, file: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +75,12 @@ export function missingBinaries(): string[] {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Fails when a child has exited: the wait it interrupts would otherwise run to its deadline. */
+function checkAlive(children: Child[], what: string): void {
+  const dead = children.find((child) => child.process.exitCode !== null || child.process.signalCode !== null);
+  if (dead) throw new Error(`${dead.name} exited while waiting for ${what} (see its log)`);
+}
+
 /** GETs `url` with the client certificate until it answers 200; fails when a child exits or at the deadline. */
 async function waitFor(
   url: string,
@@ -88,8 +91,7 @@ async function waitFor(
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = '';
   while (Date.now() < deadline) {
-    const dead = children.find((child) => child.process.exitCode !== null || child.process.signalCode !== null);
-    if (dead) throw new Error(`${dead.name} exited while waiting for ${what} (see its log)`);
+    checkAlive(children, what);
     last = await new Promise<string>((resolve) => {
       const req = request(url, { ...tls, timeout: 5_000 }, (res) => {
         res.resume();
@@ -156,26 +158,22 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
-  const kubeconfigFor = async (subject: Subject, file: string) => {
-    const cert = await issue(ca, subject, 'client auth');
+  /** A kubeconfig in `dir` for a client certificate of the cluster CA. */
+  const kubeconfigWith = async (file: string, name: string, cert: CertificateWithKey) => {
     const path = join(dir, file);
+    const user = { name, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem };
     await writeKubeconfig(path, {
       server,
       caPem: ca.certPem,
-      user: { name: subject.commonName, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem },
+      user,
       clusterName: 'orch-real',
       contextName: 'orch-real',
     });
     return path;
   };
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeKubeconfig(kubeconfig, {
-    server,
-    caPem: ca.certPem,
-    user: { name: 'kubernetes-admin', clientCertPem: admin.certPem, clientKeyPem: admin.keyPem },
-    clusterName: 'orch-real',
-    contextName: 'orch-real',
-  });
+  const kubeconfigFor = async (subject: Subject, file: string) =>
+    kubeconfigWith(file, subject.commonName, await issue(ca, subject, 'client auth'));
+  const kubeconfig = await kubeconfigWith('kubeconfig', 'kubernetes-admin', admin);
   const kcmKubeconfig = await kubeconfigFor({ commonName: 'system:kube-controller-manager' }, 'kcm.kubeconfig');
   const schedulerKubeconfig = await kubeconfigFor({ commonName: 'system:kube-scheduler' }, 'scheduler.kubeconfig');
 
@@ -285,7 +283,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     throw error;
   }
   const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
-  return { server, kubeconfig, dir, caPem: ca.certPem, request, kubeconfigFor, stop };
+  return { server, kubeconfig, dir, request, stop };
 }
 
 type Tls = { ca: string; cert: string; key: string };
@@ -337,8 +335,7 @@ async function createNode(server: string, tls: Tls, name: string): Promise<void>
 async function waitForNodesReady(server: string, tls: Tls, count: number, children: Child[]): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    const dead = children.find((child) => child.process.exitCode !== null || child.process.signalCode !== null);
-    if (dead) throw new Error(`${dead.name} exited while waiting for the nodes (see its log)`);
+    checkAlive(children, 'the nodes');
     const { json } = await call(server, tls, 'GET', '/api/v1/nodes');
     const ready = (json?.items ?? []).filter((node: any) =>
       node.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'),

@@ -3,6 +3,7 @@
  * real release, and our StatefulSet controller brings a set to Ready on kwok nodes in ordinal order.
  * Skipped, with one line saying so, when `npm run k8s:build` has not made the binaries.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,6 @@ describe.skipIf(!hasClusterBinaries)('the daemon against a real kube-apiserver w
   }, 60_000);
 
   it('serves the pinned release, and kubectl lists the kwok nodes Ready', async () => {
-    const { execFileSync } = await import('node:child_process');
     const version = JSON.parse(
       execFileSync(KUBECTL, ['--kubeconfig', cluster.kubeconfig, 'version', '-o', 'json'], { encoding: 'utf8' }),
     );
