@@ -4,10 +4,7 @@
  * any write path (POST, PUT, merge / JSON / strategic merge patch, server-side apply), and cannot re-point a
  * binding (`roleRef` is immutable). Holding `escalate` or `bind`, or holding the permissions, still works.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
@@ -17,8 +14,8 @@ import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
 import { controllerManagerRbac, controllerManagerUser } from '../src/deploy/rbac.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { hasKubectl, Kubectl } from './support/kubectl.ts';
 
-const KUBECTL = '/usr/bin/kubectl';
 const NOT_HELD = 'is attempting to grant RBAC permissions not currently held';
 const NS = 'team';
 
@@ -385,17 +382,10 @@ describe.each(FLAVORS)('RBAC escalation checks (%s flavor)', (flavor: FlavorName
     });
   });
 
-  describe.skipIf(!existsSync(KUBECTL) || flavor !== 'kubernetes')('kubectl create role', () => {
-    const run = promisify(execFile);
-    async function kubectl(who: string, ...args: string[]): Promise<{ code: number; out: string }> {
-      const argv = ['--kubeconfig', kubeconfigs[who], '--cache-dir', join(c.dir, 'kubectl-cache', who), ...args];
-      try {
-        const { stdout, stderr } = await run(KUBECTL, argv, { env: { ...process.env, HOME: c.dir } });
-        return { code: 0, out: stdout + stderr };
-      } catch (err) {
-        const e = err as { code?: number; stdout?: string; stderr?: string };
-        return { code: e.code ?? -1, out: (e.stdout ?? '') + (e.stderr ?? '') };
-      }
+  describe.skipIf(!hasKubectl || flavor !== 'kubernetes')('kubectl create role', () => {
+    async function kubectl(who: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
+      const { code, stdout, stderr } = await new Kubectl(kubeconfigs[who], join(c.dir, 'kubectl-cache', who)).run(args);
+      return { code, out: stdout + stderr };
     }
 
     it('works for what the user holds and reports what she does not', async () => {

@@ -40,9 +40,21 @@ describe('parseLogOptions', () => {
       '422 PodLogOptions "p" is invalid: sinceSeconds: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified',
     ],
     ['tailLines=1.5', '400 tailLines: invalid value "1.5": must be an integer'],
-    ['follow=yes', '400 follow: invalid value "yes": must be true or false'],
     ['sinceTime=yesterday', '400 sinceTime: invalid value "yesterday": must be an RFC 3339 time'],
   ])('%s: %s', (query, want) => expect(failure(() => parseLogOptions('p', q(query)))).toBe(want));
+});
+
+describe('parseLogOptions booleans', () => {
+  // The reference's query conversion: only 0 and any casing of false are false.
+  it.each([
+    ['follow=true', true],
+    ['follow=True', true],
+    ['follow=yes', true],
+    ['follow=', true],
+    ['follow=0', false],
+    ['follow=FALSE', false],
+    ['', false],
+  ])('%s: %s', (query, want) => expect(parseLogOptions('p', q(query)).follow).toBe(want));
 });
 
 describe('selectLines and formatLine', () => {

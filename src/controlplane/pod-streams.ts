@@ -10,6 +10,7 @@ import { POD_STREAM_SUBRESOURCES } from '../api/registry.ts';
 import type { Pod } from '../api/types/core.ts';
 import type { ApiServer } from './api.ts';
 import { badRequest, type FieldProblem, invalid } from './errors.ts';
+import { queryBool } from './options.ts';
 import type { ResourceRequest } from './request-info.ts';
 
 export interface PodLogLine {
@@ -42,17 +43,10 @@ export interface LogOptions {
 /** How long `follow=true` streams at most before the server ends it (the client may ask again). */
 export const MAX_FOLLOW_MS = 10 * 60_000;
 
-const BOOLEAN = /^(true|false|1|0)$/;
-
 /** The query's log options, or the error naming the field and its rule (pure). */
 export function parseLogOptions(podName: string, query: URLSearchParams): LogOptions {
   const problems: FieldProblem[] = [];
-  const bool = (field: string) => {
-    const v = query.get(field);
-    if (v === null || v === '') return false;
-    if (!BOOLEAN.test(v)) throw badRequest(`${field}: invalid value "${v}": must be true or false`);
-    return v === 'true' || v === '1';
-  };
+  const bool = (field: string) => queryBool(query.get(field)) ?? false;
   const int = (field: string, min: number, rule: string) => {
     const v = query.get(field);
     if (v === null || v === '') return undefined;
@@ -162,7 +156,7 @@ export async function servePodStream(
     return budget > 0;
   };
   res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
-  for (const l of selectLines(log.lines, opts, Date.now())) if (!write(l)) return void res.end();
+  for (const l of selectLines(log.lines, opts, api.options.now().getTime())) if (!write(l)) return void res.end();
   if (!opts.follow || log.ended) return void res.end();
   await new Promise<void>((resolve) => {
     let unsubscribe = () => {};

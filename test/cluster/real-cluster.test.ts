@@ -82,11 +82,20 @@ describe.skipIf(!hasClusterBinaries)('the daemon against a real kube-apiserver w
       250,
     );
     expect(set.status.currentRevision).toBe(set.status.updateRevision);
-    const pods = (await api('GET', '/api/v1/namespaces/demo/pods')).json.items;
-    const started = pods
-      .map((pod: any) => ({ name: pod.metadata.name, node: pod.spec.nodeName, at: Date.parse(pod.status.startTime) }))
-      .sort((a: { at: number }, b: { at: number }) => a.at - b.at);
-    expect(started.map((p: { name: string }) => p.name)).toEqual(['web-0', 'web-1', 'web-2']);
-    for (const p of started) expect(p.node).toMatch(/^kwok-node-\d$/);
+    const pods = new Map<string, any>(
+      (await api('GET', '/api/v1/namespaces/demo/pods')).json.items.map((pod: any) => [pod.metadata.name, pod]),
+    );
+    expect([...pods.keys()].sort()).toEqual(['web-0', 'web-1', 'web-2']);
+    for (const pod of pods.values()) expect(pod.spec.nodeName).toMatch(/^kwok-node-\d$/);
+    // OrderedReady: each pod is created only once the one before is Ready, which kwok makes it a second after
+    // it starts; created all at once, web-1 would predate web-0's Ready by that second.
+    const readyAt = (pod: any) =>
+      Date.parse(pod.status.conditions.find((c: { type: string }) => c.type === 'Ready').lastTransitionTime);
+    for (const [before, after] of [
+      ['web-0', 'web-1'],
+      ['web-1', 'web-2'],
+    ]) {
+      expect(Date.parse(pods.get(after).metadata.creationTimestamp)).toBeGreaterThanOrEqual(readyAt(pods.get(before)));
+    }
   }, 120_000);
 });
