@@ -1,6 +1,7 @@
 /** The write pipeline's extension points: who is asking, and admission plugins that mutate or reject writes. */
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import { jsonEqual } from '../util/equal.ts';
 
 export interface UserInfo {
   username: string;
@@ -36,4 +37,18 @@ export interface AdmissionPlugin {
   name: string;
   admit?(a: AdmissionAttributes): void | Promise<void>;
   validate?(a: AdmissionAttributes): void | Promise<void>;
+}
+
+/**
+ * Whether an update changes nothing but what the garbage collector writes (owner references, finalizers) and the
+ * write's own bookkeeping (managed fields, resourceVersion, selfLink), as the reference's `IsOnlyMutatingGCFields`:
+ * such updates skip the checks of what an object grants (CSR attest, RBAC escalation).
+ */
+export function onlyGcFieldsChanged(next: object, old: object): boolean {
+  const strip = (o: object) => {
+    const { metadata, ...rest } = o as { metadata?: Record<string, unknown> };
+    const { ownerReferences, finalizers, managedFields, resourceVersion, selfLink, ...kept } = metadata ?? {};
+    return { ...rest, metadata: kept };
+  };
+  return jsonEqual(strip(next), strip(old));
 }

@@ -6,6 +6,7 @@
 
 import type { Pod } from '../api/types/core.ts';
 import type { CoreEvent } from '../api/types/events.ts';
+import { isNotFound } from '../client/errors.ts';
 import type { ResourceClient } from '../client/resource.ts';
 import { rfc3339 } from '../util/time.ts';
 
@@ -31,8 +32,14 @@ export class NodeEvents {
     const seen = mine.get(key);
     if (seen) {
       seen.count++;
-      await this.events.patch(ns, seen.name, { count: seen.count, lastTimestamp: now }, 'merge');
-      return;
+      try {
+        await this.events.patch(ns, seen.name, { count: seen.count, lastTimestamp: now }, 'merge');
+        return;
+      } catch (err) {
+        // Deleted meanwhile (say by `kubectl delete events --all`): written anew below, not patched forever.
+        if (!isNotFound(err)) throw err;
+        mine.delete(key);
+      }
     }
     if (this.size() >= MAX_REMEMBERED) this.written.clear();
     this.stamp = Math.max(this.stamp + 1, Date.now() * 1000);

@@ -11,7 +11,7 @@
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
 import type { PolicyRule, RoleRef } from '../../api/types/index.ts';
-import type { AdmissionAttributes, AdmissionPlugin, UserInfo } from '../admission.ts';
+import { type AdmissionAttributes, type AdmissionPlugin, onlyGcFieldsChanged, type UserInfo } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import { goQuote } from '../validation/field-errors.ts';
 import { describeMissing, uncovered } from './covers.ts';
@@ -23,26 +23,6 @@ const FULL_AUTHORITY: PolicyRule[] = [
 ];
 
 const ROLE_RESOURCES: Record<string, string> = { Role: 'roles', ClusterRole: 'clusterroles' };
-
-/** Whether an update changes nothing but what the garbage collector changes (owner references, finalizers). */
-export function onlyGcFieldsChange(next: object, old: object): boolean {
-  const strip = (o: object) => {
-    const { metadata, ...rest } = o as { metadata?: Record<string, unknown> };
-    const { ownerReferences, finalizers, managedFields, resourceVersion, ...kept } = metadata ?? {};
-    return JSON.stringify(sortedKeys({ ...rest, metadata: kept }));
-  };
-  return strip(next) === strip(old);
-}
-
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
-  );
-}
 
 /** A well-formed role reference, or undefined (validation refuses the others). */
 function roleRefOf(obj: object, clusterBinding: boolean): RoleRef | undefined {
@@ -105,7 +85,7 @@ export function escalationCheck(rbac: RbacAuthorizer, registry: ResourceRegistry
       if (!obj || a.subresource || a.rt.group !== rbacGroup) return;
       if (a.operation !== 'CREATE' && a.operation !== 'UPDATE') return;
       if (a.user.groups.includes(PRIVILEGED_GROUP)) return;
-      if (a.operation === 'UPDATE' && a.oldObject && onlyGcFieldsChange(obj, a.oldObject)) return;
+      if (a.operation === 'UPDATE' && a.oldObject && onlyGcFieldsChanged(obj, a.oldObject)) return;
       if (a.rt.plural === 'roles' || a.rt.plural === 'clusterroles') checkRole(a, obj);
       else if (a.rt.plural === 'rolebindings' || a.rt.plural === 'clusterrolebindings') checkBinding(a, obj);
     },

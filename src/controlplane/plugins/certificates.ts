@@ -4,10 +4,8 @@
  * trust bundle tied to a signer needs `attest` (§5.3); the API-server client signer may not issue
  * for `system:masters`.
  */
-import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
-import { jsonEqual } from '../../util/equal.ts';
-import type { AdmissionAttributes, AdmissionPlugin } from '../admission.ts';
+import { type AdmissionAttributes, type AdmissionPlugin, onlyGcFieldsChanged } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import { type AccessChecker, allowedOnSigner } from './authorize.ts';
 
@@ -20,24 +18,6 @@ interface CsrSpec {
   uid?: string;
   groups?: string[];
   extra?: Record<string, string[]>;
-}
-
-/**
- * Whether an update changes nothing but what the garbage collector writes (owner references, finalizers)
- * or managed fields, as the reference's `IsOnlyMutatingGCFields`: such updates skip the attest check.
- */
-function onlyGcFieldsChanged(obj: KubeObject, old: KubeObject): boolean {
-  const strip = (o: KubeObject) => {
-    const {
-      ownerReferences: _o,
-      finalizers: _f,
-      managedFields: _m,
-      selfLink: _s,
-      ...metadata
-    } = o.metadata as Record<string, unknown>;
-    return { ...o, metadata };
-  };
-  return jsonEqual(strip(obj), strip(old));
 }
 
 const specOf = (obj: unknown) => ((obj as { spec?: CsrSpec })?.spec ?? {}) as CsrSpec;
