@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { rfc3339 } from './util/time.ts';
 
 export interface BuildFacts {
   gitCommit: string;
@@ -41,15 +42,14 @@ function readGit(root: string): BuildFacts | undefined {
     if (realpathSync(git('rev-parse', '--show-toplevel').trim()) !== realpathSync(root)) return undefined;
     const [commit, seconds] = git('log', '-1', '--format=%H %ct').trim().split(' ');
     const dirty = git('status', '--porcelain', '--untracked-files=no').trim() !== '';
-    return { gitCommit: commit, gitTreeState: dirty ? 'dirty' : 'clean', buildDate: goDate(Number(seconds)) };
+    return {
+      gitCommit: commit,
+      gitTreeState: dirty ? 'dirty' : 'clean',
+      buildDate: rfc3339(new Date(Number(seconds) * 1000)),
+    };
   } catch {
     return undefined;
   }
-}
-
-/** `2006-01-02T15:04:05Z`, the layout the reference's builds stamp. */
-function goDate(unixSeconds: number): string {
-  return new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 const GO_OS: Record<string, string> = { win32: 'windows', sunos: 'solaris' };

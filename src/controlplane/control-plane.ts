@@ -130,11 +130,9 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   authorizationMode: 'Node,RBAC',
 };
 
-/** `/version`: the plane emulates the API level it serves. */
-export const CONTROL_PLANE_VERSION = versionInfo(
-  `v${API_LEVEL_SEMVER}+embedded.${VERSION}`,
-  `${API_LEVEL.major}.${API_LEVEL.minor}`,
-);
+/** `/version`: the plane emulates the API level it serves. Made at start, not import: it reads the git checkout. */
+const controlPlaneVersion = () =>
+  versionInfo(`v${API_LEVEL_SEMVER}+embedded.${VERSION}`, `${API_LEVEL.major}.${API_LEVEL.minor}`);
 
 export class ControlPlane {
   readonly registry: ResourceRegistry;
@@ -272,7 +270,7 @@ export class ControlPlane {
       impersonate: (user, rawHeaders) =>
         impersonate(user, rawHeaders, group(this.registry.naming, 'authentication'), this.authorizer),
       watch: o.watch,
-      version: CONTROL_PLANE_VERSION,
+      version: controlPlaneVersion(),
       maxBodyBytes: 3 * 1024 * 1024,
       aggregator: this.aggregator,
       audit: this.audit,

@@ -381,8 +381,7 @@ function validateAuditAnnotation(a: Obj, policyName: string, path: string, d: De
       ),
     );
   } else {
-    const checked = checkPolicyExpression(valueExpression, d, ['string', 'null_type']);
-    if ('error' in checked) errs.push(invalid(child(path, 'valueExpression'), str(a.valueExpression), checked.error));
+    errs.push(...compileErrors(valueExpression, d, child(path, 'valueExpression'), ['string', 'null_type']));
   }
   return errs;
 }
