@@ -124,7 +124,8 @@ export type SubresourceHandler = (
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 /**
  * How often a write without a precondition tries again after another write got in first (the
- * reference retries without a limit): only a livelock guard, far above what contention needs.
+ * reference retries without a limit): only a livelock guard (the unconditional-writes test, 12 clients on one
+ * object under load, needed at most 97).
  */
 const UNPINNED_WRITE_ATTEMPTS = 1000;
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
