@@ -45,9 +45,9 @@ export function escalationCheck(rbac: RbacAuthorizer, registry: ResourceRegistry
   const may = (user: UserInfo, verb: string, resource: string, namespace: string, name: string) =>
     rbac.authorize(user, { verb, group: rbacGroup, resource, namespace, name }).allowed;
 
-  /** Refuses unless the user holds every rule of `requested` in `namespace`. */
-  const confirmHeld = (a: AdmissionAttributes, namespace: string, requested: PolicyRule[], why?: string) => {
-    const held = rbac.rulesOf(a.user, namespace);
+  type Held = ReturnType<RbacAuthorizer['rulesOf']>;
+  /** Refuses unless the rules the user holds cover every rule of `requested`. */
+  const confirmHeld = (a: AdmissionAttributes, held: Held, requested: PolicyRule[], why?: string) => {
     const missing = uncovered(held.rules, requested);
     if (missing.length === 0) return;
     throw forbidden(a.rt, a.name, why ?? escalationMessage(a.user, describeMissing(missing), held.errors));
@@ -58,11 +58,12 @@ export function escalationCheck(rbac: RbacAuthorizer, registry: ResourceRegistry
     if (may(a.user, 'escalate', a.rt.plural, namespace, a.name)) return;
     const rules = (obj as { rules?: unknown }).rules;
     // Malformed entries grant nothing and are left to validation, which refuses them.
-    confirmHeld(a, namespace, Array.isArray(rules) ? rules.filter((r) => r && typeof r === 'object') : []);
+    const held = rbac.rulesOf(a.user, namespace);
+    confirmHeld(a, held, Array.isArray(rules) ? rules.filter((r) => r && typeof r === 'object') : []);
     // An aggregationRule gathers whatever matches, now or later: setting or changing one needs everything.
     const aggregates = (o: object | undefined) => Boolean((o as { aggregationRule?: unknown })?.aggregationRule);
     if (a.rt.plural === 'clusterroles' && (aggregates(obj) || aggregates(a.oldObject))) {
-      confirmHeld(a, namespace, FULL_AUTHORITY, 'must have cluster-admin privileges to use the aggregationRule');
+      confirmHeld(a, held, FULL_AUTHORITY, 'must have cluster-admin privileges to use the aggregationRule');
     }
   };
 
@@ -75,7 +76,7 @@ export function escalationCheck(rbac: RbacAuthorizer, registry: ResourceRegistry
     const granted = rbac.grantedRules(ref, namespace);
     // A role that does not exist yet could be created with anything in it: only `bind` allows that.
     if ('error' in granted) throw forbidden(a.rt, a.name, escalationMessage(a.user, granted.error, []));
-    confirmHeld(a, namespace, granted.rules);
+    confirmHeld(a, rbac.rulesOf(a.user, namespace), granted.rules);
   };
 
   return {
