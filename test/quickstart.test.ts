@@ -15,7 +15,8 @@ import { type FlavorName, naming } from '../src/api/naming.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { Pod } from '../src/api/types/core.ts';
 import { KubeClient } from '../src/client/client.ts';
-import { Binaries, DAEMON, ROOT } from './support/binaries.ts';
+import { Binaries, DAEMON } from './support/binaries.ts';
+import { ROOT } from './support/daemons.ts';
 import { eventually } from './support/eventually.ts';
 import { hasKubectl } from './support/kubectl.ts';
 

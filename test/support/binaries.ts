@@ -2,9 +2,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ROOT } from './daemons.ts';
 
-export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const DAEMON = join(ROOT, 'bin', 'orch-controller-manager.js');
 export const CONTROL_PLANE = join(ROOT, 'bin', 'orch-control-plane.js');
 
@@ -26,10 +27,10 @@ export class Binaries {
     const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     this.running.push(child);
     const out: string[] = [];
-    const collect = (chunk: Buffer) => out.push(...chunk.toString().split('\n'));
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    const exit = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    // Whole lines, however the output is cut into chunks; 'close' comes after the last of them.
+    for (const stream of [child.stdout!, child.stderr!])
+      createInterface({ input: stream }).on('line', (l) => out.push(l));
+    const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
     return { child, out, exit };
   }
 
@@ -39,8 +40,23 @@ export class Binaries {
     return dir;
   }
 
+  /** Stops what still runs (SIGKILL after 5 s), then removes the directories it used. */
   async cleanup(): Promise<void> {
-    for (const child of this.running) child.kill('SIGTERM');
+    await Promise.all(
+      this.running
+        .filter((child) => child.exitCode === null && child.signalCode === null)
+        .map(
+          (child) =>
+            new Promise<void>((done) => {
+              const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+              child.once('exit', () => {
+                clearTimeout(timer);
+                done();
+              });
+              child.kill('SIGTERM');
+            }),
+        ),
+    );
     for (const dir of this.dirs) await rm(dir, { recursive: true, force: true });
   }
 }
