@@ -31,6 +31,7 @@ import {
   validatePodDisruptionBudgetUpdate,
 } from './pod-disruption-budget.ts';
 import {
+  defaultRoleBinding,
   validateClusterRoleBindingCreate,
   validateClusterRoleBindingUpdate,
   validateRoleBindingCreate,
@@ -144,8 +145,12 @@ export const validators: Record<ValidatedKind, KindValidators> = {
     statusUpdate: validateValidatingAdmissionPolicyStatusUpdate,
     defaults: defaultValidatingAdmissionPolicy,
   },
-  RoleBinding: { create: validateRoleBindingCreate, update: validateRoleBindingUpdate },
-  ClusterRoleBinding: { create: validateClusterRoleBindingCreate, update: validateClusterRoleBindingUpdate },
+  RoleBinding: { create: validateRoleBindingCreate, update: validateRoleBindingUpdate, defaults: defaultRoleBinding },
+  ClusterRoleBinding: {
+    create: validateClusterRoleBindingCreate,
+    update: validateClusterRoleBindingUpdate,
+    defaults: defaultRoleBinding,
+  },
 };
 
 export function isValidatedKind(kind: string): kind is ValidatedKind {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { group } from '../../api/naming.ts';
 import {
+  defaultRoleBinding,
   validateClusterRoleBindingCreate,
   validateRoleBindingCreate,
   validateRoleBindingUpdate,
@@ -76,5 +77,21 @@ describe('RoleBinding and ClusterRoleBinding roleRef', () => {
       expect(errs.map((e) => e.field)).toEqual(['roleRef']);
       expect(errs[0].message).toMatch(/^roleRef: Invalid value: \{.*\}: cannot change roleRef$/);
     }
+  });
+});
+
+describe('roleRef defaults', () => {
+  it('fills an empty apiGroup with the RBAC group, so that a later update naming it changes nothing', () => {
+    const created = binding({ kind: 'Role', name: 'r' });
+    defaultRoleBinding(created, ctx);
+    expect(created.roleRef).toEqual({ apiGroup: rbac, kind: 'Role', name: 'r' });
+    const updated = binding({ apiGroup: rbac, kind: 'Role', name: 'r' });
+    expect(validateRoleBindingUpdate(updated, created, ctx)).toEqual([]);
+  });
+
+  it('keeps a given apiGroup, even a wrong one, for validation to refuse', () => {
+    const wrong = binding({ apiGroup: 'example.com', kind: 'Role', name: 'r' });
+    defaultRoleBinding(wrong, ctx);
+    expect((wrong.roleRef as { apiGroup: string }).apiGroup).toBe('example.com');
   });
 });

@@ -63,3 +63,9 @@ export const validateRoleBindingCreate = validateCreate('RoleBinding');
 export const validateRoleBindingUpdate = validateUpdate('RoleBinding');
 export const validateClusterRoleBindingCreate = validateCreate('ClusterRoleBinding');
 export const validateClusterRoleBindingUpdate = validateUpdate('ClusterRoleBinding');
+
+/** As the reference's v1 defaults: a roleRef without an apiGroup names the RBAC group (and stores it). */
+export function defaultRoleBinding(raw: unknown, ctx: ValidationContext): void {
+  const ref = obj(obj(raw)?.roleRef);
+  if (ref && !str(ref.apiGroup)) ref.apiGroup = group(ctx.naming, 'rbac.authorization');
+}
