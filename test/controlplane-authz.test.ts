@@ -20,7 +20,7 @@ import { StatusError } from '../src/client/errors.ts';
 import { defaultPolicy, RbacAuthorizer, requestAuthorizer } from '../src/controlplane/authz/rbac.ts';
 import { createReviewer } from '../src/controlplane/authz/reviews.ts';
 import { writeKubeconfig } from '../src/controlplane/kubeconfig.ts';
-import type { RequestAuthorizer } from '../src/controlplane/server.ts';
+import type { RequestAuthorizer } from '../src/controlplane/request-info.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { hasKubectl, KUBECTL } from './support/kubectl.ts';
 

@@ -17,7 +17,7 @@ import { versionInfo } from '../src/build-info.ts';
 import { defaultPolicy } from '../src/controlplane/authz/policy.ts';
 import { RbacAuthorizer, requestAuthorizer } from '../src/controlplane/authz/rbac.ts';
 import { createReviewer } from '../src/controlplane/authz/reviews.ts';
-import type { RequestAuthorizer } from '../src/controlplane/server.ts';
+import type { RequestAuthorizer } from '../src/controlplane/request-info.ts';
 import {
   type AccessReviewer,
   apiAccessReviewer,

@@ -15,6 +15,10 @@ import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { StatusError } from './errors.ts';
 import { ResourceClient } from './resource.ts';
+import type { RequestOptions, Response, Transport } from './transport.ts';
+
+export type { RequestOptions, Response } from './transport.ts';
+
 import { WatchDecoder } from './watch-decoder.ts';
 
 /** What a client consults before each write (the leader election's lease guard). */
@@ -48,23 +52,6 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
   maxRetries: 10,
   clock: realClock,
 };
-
-export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>;
-  body?: unknown;
-  contentType?: string;
-  signal?: AbortSignal;
-  /** The controller on whose behalf the call is made, appended to the user agent. */
-  caller?: string;
-  /** Turns a successful answer's text into its body (default: JSON.parse). */
-  decode?: (text: string) => unknown;
-}
-
-export interface Response<T> {
-  status: number;
-  body: T;
-  warnings: string[];
-}
 
 /** Token bucket that hands out reservations, so waiting callers are served in order. */
 class Throttle {
@@ -125,7 +112,7 @@ async function tlsMaterial(kubeConfig: KubeConfig): Promise<{ options: AgentOpti
   return { options, text: JSON.stringify(Object.values(options).map(asText)) };
 }
 
-export class KubeClient {
+export class KubeClient implements Transport {
   readonly options: ClientOptions;
   readonly server: string;
   private readonly throttle: Throttle;

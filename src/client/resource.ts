@@ -1,7 +1,7 @@
 /** A typed client for one resource: paths from the registry, raw JSON objects in and out. */
 import type { KubeList, KubeObject, Status, WatchEvent } from '../api/meta.ts';
 import { apiVersionOf, groupVersionPath, type ResourceType } from '../api/registry.ts';
-import type { KubeClient, RequestOptions } from './client.ts';
+import type { RequestOptions, Transport } from './transport.ts';
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
@@ -74,7 +74,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   readonly apiVersion: string;
 
   constructor(
-    readonly client: KubeClient,
+    readonly client: Transport,
     readonly rt: ResourceType,
   ) {
     this.apiVersion = apiVersionOf(rt);

@@ -8,7 +8,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { POD_STREAM_SUBRESOURCES } from '../api/registry.ts';
 import type { Pod } from '../api/types/core.ts';
-import type { ApiServer } from './api.ts';
 import { badRequest, type FieldProblem, invalid } from './errors.ts';
 import { queryBool } from './options.ts';
 import type { ResourceRequest } from './request-info.ts';
@@ -118,9 +117,16 @@ function nodeOf(pod: Pod, what: string, source: PodLogSource | undefined): strin
   return node;
 }
 
+/** What serving a pod stream reads from the API server. */
+export interface PodStreamHost {
+  get(req: ResourceRequest, query: URLSearchParams): unknown;
+  readonly podLogs?: PodLogSource;
+  readonly options: { now: () => Date };
+}
+
 /** Serves `pods/<sub>` for a pod request (the subresources in `POD_STREAM_SUBRESOURCES`). */
 export async function servePodStream(
-  api: ApiServer,
+  api: PodStreamHost,
   req: IncomingMessage,
   res: ServerResponse,
   info: ResourceRequest,

@@ -1,5 +1,6 @@
 /** Turns a request path and method into what it asks for: the resource, scope, name, subresource and verb. */
 import type { ResourceRegistry, ResourceType, Verb } from '../api/registry.ts';
+import type { UserInfo } from './admission.ts';
 import { badRequest } from './errors.ts';
 import { queryBool } from './options.ts';
 import { isValidPathSegmentName } from './validation/common.ts';
@@ -132,3 +133,6 @@ export function decodeSegment(segment: string): string {
     throw badRequest(`malformed percent-encoding in path segment "${segment}"`);
   }
 }
+
+/** Decides whether a user may make a request; throws a 403 ApiError when not. */
+export type RequestAuthorizer = (user: UserInfo, info: RequestInfo, method: string) => Promise<void>;

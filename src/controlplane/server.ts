@@ -44,13 +44,10 @@ import {
   type ProtobufListEncoder,
   protobufListEncoder,
 } from './protobuf/index.ts';
-import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
+import { parseRequest, type RequestAuthorizer, type ResourceRequest, requestTarget } from './request-info.ts';
 import { drained, mapInSlices, sendList } from './sliced.ts';
 import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
 import { toYaml, yamlSequenceItem } from './yaml.ts';
-
-/** Decides whether a user may make a request; throws a 403 ApiError when not. */
-export type RequestAuthorizer = (user: UserInfo, info: RequestInfo, method: string) => Promise<void>;
 
 export interface ServerOptions {
   key: string;

@@ -20,8 +20,7 @@ import type {
 import type { UserInfo } from '../admission.ts';
 import { ApiError } from '../errors.ts';
 import type { AccessChecker } from '../plugins/authorize.ts';
-import type { RequestInfo } from '../request-info.ts';
-import type { RequestAuthorizer } from '../server.ts';
+import type { RequestAuthorizer, RequestInfo } from '../request-info.ts';
 import { serviceAccountUsername } from '../service-accounts.ts';
 import type { Storage } from '../storage.ts';
 import { PRIVILEGED_GROUP } from './policy.ts';
