@@ -271,6 +271,46 @@ describe('type-check warnings (reference §6.3)', () => {
       'object.spec.replicas.size() > 0',
       "apps/v1, Kind=Deployment: ERROR: <input>:1:26: found no matching overload for 'size' applied to 'int.()'\n | object.spec.replicas.size() > 0\n | .........................^\n",
     ],
+    [
+      'has(object.spec.foo)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:4: undefined field 'foo'\n | has(object.spec.foo)\n | ...^\n",
+    ],
+    [
+      'has(object.spec.replicas.foo)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:4: type 'int' does not support field selection\n | has(object.spec.replicas.foo)\n | ...^\n",
+    ],
+    [
+      'has(object.spec.foo.bar)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:16: undefined field 'foo'\n | has(object.spec.foo.bar)\n | ...............^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.all(c, has(c.foo))',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:48: undefined field 'foo'\n | object.spec.template.spec.containers.all(c, has(c.foo))\n | ...............................................^\n",
+    ],
+    [
+      'has(object.metadata.labels.foo) && has(object.spec.selector.matchLabels.x.y)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:39: type 'string' does not support field selection\n | has(object.metadata.labels.foo) && has(object.spec.selector.matchLabels.x.y)\n | ......................................^\n",
+    ],
+    [
+      'object.spec.?foo.orValue(1) == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'foo'\n | object.spec.?foo.orValue(1) == 1\n | ...........^\n",
+    ],
+    [
+      "object.metadata.labels[1] == 'a'",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:23: found no matching overload for '_[_]' applied to '(map(string, string), int)'\n | object.metadata.labels[1] == 'a'\n | ......................^\n",
+    ],
+    [
+      '(object.spec.replicas ? object.spec.foo : 1) == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:23: found no matching overload for '_?_:_' applied to '(int, !error!, int)'\n | (object.spec.replicas ? object.spec.foo : 1) == 1\n | ......................^\nERROR: <input>:1:36: undefined field 'foo'\n | (object.spec.replicas ? object.spec.foo : 1) == 1\n | ...................................^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.map(c, c.name, c.foo).size() > 0',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:41: found no matching overload for '_?_:_' applied to '(string, list(!error!), list(!error!))'\n | object.spec.template.spec.containers.map(c, c.name, c.foo).size() > 0\n | ........................................^\nERROR: <input>:1:54: undefined field 'foo'\n | object.spec.template.spec.containers.map(c, c.name, c.foo).size() > 0\n | .....................................................^\n",
+    ],
+    [
+      'object.spec.foo.bar.baz == 1 && object.spec.replicas.x == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'foo'\n | object.spec.foo.bar.baz == 1 && object.spec.replicas.x == 1\n | ...........^\nERROR: <input>:1:53: type 'int' does not support field selection\n | object.spec.foo.bar.baz == 1 && object.spec.replicas.x == 1\n | ....................................................^\n",
+    ],
   ])('as a real cluster words it: %j', (expression, real) => {
     const [w] = typeCheck(policy({ validations: [{ expression }] }), [DEPLOYMENT], schemaOf);
     expect(w?.warning).toBe(sansNumber(real));
@@ -282,6 +322,13 @@ describe('type-check warnings (reference §6.3)', () => {
     const expression = "object.spec.replicas > 'a' && object.spec.foo == 1";
     const [w] = typeCheck(policy({ validations: [{ expression }] }), [DEPLOYMENT, REPLICASET], schemaOf);
     expect(w?.warning).toBe(real);
+  });
+
+  it('names the first 100 issues of an expression and counts the rest, as cel-go does', () => {
+    const expression = Array.from({ length: 102 }, (_, i) => `object.spec.f${i} == 1`).join(' && ');
+    const [w] = typeCheck(policy({ validations: [{ expression }] }), [DEPLOYMENT], schemaOf);
+    expect(w?.warning.match(/ERROR: <input>/g)).toHaveLength(100);
+    expect(w?.warning).toMatch(/undefined field 'f99'\n.*\n.*\^\n2 more errors were truncated\n$/);
   });
 
   it('reports unparseable expressions', () => {

@@ -141,8 +141,9 @@ class IssueCollector {
   readonly issues: Issue[] = [];
   /** Nodes checked as `dyn` after an error, with the type they had before (when they had one). */
   readonly failed = new Map<CelNode, CelType | undefined>();
-  /** Ternaries whose issue is written once their branches are checked. */
+  /** Ternaries and macro predicates whose issue is written once the nodes it names are checked. */
   private readonly ternaries = new Set<CelNode>();
+  private readonly predicates: CelNode[] = [];
 
   constructor(
     private readonly src: string,
@@ -157,7 +158,7 @@ class IssueCollector {
   private type(node: CelNode | undefined): string {
     if (node && this.failed.has(node)) {
       const before = this.failed.get(node);
-      return before ? celGoType(before.name) : '*error*';
+      return before ? celGoType(before.name) : '!error!';
     }
     return celGoType(node?.checkedType?.name ?? 'dyn');
   }
@@ -177,7 +178,7 @@ class IssueCollector {
       case 'no_such_overload':
         if (!selects) this.add(node, noOverload(overloadOf(node.op), `(${types(kids)})`));
         else if (err.code === 'no_such_key') this.add(at, `undefined field '${(node.args as unknown[])[1]}'`);
-        else this.add(at, `type '${this.type(kids[0])}' does not support field selection`);
+        else this.add(at, unselectable(this.type(kids[0])));
         break;
       case 'no_matching_overload': {
         const name = (node.args as unknown[])[0] as string;
@@ -214,32 +215,91 @@ class IssueCollector {
     node.checkedType = dyn();
   }
 
-  /** A condition that is not a bool: a ternary's, or a macro's predicate (cel-go's expansion of the macro). */
+  /** A condition that is not a bool: a ternary's, or a macro's predicate. */
   private condition(node: CelNode, parent: CelNode | undefined): void {
-    if (parent?.op === '?:' && children(parent)[0] === node) {
-      this.ternaries.add(parent);
-      return;
-    }
-    const macro = parent?.op === 'rcall' ? ((parent.args as unknown[])[0] as string) : '';
-    const found = this.type(node);
-    if (macro === 'exists_one') {
-      this.add(parent!, noOverload('_?_:_', `(${found}, int, int)`));
-    } else if (macro === 'filter') {
-      const range = children(parent!)[0]?.checkedType;
-      const element = celGoType((range?.kind === 'map' ? range.keyType : range?.valueType)?.name ?? 'dyn');
-      this.add(parent!, noOverload('_?_:_', `(${found}, list(${element}), list(${element}))`));
-    } else {
-      this.add(node, `expected type 'bool' but found '${found}'`);
-    }
+    if (parent?.op === '?:' && children(parent)[0] === node) this.ternaries.add(parent);
+    else this.predicates.push(node);
   }
 
-  /** The ternaries' issues, now that their branches have types. */
-  finish(): void {
+  /** A macro's predicate that is not a bool, as cel-go's expansion of the macro reports it. */
+  private predicate(node: CelNode): void {
+    const macro = this.up.get(node);
+    const [range, , , transform] = macro ? children(macro) : [];
+    const name = macro?.op === 'rcall' ? (macro.args as unknown[])[0] : '';
+    const found = this.type(node);
+    let element: string | undefined;
+    if (name === 'filter') {
+      const t = range?.checkedType;
+      element = celGoType((t?.kind === 'map' ? t.keyType : t?.valueType)?.name ?? 'dyn');
+    } else if (name === 'map' && transform) {
+      element = this.type(transform);
+    }
+    if (name === 'exists_one') this.add(macro!, noOverload('_?_:_', `(${found}, int, int)`));
+    else if (element) this.add(macro!, noOverload('_?_:_', `(${found}, list(${element}), list(${element}))`));
+    else this.add(node, `expected type 'bool' but found '${found}'`);
+  }
+
+  /**
+   * The issues written last: the ternaries' and predicates', now that the nodes they name have types, and what
+   * the library lets pass where cel-go does not: the fields of `has()` and of optional selects `x.?f` (cel-go
+   * looks them up as any select's), and a map indexed with a key of another type.
+   */
+  finish(env: Environment, root: CelNode): void {
     for (const ternary of this.ternaries) {
       const kids = children(ternary);
       this.add(ternary, noOverload('_?_:_', `(${kids.map((k) => this.type(k)).join(', ')})`));
     }
+    for (const node of this.predicates) this.predicate(node);
+    for (const node of [root, ...this.up.keys()]) {
+      if (node.op === 'call' && (node.args as unknown[])[0] === 'has') {
+        // None of the argument's selects was checked: walk them from the variable up. The last one is has()'s test.
+        const chain: CelNode[] = [];
+        let operand = children(node)[0];
+        for (; operand?.op === '.' || operand?.op === '.?'; operand = children(operand)[0]) chain.unshift(operand);
+        this.fields(env, operand?.checkedType, chain, node);
+      } else if (node.op === '.?' && !this.failed.has(node)) {
+        this.fields(env, children(node)[0]?.checkedType, [node]);
+      } else if (node.op === '[]' && !this.failed.has(node)) {
+        // The library takes any key to a map; cel-go wants the map's key type.
+        const [map, key] = children(node);
+        const want = map?.checkedType?.kind === 'map' ? map.checkedType.keyType : undefined;
+        const got = key?.checkedType;
+        if (want && got && want !== dyn() && got !== dyn() && want.name !== got.name)
+          this.add(node, noOverload('_[_]', `(${this.type(map)}, ${this.type(key)})`));
+      }
+    }
   }
+
+  /**
+   * Looks up the fields `selects` take in turn from a value of type `from`; an issue for the first missing, at
+   * the select (the last one at `last`, when given).
+   */
+  private fields(env: Environment, from: CelType | undefined, selects: CelNode[], last?: CelNode): void {
+    let type = from?.name;
+    for (const [i, select] of selects.entries()) {
+      if (!type || type === 'dyn') return;
+      const field = (select.args as unknown[])[1] as string;
+      const found = fieldOf(env, type.replace(/^optional<(.*)>$/, '$1'), field);
+      if ('type' in found) {
+        type = found.type;
+        continue;
+      }
+      const at = i === selects.length - 1 && last ? last : select;
+      this.add(at, found.missing ? `undefined field '${field}'` : unselectable(type));
+      return;
+    }
+  }
+}
+
+const unselectable = (type: string) => `type '${celGoType(type)}' does not support field selection`;
+
+/** The type of `field` of a value of type `type`, by checking a select on a variable of that type. */
+function fieldOf(env: Environment, type: string, field: string): { type: string } | { missing: boolean } {
+  const probe = env.clone();
+  probe.registerVariable('__probe__', type);
+  const checked = probe.check(`__probe__.${field}`) as { valid: boolean; type?: string; error?: CelError };
+  if (checked.valid) return { type: checked.type ?? 'dyn' };
+  return { missing: checked.error?.code === 'no_such_key' };
 }
 
 /** cel-go's display of one issue: position (1-based line and column, in characters), message, source line, caret. */
@@ -285,7 +345,7 @@ export function typeCheckIssues(env: Environment, expression: string): string | 
     }
     collector.note(err, node);
   }
-  collector.finish();
+  collector.finish(env, parsed.ast);
   const issues = [...collector.issues].sort((a, b) => a.at - b.at);
   if (issues.length === 0) return undefined;
   const shown = issues.slice(0, MAX_REPORTED).map((i) => display(expression, i));
