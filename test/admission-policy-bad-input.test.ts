@@ -121,7 +121,7 @@ describe('ValidatingAdmissionPolicy bad input', () => {
     const status = await eventually(
       async () => (await policies().get(undefined, 'no-such-param')).status?.typeChecking,
     );
-    expect(status.expressionWarnings?.[0].warning).toMatch(/Unknown variable: params/);
+    expect(status.expressionWarnings?.[0].warning).toMatch(/undeclared reference to 'params' \(in container ''\)/);
 
     const p = await policies().get(undefined, 'no-such-param');
     await policies().replace({ ...p, spec: { ...p.spec!, failurePolicy: 'Ignore' } });

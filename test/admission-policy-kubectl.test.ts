@@ -87,7 +87,7 @@ describe.skipIf(!hasKubectl)('ValidatingAdmissionPolicy with kubectl (kubernetes
     });
     const warnings = warned.status?.typeChecking?.expressionWarnings ?? [];
     expect(warnings.map((w) => w.fieldRef)).toEqual(['spec.validations[0].expression']);
-    expect(warnings[0].warning).toMatch(/^apps\/v1, Kind=Deployment: ERROR: <input>:1:13: No such key: replica/);
+    expect(warnings[0].warning).toMatch(/^apps\/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replica'/);
     const shown = await kubectl.json(['get', 'validatingadmissionpolicy', 'typo']);
     expect(shown.status.typeChecking.expressionWarnings[0].fieldRef).toBe('spec.validations[0].expression');
 

@@ -310,6 +310,52 @@ describe('a pod name taken by a foreign pod', () => {
   }, 40_000);
 });
 
+describe("a pod create answered AlreadyExists (the controller's pod cache behind)", () => {
+  it('fails the sync without an event and retries with backoff; once the cache catches up the pod is adopted', async () => {
+    const ns = await namespace('sts-behind');
+    const faults = cluster.cp.faults;
+    // The controller's pod cache stops: its cluster-wide pod list and watch fail until the fault is cleared.
+    faults.failRequests({
+      code: 500,
+      count: Number.POSITIVE_INFINITY,
+      match: (method, path) => method === 'GET' && path.endsWith('/pods') && !path.includes('/namespaces/'),
+    });
+    faults.dropWatches(cluster.cp.registry.byKind('Pod'));
+    // An orphan the set would adopt, unseen by the controller: its create of behind-0 is answered AlreadyExists.
+    const orphan = statefulSet(ns, 'behind').spec.template;
+    await pods().create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      ...orphan,
+      metadata: { ...orphan.metadata, namespace: ns, name: 'behind-0' },
+    });
+    const creates = () =>
+      faults.requests.filter((r) => r.method === 'POST' && r.path === `/api/v1/namespaces/${ns}/pods`);
+    faults.recordRequests = true;
+    try {
+      await sets().create(statefulSet(ns, 'behind', { replicas: 1 }));
+      await new Promise((r) => setTimeout(r, 3000));
+    } finally {
+      faults.recordRequests = false;
+      faults.clear();
+    }
+    // Retried with backoff, as the reference's failed sync is: the first retries within milliseconds, then
+    // slower (before, a create answered AlreadyExists counted as done: one create per set event, 2 here).
+    const at = creates().map((r) => r.at);
+    expect(at.length).toBeGreaterThanOrEqual(5);
+    expect(at.at(-1)! - at.at(-2)!).toBeGreaterThan(at[2]! - at[1]!);
+    expect(controller.events.filter((e) => e.name === 'behind')).toEqual([]);
+
+    await waitForSet(ns, 'behind', rolledOut(1));
+    const adopted = await pods().get(ns, 'behind-0');
+    expect(adopted.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: 'StatefulSet',
+      name: 'behind',
+      controller: true,
+    });
+  }, 60_000);
+});
+
 describe('validation refuses bad sets with the field and the rule', () => {
   it.each<[string, (s: StatefulSet) => void, string]>([
     [

@@ -120,7 +120,7 @@ describe('re-check when served resources change', () => {
     expect(checked).toEqual([
       {
         fieldRef: 'spec.validations[0].expression',
-        warning: expect.stringMatching(/^example\.com\/v1, Kind=Widget: ERROR: <input>:1:13: No such key: sise/),
+        warning: expect.stringMatching(/^example\.com\/v1, Kind=Widget: ERROR: <input>:1:12: undefined field 'sise'/),
       },
     ]);
     expect((await policies.get(undefined, 'widgets')).status?.observedGeneration).toBe(1);

@@ -97,7 +97,7 @@ describe('type-check warnings (reference §6.3)', () => {
       {
         fieldRef: 'spec.validations[0].expression',
         warning:
-          'apps/v1, Kind=Deployment: ERROR: <input>:1:13: No such key: replica\n | object.spec.replica > 1\n | ............^\n',
+          "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replica'\n | object.spec.replica > 1\n | ...........^\n",
       },
     ]);
   });
@@ -129,8 +129,8 @@ describe('type-check warnings (reference §6.3)', () => {
     ]);
     const blocks = warnings[0].warning.split('\n\n');
     expect(blocks).toHaveLength(2);
-    expect(blocks[0]).toMatch(/^apps\/v1, Kind=Deployment: ERROR: <input>:1:\d+: no such overload: int > string/);
-    expect(blocks[1]).toMatch(/^apps\/v1, Kind=ReplicaSet: ERROR: .*no such overload: int > string/);
+    expect(blocks[0]).toMatch(/^apps\/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_>_'/);
+    expect(blocks[1]).toMatch(/^apps\/v1, Kind=ReplicaSet: ERROR: <input>:1:22: found no matching overload for '_>_'/);
   });
 
   it('declares params only when the paramKind resolves', () => {
@@ -138,7 +138,9 @@ describe('type-check warnings (reference §6.3)', () => {
     const withConfigMap = policy({ validations: uses, paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } });
     expect(typeCheck(withConfigMap, [DEPLOYMENT], schemaOf)).toEqual([]);
     const withUnknown = policy({ validations: uses, paramKind: { apiVersion: 'example.com/v1', kind: 'Nope' } });
-    expect(typeCheck(withUnknown, [DEPLOYMENT], schemaOf)[0].warning).toMatch(/Unknown variable: params/);
+    expect(typeCheck(withUnknown, [DEPLOYMENT], schemaOf)[0].warning).toMatch(
+      /undeclared reference to 'params' \(in container ''\)/,
+    );
   });
 
   it('types variables from their expressions, in order', () => {
@@ -163,9 +165,170 @@ describe('type-check warnings (reference §6.3)', () => {
       'spec.validations[2].expression',
       'spec.validations[3].expression',
     ]);
-    expect(warnings[0].warning).toMatch(/No such key: other/);
-    expect(warnings[1].warning).toMatch(/no such overload: int > string/);
-    expect(warnings[2].warning).toMatch(/No such key: imag/);
+    expect(warnings[0].warning).toMatch(/undefined field 'other'/);
+    expect(warnings[1].warning).toMatch(/found no matching overload for '_>_' applied to '\(int, string\)'/);
+    expect(warnings[2].warning).toMatch(/undefined field 'imag'/);
+  });
+
+  // Warnings a real kube-apiserver v1.37.2 wrote (its kube-controller-manager's status controller), whole. The
+  // reference names object types after the kind plus a number that changes with every check
+  // (`Deployment30881981.spec.selector`); that number is the one part left out of the comparison.
+  const sansNumber = (w: string) => w.replace(/\b(Deployment|ReplicaSet)\d+\./g, '$1.');
+  it.each<[string, string]>([
+    [
+      "object.spec.replicas > 'a'",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(int, string)'\n | object.spec.replicas > 'a'\n | .....................^\n",
+    ],
+    [
+      "object.spec.foo == 1 && object.spec.replicas > 'a'",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'foo'\n | object.spec.foo == 1 && object.spec.replicas > 'a'\n | ...........^\nERROR: <input>:1:46: found no matching overload for '_>_' applied to '(int, string)'\n | object.spec.foo == 1 && object.spec.replicas > 'a'\n | .............................................^\n",
+    ],
+    [
+      'object.spec.replicas.foo == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:21: type 'int' does not support field selection\n | object.spec.replicas.foo == 1\n | ....................^\n",
+    ],
+    [
+      'size(object.spec.replicas) > 0',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:5: found no matching overload for 'size' applied to '(int)'\n | size(object.spec.replicas) > 0\n | ....^\n",
+    ],
+    [
+      'object.spec.replicas ? true : false',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_?_:_' applied to '(int, bool, bool)'\n | object.spec.replicas ? true : false\n | .....................^\n",
+    ],
+    [
+      'object.spec.replicas && true',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: expected type 'bool' but found 'int'\n | object.spec.replicas && true\n | ...........^\n",
+    ],
+    [
+      'object.spec.selector > 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(Deployment30881981.spec.selector, int)'\n | object.spec.selector > 1\n | .....................^\n",
+    ],
+    [
+      'object.spec.replicas.all(x, x > 1)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: expression of type 'int' cannot be range of a comprehension (must be list, map, or dynamic)\n | object.spec.replicas.all(x, x > 1)\n | ...........^\n",
+    ],
+    [
+      "object.metadata.name == 'é' && object.spec.foo == 1",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:43: undefined field 'foo'\n | object.metadata.name == 'é' && object.spec.foo == 1\n | .........................．................^\n",
+    ],
+    [
+      "object.spec.template.spec.containers['a'].image == 'x'",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:37: found no matching overload for '_[_]' applied to '(list(Deployment283019982.spec.template.spec.containers.@idx), string)'\n | object.spec.template.spec.containers['a'].image == 'x'\n | ....................................^\n",
+    ],
+    [
+      "-object.metadata.name == 'a'",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:1: found no matching overload for '-_' applied to '(string)'\n | -object.metadata.name == 'a'\n | ^\n",
+    ],
+    [
+      '\tobject.spec.foo == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:13: undefined field 'foo'\n |  object.spec.foo == 1\n | ............^\n",
+    ],
+    [
+      'object.spec.replicas == null',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_==_' applied to '(int, null)'\n | object.spec.replicas == null\n | .....................^\n",
+    ],
+    [
+      'object.metadata.creationTimestamp > 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:35: found no matching overload for '_>_' applied to '(timestamp, int)'\n | object.metadata.creationTimestamp > 1\n | ..................................^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.all(c, c.name)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:46: expected type 'bool' but found 'string'\n | object.spec.template.spec.containers.all(c, c.name)\n | .............................................^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.filter(c, c.name).size() > 0',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:44: found no matching overload for '_?_:_' applied to '(string, list(Deployment265814843.spec.template.spec.containers.@idx), list(Deployment265814843.spec.template.spec.containers.@idx))'\n | object.spec.template.spec.containers.filter(c, c.name).size() > 0\n | ...........................................^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.exists_one(c, c.name)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:48: found no matching overload for '_?_:_' applied to '(string, int, int)'\n | object.spec.template.spec.containers.exists_one(c, c.name)\n | ...............................................^\n",
+    ],
+    [
+      "object.spec.replicas.startsWith('a')",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:32: found no matching overload for 'startsWith' applied to 'int.(string)'\n | object.spec.replicas.startsWith('a')\n | ...............................^\n",
+    ],
+    [
+      "object.spec.foo == 2 ||\nobject.spec.replicas > 'a' ||\n  object.spec.bar == 3",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'foo'\n | object.spec.foo == 2 ||\n | ...........^\nERROR: <input>:2:22: found no matching overload for '_>_' applied to '(int, string)'\n | object.spec.replicas > 'a' ||\n | .....................^\nERROR: <input>:3:14: undefined field 'bar'\n |   object.spec.bar == 3\n | .............^\n",
+    ],
+    [
+      'object.spec.replicas in object.metadata.name',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '@in' applied to '(int, string)'\n | object.spec.replicas in object.metadata.name\n | .....................^\n",
+    ],
+    [
+      "'😀' == object.metadata.name && object.spec.foo == 1",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:43: undefined field 'foo'\n | '😀' == object.metadata.name && object.spec.foo == 1\n | .．........................................^\n",
+    ],
+    [
+      'object.spec.paused || object.spec.replicas',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:34: expected type 'bool' but found 'int'\n | object.spec.paused || object.spec.replicas\n | .................................^\n",
+    ],
+    [
+      'object.metadata.labels > 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:24: found no matching overload for '_>_' applied to '(map(string, string), int)'\n | object.metadata.labels > 1\n | .......................^\n",
+    ],
+    [
+      'object.spec.replicas.size() > 0',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:26: found no matching overload for 'size' applied to 'int.()'\n | object.spec.replicas.size() > 0\n | .........................^\n",
+    ],
+    [
+      'has(object.spec.foo)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:4: undefined field 'foo'\n | has(object.spec.foo)\n | ...^\n",
+    ],
+    [
+      'has(object.spec.replicas.foo)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:4: type 'int' does not support field selection\n | has(object.spec.replicas.foo)\n | ...^\n",
+    ],
+    [
+      'has(object.spec.foo.bar)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:16: undefined field 'foo'\n | has(object.spec.foo.bar)\n | ...............^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.all(c, has(c.foo))',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:48: undefined field 'foo'\n | object.spec.template.spec.containers.all(c, has(c.foo))\n | ...............................................^\n",
+    ],
+    [
+      'has(object.metadata.labels.foo) && has(object.spec.selector.matchLabels.x.y)',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:39: type 'string' does not support field selection\n | has(object.metadata.labels.foo) && has(object.spec.selector.matchLabels.x.y)\n | ......................................^\n",
+    ],
+    [
+      'object.spec.?foo.orValue(1) == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'foo'\n | object.spec.?foo.orValue(1) == 1\n | ...........^\n",
+    ],
+    [
+      "object.metadata.labels[1] == 'a'",
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:23: found no matching overload for '_[_]' applied to '(map(string, string), int)'\n | object.metadata.labels[1] == 'a'\n | ......................^\n",
+    ],
+    [
+      '(object.spec.replicas ? object.spec.foo : 1) == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:23: found no matching overload for '_?_:_' applied to '(int, !error!, int)'\n | (object.spec.replicas ? object.spec.foo : 1) == 1\n | ......................^\nERROR: <input>:1:36: undefined field 'foo'\n | (object.spec.replicas ? object.spec.foo : 1) == 1\n | ...................................^\n",
+    ],
+    [
+      'object.spec.template.spec.containers.map(c, c.name, c.foo).size() > 0',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:41: found no matching overload for '_?_:_' applied to '(string, list(!error!), list(!error!))'\n | object.spec.template.spec.containers.map(c, c.name, c.foo).size() > 0\n | ........................................^\nERROR: <input>:1:54: undefined field 'foo'\n | object.spec.template.spec.containers.map(c, c.name, c.foo).size() > 0\n | .....................................................^\n",
+    ],
+    [
+      'object.spec.foo.bar.baz == 1 && object.spec.replicas.x == 1',
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'foo'\n | object.spec.foo.bar.baz == 1 && object.spec.replicas.x == 1\n | ...........^\nERROR: <input>:1:53: type 'int' does not support field selection\n | object.spec.foo.bar.baz == 1 && object.spec.replicas.x == 1\n | ....................................................^\n",
+    ],
+  ])('as a real cluster words it: %j', (expression, real) => {
+    const [w] = typeCheck(policy({ validations: [{ expression }] }), [DEPLOYMENT], schemaOf);
+    expect(w?.warning).toBe(sansNumber(real));
+  });
+
+  it('as a real cluster words it for two kinds: one block per kind, every issue in each', () => {
+    const real =
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(int, string)'\n | object.spec.replicas > 'a' && object.spec.foo == 1\n | .....................^\nERROR: <input>:1:42: undefined field 'foo'\n | object.spec.replicas > 'a' && object.spec.foo == 1\n | .........................................^\n\napps/v1, Kind=ReplicaSet: ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(int, string)'\n | object.spec.replicas > 'a' && object.spec.foo == 1\n | .....................^\nERROR: <input>:1:42: undefined field 'foo'\n | object.spec.replicas > 'a' && object.spec.foo == 1\n | .........................................^\n";
+    const expression = "object.spec.replicas > 'a' && object.spec.foo == 1";
+    const [w] = typeCheck(policy({ validations: [{ expression }] }), [DEPLOYMENT, REPLICASET], schemaOf);
+    expect(w?.warning).toBe(real);
+  });
+
+  it('names the first 100 issues of an expression and counts the rest, as cel-go does', () => {
+    const expression = Array.from({ length: 102 }, (_, i) => `object.spec.f${i} == 1`).join(' && ');
+    const [w] = typeCheck(policy({ validations: [{ expression }] }), [DEPLOYMENT], schemaOf);
+    expect(w?.warning.match(/ERROR: <input>/g)).toHaveLength(100);
+    expect(w?.warning).toMatch(/undefined field 'f99'\n.*\n.*\^\n2 more errors were truncated\n$/);
   });
 
   it('reports unparseable expressions', () => {

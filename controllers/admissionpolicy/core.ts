@@ -10,7 +10,8 @@ import type {
   ValidatingAdmissionPolicy,
   ValidatingAdmissionPolicyStatus,
 } from '../../src/api/types/admission.ts';
-import { compile, typeCheckEnvironment } from '../../src/cel/policy.ts';
+import { typeCheckIssues } from '../../src/cel/issues.ts';
+import { typeCheckEnvironment } from '../../src/cel/policy.ts';
 import type { DeclType } from '../../src/cel/schema-types.ts';
 
 export interface GVK {
@@ -113,8 +114,8 @@ export function typeCheck(
       if (!expression) continue;
       const blocks = envs.flatMap((e) => {
         if ('broken' in e) return [`${gvkString(e.gvk)}: type checking error: ${e.broken}\n`];
-        const r = compile(e.env, expression);
-        return 'error' in r ? [`${gvkString(e.gvk)}: ${r.error}\n`] : [];
+        const issues = typeCheckIssues(e.env, expression);
+        return issues ? [`${gvkString(e.gvk)}: ${issues}\n`] : [];
       });
       if (blocks.length) warnings.push({ fieldRef: `spec.validations[${i}].${field}`, warning: blocks.join('\n') });
     }

@@ -16,7 +16,7 @@ import type { ControllerRevision, StatefulSet } from '../../src/api/types/apps.t
 import type { PersistentVolumeClaim, Pod } from '../../src/api/types/core.ts';
 import { isTombstone, type Lister } from '../../src/cache/informer.ts';
 import { keyOf } from '../../src/cache/store.ts';
-import { isAlreadyExists, isNotFound } from '../../src/client/errors.ts';
+import { isAlreadyExists, isNotFound, StatusError } from '../../src/client/errors.ts';
 import type { ResourceClient } from '../../src/client/resource.ts';
 import {
   type ControllerContext,
@@ -33,7 +33,7 @@ import {
 } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
 import { type Claimed, claimPods, claimRevisions, controllerRefOf } from './adoption.ts';
-import { type Action, eventFor, type Gates, planSync, type SyncPlan } from './core.ts';
+import { type Action, type Gates, planSync, type SyncPlan, type WriteFailure, writeOutcome } from './core.ts';
 import { PodExpectations } from './expectations.ts';
 import { isRunningAndReady, parseOrdinal } from './pods.ts';
 import { dataOf, setOwnerRef } from './revision.ts';
@@ -306,73 +306,58 @@ export class StatefulSetReconciler implements Reconciler {
     return undefined;
   }
 
-  private record(set: StatefulSet, action: Action, error?: unknown): void {
-    const e = eventFor(set, action, error === undefined ? undefined : errorText(error));
-    if (e) this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, verbOf(action), e.note);
-  }
-
+  /** One action's write; its answer decides (`writeOutcome`) whether the sync goes on and what is recorded. */
   private async perform(
     key: string,
     set: StatefulSet,
     action: Action,
     signal: AbortSignal,
   ): Promise<'collision' | undefined> {
-    const ns = set.metadata.namespace;
+    if (action.kind === 'createRevision') return this.createRevision(action.revision, signal);
+    let failure: unknown;
     try {
-      switch (action.kind) {
-        case 'createRevision':
-          return await this.createRevision(action.revision, signal);
-        case 'bumpRevision': {
-          const rev = this.revisions.get(ns ?? '', action.name);
-          if (rev) await this.revisionClient.replace({ ...rev, revision: action.revision }, { signal });
-          return;
-        }
-        case 'deleteRevision':
-          await this.revisionClient.delete(ns, action.name, { signal }).catch(ignoreNotFound);
-          return;
-        case 'createClaim':
-          await this.claimClient.create(action.claim, { signal }).catch((err) => {
-            if (!isAlreadyExists(err)) throw err; // a claim the cache has not shown yet: nothing to create
-          });
-          break;
-        case 'patchClaimOwners':
-          await this.claimClient.patch(
-            ns,
-            action.name,
-            { metadata: { ownerReferences: action.ownerReferences } },
-            'merge',
-            {
-              signal,
-            },
-          );
-          return;
-        case 'createPod':
-          try {
-            await this.podClient.create(action.pod, { signal });
-            this.expectations.expectCreate(key, action.pod.metadata.name!);
-          } catch (err) {
-            if (isAlreadyExists(err)) return; // the cache is behind; the reference stays silent too
-            throw err;
-          }
-          break;
-        case 'updatePod':
-          await this.podClient.replace(action.pod, { signal });
-          break;
-        case 'deletePod':
-          try {
-            await this.podClient.delete(ns, action.name, { signal, preconditions: { uid: action.uid } });
-          } catch (err) {
-            if (isNotFound(err)) return;
-            throw err;
-          }
-          this.expectations.expectDelete(key, action.name, action.uid);
-          break;
-      }
+      await this.write(set, action, signal);
     } catch (err) {
-      this.record(set, action, err);
-      throw err;
+      failure = err;
     }
-    this.record(set, action);
+    const outcome = writeOutcome(set, action, failure === undefined ? undefined : writeFailure(failure));
+    const e = outcome.event;
+    if (e) this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, verbOf(action), e.note);
+    if (outcome.fails) throw failure;
+    if (failure !== undefined) return;
+    if (action.kind === 'createPod') this.expectations.expectCreate(key, action.pod.metadata.name!);
+    if (action.kind === 'deletePod') this.expectations.expectDelete(key, action.name, action.uid);
+  }
+
+  private async write(set: StatefulSet, action: Exclude<Action, { kind: 'createRevision' }>, signal: AbortSignal) {
+    const ns = set.metadata.namespace;
+    switch (action.kind) {
+      case 'bumpRevision': {
+        const rev = this.revisions.get(ns ?? '', action.name);
+        if (rev) await this.revisionClient.replace({ ...rev, revision: action.revision }, { signal });
+        return;
+      }
+      case 'deleteRevision':
+        await this.revisionClient.delete(ns, action.name, { signal });
+        return;
+      case 'createClaim':
+        await this.claimClient.create(action.claim, { signal });
+        return;
+      case 'patchClaimOwners': {
+        const patch = { metadata: { ownerReferences: action.ownerReferences } };
+        await this.claimClient.patch(ns, action.name, patch, 'merge', { signal });
+        return;
+      }
+      case 'createPod':
+        await this.podClient.create(action.pod, { signal });
+        return;
+      case 'updatePod':
+        await this.podClient.replace(action.pod, { signal });
+        return;
+      case 'deletePod':
+        await this.podClient.delete(ns, action.name, { signal, preconditions: { uid: action.uid } });
+        return;
+    }
   }
 
   /** Creates a revision; an existing one of that name with the same data is it, other data is a collision. */
@@ -415,8 +400,8 @@ function keyParts(key: string): [string, string] {
 
 const owners = (obj: KubeObject) => obj.metadata.ownerReferences ?? [];
 
-function ignoreNotFound(err: unknown): void {
-  if (!isNotFound(err)) throw err;
+function writeFailure(err: unknown): WriteFailure {
+  return { reason: err instanceof StatusError ? err.reason : '', message: errorText(err) };
 }
 
 function verbOf(action: Action): string {

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { StatefulSet } from '../../src/api/types/apps.ts';
 import type { Pod } from '../../src/api/types/core.ts';
-import { CONDITION_TYPE, eventFor, maxUnavailableOf, planSync, resolveRevisions, revisionsToDelete } from './core.ts';
+import {
+  type Action,
+  CONDITION_TYPE,
+  eventFor,
+  maxUnavailableOf,
+  planSync,
+  resolveRevisions,
+  revisionsToDelete,
+  type WriteFailure,
+  writeOutcome,
+} from './core.ts';
 import {
   ALL_GATES,
   at,
@@ -691,5 +701,31 @@ describe('events for action outcomes', () => {
 
   it('revisions and claim owners make no events', () => {
     expect(eventFor(v1, { kind: 'deleteRevision', name: 'x' })).toBeUndefined();
+  });
+});
+
+describe('what a write answer means for the sync (the reference: AlreadyExists fails silently)', () => {
+  const createPod = { kind: 'createPod' as const, pod: pod(v1, 0, rev1) };
+  const createClaim = { kind: 'createClaim' as const, claim: claim('data-web-0'), pod: 'web-0' };
+  const deletePod = { kind: 'deletePod' as const, name: 'web-0', uid: 'u' };
+  const deleteRevision = { kind: 'deleteRevision' as const, name: 'web-1' };
+  const exists = { reason: 'AlreadyExists', message: 'pods "web-0" already exists' };
+  const gone = { reason: 'NotFound', message: 'pods "web-0" not found' };
+  const refused = { reason: 'Forbidden', message: 'no' };
+  it.each<[string, Action, WriteFailure | undefined, boolean, string | undefined]>([
+    ['a created pod', createPod, undefined, false, 'SuccessfulCreate'],
+    ['a pod create answered AlreadyExists', createPod, exists, true, undefined],
+    ['a pod create refused otherwise', createPod, refused, true, 'FailedCreate'],
+    ['a claim create answered AlreadyExists', createClaim, exists, true, undefined],
+    ['a claim create refused otherwise', createClaim, refused, true, 'FailedCreate'],
+    ['a pod delete answered NotFound', deletePod, gone, false, undefined],
+    ['a pod delete refused otherwise', deletePod, refused, true, 'FailedDelete'],
+    ['a pod delete answered AlreadyExists (no such answer, not excused)', deletePod, exists, true, 'FailedDelete'],
+    ['a revision delete answered NotFound', deleteRevision, gone, false, undefined],
+    ['a failure without a status reason', createPod, { reason: '', message: 'socket hang up' }, true, 'FailedCreate'],
+  ])('%s', (_what, action, failure, fails, reason) => {
+    const outcome = writeOutcome(v1, action, failure);
+    expect(outcome.fails).toBe(fails);
+    expect(outcome.event?.reason).toBe(reason);
   });
 });

@@ -722,3 +722,29 @@ export function eventFor(set: StatefulSet, action: Action, error?: string): Plan
       return undefined;
   }
 }
+
+/** A write the API refused: its status reason (`AlreadyExists`, `NotFound`, ...; empty without one) and text. */
+export interface WriteFailure {
+  reason: string;
+  message: string;
+}
+
+export interface WriteOutcome {
+  /** The sync stops here and fails, so the set is retried with backoff. */
+  fails: boolean;
+  event?: PlannedEvent;
+}
+
+/**
+ * What the answer to an action's write means, as the reference's pod control reads it. A create answered
+ * AlreadyExists (the cache is behind) fails the sync without an event; the next sync, once the cache shows
+ * the object, goes on. A delete of what is already gone is done (the reference reports it; we do not).
+ */
+export function writeOutcome(set: StatefulSet, action: Action, failure?: WriteFailure): WriteOutcome {
+  if (!failure) return { fails: false, event: eventFor(set, action) };
+  const creates = action.kind === 'createPod' || action.kind === 'createClaim';
+  if (creates && failure.reason === 'AlreadyExists') return { fails: true };
+  const deletes = action.kind === 'deletePod' || action.kind === 'deleteRevision';
+  if (deletes && failure.reason === 'NotFound') return { fails: false };
+  return { fails: true, event: eventFor(set, action, failure.message) };
+}

@@ -141,7 +141,8 @@ export function openAPIFromNode(node: Node): OpenAPISchema {
 
 /**
  * Declares `t` in `env` and returns its CEL type name; objects become types named after their path from
- * `name` (`Deployment.spec.template`), which is what the checker's messages show.
+ * `name` as the reference names them (`Deployment.spec.template`, list items `.@idx`, map values `.@elem`; the
+ * reference's kind name carries a number as well), which is what the checker's messages show.
  */
 export function registerDeclType(env: Environment, name: string, t: DeclType): string {
   switch (t.kind) {
@@ -154,9 +155,9 @@ export function registerDeclType(env: Environment, name: string, t: DeclType): s
     case 'dyn':
       return 'dyn';
     case 'list':
-      return `list<${registerDeclType(env, `${name}.item`, t.items)}>`;
+      return `list<${registerDeclType(env, `${name}.@idx`, t.items)}>`;
     case 'map':
-      return `map<string, ${registerDeclType(env, `${name}.value`, t.values)}>`;
+      return `map<string, ${registerDeclType(env, `${name}.@elem`, t.values)}>`;
     case 'object': {
       const fields: Record<string, string> = {};
       for (const [k, f] of Object.entries(t.fields)) fields[k] = registerDeclType(env, `${name}.${k}`, f);
