@@ -72,6 +72,16 @@ export function decodeObject(value: string): KubeObject | undefined {
   }
 }
 
+/**
+ * An object the embedded store kept. It carries the resourceVersion it was written at, from which the store's
+ * counter resumes: one without a valid resourceVersion (a damaged one that still decodes) is a corrupt object,
+ * or the counter would not be a number and no write would ever be durable.
+ */
+export function decodeKept(value: string): KubeObject | undefined {
+  const object = decodeObject(value);
+  return object && /^[1-9][0-9]*$/.test(String(object.metadata.resourceVersion)) ? object : undefined;
+}
+
 interface EventRecord {
   r: string;
   t: StoredEvent['type'];
@@ -117,7 +127,7 @@ export class Journal {
         skipped++;
         continue;
       }
-      const object = decodeObject(value);
+      const object = decodeKept(value);
       if (!object) {
         saved.corrupt?.push({ rt, key: key.slice(key.indexOf('|') + 1) });
         continue;
