@@ -295,9 +295,12 @@ const unselectable = (type: string) => `type '${celGoType(type)}' does not suppo
 
 /** The type of `field` of a value of type `type`, by checking a select on a variable of that type. */
 function fieldOf(env: Environment, type: string, field: string): { type: string } | { missing: boolean } {
-  const probe = env.clone();
-  probe.registerVariable('__probe__', type);
-  const checked = probe.check(`__probe__.${field}`) as { valid: boolean; type?: string; error?: CelError };
+  let checked: { valid: boolean; type?: string; error?: CelError };
+  try {
+    checked = env.clone().registerVariable('__probe__', type).check(`__probe__.${field}`) as typeof checked;
+  } catch {
+    return { type: 'dyn' }; // a type the library cannot declare a variable of: nothing to say
+  }
   if (checked.valid) return { type: checked.type ?? 'dyn' };
   return { missing: checked.error?.code === 'no_such_key' };
 }
