@@ -140,9 +140,9 @@ describe('journal', () => {
     await reopened.journal.close();
   });
 
-  it('takes an object kept without a valid resourceVersion for a corrupt object, and goes on serving', async () => {
+  it('takes an object kept without a valid resourceVersion, or under another name, for a corrupt object', async () => {
     // As one flipped bit leaves it in a value that still decodes: "resourceVersion" turned into "zesourceVersion"
-    // (seen after --repair-store), a digit turned into ';'.
+    // (seen after --repair-store), a digit turned into ';', a letter of the name changed.
     const { kv } = await recordingStore();
     const kept = (name: string, metadata: Record<string, string>) => ({
       type: 'put' as const,
@@ -154,6 +154,7 @@ describe('journal', () => {
         kept('good', { resourceVersion: '24' }),
         kept('renamed', { zesourceVersion: '25' }),
         kept('digit', { resourceVersion: '2;' }),
+        kept('moved', { resourceVersion: '23', name: 'mover' }),
       ],
     ]);
     const storage = new Storage();
@@ -161,6 +162,8 @@ describe('journal', () => {
     expect(storage.currentRv()).toBe(24);
     expect(storage.isCorrupt(configMaps, 'default/renamed')).toBe(true);
     expect(storage.isCorrupt(configMaps, 'default/digit')).toBe(true);
+    expect(storage.isCorrupt(configMaps, 'default/moved')).toBe(true);
+    expect(storage.get(configMaps, 'default/mover')).toBeUndefined();
     // Requests wait for durability: it comes (with a resourceVersion that is no number, it never did).
     storage.create(configMaps, configMap('new'));
     let timer: NodeJS.Timeout | undefined;

@@ -73,13 +73,15 @@ export function decodeObject(value: string): KubeObject | undefined {
 }
 
 /**
- * An object the embedded store kept. It carries the resourceVersion it was written at, from which the store's
- * counter resumes: one without a valid resourceVersion (a damaged one that still decodes) is a corrupt object,
- * or the counter would not be a number and no write would ever be durable.
+ * The object the embedded store kept under `key` (`o/<apiVersion>/<plural>|<namespace>/<name>`), or undefined
+ * when the entry is damaged in a way that still decodes: no object, no valid resourceVersion (the store's counter
+ * resumes from the largest, and one that is no number is never durable: no request would be answered), or a
+ * name or namespace other than its key's (it would be served under another name, and its entry never rewritten).
  */
-export function decodeKept(value: string): KubeObject | undefined {
+export function keptObject(key: string, value: string): KubeObject | undefined {
   const object = decodeObject(value);
-  return object && /^[1-9][0-9]*$/.test(String(object.metadata.resourceVersion)) ? object : undefined;
+  if (!object || !/^[1-9][0-9]*$/.test(String(object.metadata.resourceVersion))) return undefined;
+  return objectKey(object.metadata) === key.slice(key.indexOf('|') + 1) ? object : undefined;
 }
 
 interface EventRecord {
@@ -127,7 +129,7 @@ export class Journal {
         skipped++;
         continue;
       }
-      const object = decodeKept(value);
+      const object = keptObject(key, value);
       if (!object) {
         saved.corrupt?.push({ rt, key: key.slice(key.indexOf('|') + 1) });
         continue;
