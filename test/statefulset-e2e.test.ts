@@ -3,7 +3,8 @@
  * three simulated nodes running the pods: ordered creation, a rolling update from the top, a
  * partition, a `:broken` image that stalls the rollout with a condition naming the pod, the opt-in
  * recovery after `kubectl rollout undo`, `kubectl rollout status/history`, scale-down with claim
- * retention, and a pod name held by a foreign pod.
+ * retention, a pod name held by a foreign pod, and a pod create answered AlreadyExists while the controller's
+ * pod cache is behind.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

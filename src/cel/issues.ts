@@ -13,7 +13,8 @@
  * keeps each node's checked type and does not check it again), check again; each round settles one node.
  * The library's messages and positions are then put in cel-go's terms: the name of the operator's overload
  * (`_>_`, `@in`), types as `list(int)`, and the token cel-go points at (a select's `.`, an operator, a
- * call's `(`). Syntax errors keep the library's words (the API server refuses those before any check).
+ * call's `(`). What the library lets pass and cel-go does not is checked last: the fields `has()` and `x.?f`
+ * name, a map's key type. Syntax errors keep the library's words (the API server refuses those before any check).
  */
 import { Environment } from '@marcbachmann/cel-js';
 
@@ -32,7 +33,6 @@ interface CelNode {
   pos: number;
   end: number;
   checkedType?: CelType;
-  meta?: { label?: string };
 }
 
 interface CelError {
@@ -87,7 +87,7 @@ function parents(root: CelNode): Map<CelNode, CelNode> {
 }
 
 /** A type as cel-go prints it: `list(int)`, `map(string, int)`, `timestamp`, `optional_type(int)`. */
-export function celGoType(name: string): string {
+function celGoType(name: string): string {
   return name
     .replaceAll('google.protobuf.Timestamp', 'timestamp')
     .replaceAll('google.protobuf.Duration', 'duration')
@@ -169,16 +169,14 @@ class IssueCollector {
     const kids = children(node);
     const types = (nodes: CelNode[]) => nodes.map((n) => this.type(n)).join(', ');
     const selects = node.op === '.' || node.op === '.?';
-    // has(x.f) reports at its own `(`.
-    const at = parent?.op === 'call' && (parent.args as unknown[])[0] === 'has' ? parent : node;
     switch (err.code) {
       case 'no_such_key':
       case 'cannot_index_type':
       case 'invalid_index_type':
       case 'no_such_overload':
         if (!selects) this.add(node, noOverload(overloadOf(node.op), `(${types(kids)})`));
-        else if (err.code === 'no_such_key') this.add(at, `undefined field '${(node.args as unknown[])[1]}'`);
-        else this.add(at, unselectable(this.type(kids[0])));
+        else if (err.code === 'no_such_key') this.add(node, `undefined field '${(node.args as unknown[])[1]}'`);
+        else this.add(node, unselectable(this.type(kids[0])));
         break;
       case 'no_matching_overload': {
         const name = (node.args as unknown[])[0] as string;
