@@ -146,9 +146,15 @@ class IssueCollector {
   private readonly predicates: CelNode[] = [];
 
   constructor(
+    private readonly env: Environment,
     private readonly src: string,
     private readonly up: Map<CelNode, CelNode>,
   ) {}
+
+  /** Whether any function (global or member) of this name is declared. */
+  private declared(name: string): boolean {
+    return this.env.getDefinitions().functions.some((f) => f.name === name);
+  }
 
   private add(node: CelNode, message: string): void {
     this.issues.push({ at: locate(this.src, node), message });
@@ -180,7 +186,9 @@ class IssueCollector {
         break;
       case 'no_matching_overload': {
         const name = (node.args as unknown[])[0] as string;
-        if (node.op === 'rcall') this.add(node, noOverload(name, `${this.type(kids[0])}.(${types(kids.slice(1))})`));
+        if (!this.declared(name)) this.add(node, `undeclared reference to '${name}' (in container '')`);
+        else if (node.op === 'rcall')
+          this.add(node, noOverload(name, `${this.type(kids[0])}.(${types(kids.slice(1))})`));
         else this.add(node, noOverload(name, `(${types(kids)})`));
         break;
       }
@@ -242,7 +250,7 @@ class IssueCollector {
    * the library lets pass where cel-go does not: the fields of `has()` and of optional selects `x.?f` (cel-go
    * looks them up as any select's), and a map indexed with a key of another type.
    */
-  finish(env: Environment, root: CelNode): void {
+  finish(root: CelNode): void {
     for (const ternary of this.ternaries) {
       const kids = children(ternary);
       this.add(ternary, noOverload('_?_:_', `(${kids.map((k) => this.type(k)).join(', ')})`));
@@ -254,9 +262,9 @@ class IssueCollector {
         const chain: CelNode[] = [];
         let operand = children(node)[0];
         for (; operand?.op === '.' || operand?.op === '.?'; operand = children(operand)[0]) chain.unshift(operand);
-        this.fields(env, operand?.checkedType, chain, node);
+        this.fields(operand?.checkedType, chain, node);
       } else if (node.op === '.?' && !this.failed.has(node)) {
-        this.fields(env, children(node)[0]?.checkedType, [node]);
+        this.fields(children(node)[0]?.checkedType, [node]);
       } else if (node.op === '[]' && !this.failed.has(node)) {
         // The library takes any key to a map; cel-go wants the map's key type.
         const [map, key] = children(node);
@@ -272,12 +280,12 @@ class IssueCollector {
    * Looks up the fields `selects` take in turn from a value of type `from`; an issue for the first missing, at
    * the select (the last one at `last`, when given).
    */
-  private fields(env: Environment, from: CelType | undefined, selects: CelNode[], last?: CelNode): void {
+  private fields(from: CelType | undefined, selects: CelNode[], last?: CelNode): void {
     let type = from?.name;
     for (const [i, select] of selects.entries()) {
       if (!type || type === 'dyn') return;
       const field = (select.args as unknown[])[1] as string;
-      const found = fieldOf(env, type.replace(/^optional<(.*)>$/, '$1'), field);
+      const found = fieldOf(this.env, type.replace(/^optional<(.*)>$/, '$1'), field);
       if ('type' in found) {
         type = found.type;
         continue;
@@ -334,7 +342,7 @@ export function typeCheckIssues(env: Environment, expression: string): string | 
     return display(expression, { at: e.range?.start ?? 0, message: e.summary ?? e.message.split('\n')[0]! });
   }
   const up = parents(parsed.ast);
-  const collector = new IssueCollector(expression, up);
+  const collector = new IssueCollector(env, expression, up);
   for (let round = 0; round <= up.size; round++) {
     const checked = parsed.check();
     if (checked.valid) break;
@@ -346,7 +354,7 @@ export function typeCheckIssues(env: Environment, expression: string): string | 
     }
     collector.note(err, node);
   }
-  collector.finish(env, parsed.ast);
+  collector.finish(parsed.ast);
   const issues = [...collector.issues].sort((a, b) => a.at - b.at);
   if (issues.length === 0) return undefined;
   const shown = issues.slice(0, MAX_REPORTED).map((i) => display(expression, i));
