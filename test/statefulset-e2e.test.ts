@@ -343,7 +343,7 @@ describe("a pod create answered AlreadyExists (the controller's pod cache behind
     // Retried with backoff, as the reference's failed sync is: the first retries within milliseconds, then
     // slower (before, a create answered AlreadyExists counted as done: one create per set event, 2 here).
     const at = creates().map((r) => r.at);
-    expect(at.length).toBeGreaterThanOrEqual(5);
+    expect(at.length).toBeGreaterThanOrEqual(4);
     expect(at.at(-1)! - at.at(-2)!).toBeGreaterThan(at[2]! - at[1]!);
     expect(controller.events.filter((e) => e.name === 'behind')).toEqual([]);
 
