@@ -3,7 +3,8 @@
  * three simulated nodes running the pods: ordered creation, a rolling update from the top, a
  * partition, a `:broken` image that stalls the rollout with a condition naming the pod, the opt-in
  * recovery after `kubectl rollout undo`, `kubectl rollout status/history`, scale-down with claim
- * retention, and a pod name held by a foreign pod.
+ * retention, a pod name held by a foreign pod, and a pod create answered AlreadyExists while the controller's
+ * pod cache is behind.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -342,7 +343,7 @@ describe("a pod create answered AlreadyExists (the controller's pod cache behind
     // Retried with backoff, as the reference's failed sync is: the first retries within milliseconds, then
     // slower (before, a create answered AlreadyExists counted as done: one create per set event, 2 here).
     const at = creates().map((r) => r.at);
-    expect(at.length).toBeGreaterThanOrEqual(5);
+    expect(at.length).toBeGreaterThanOrEqual(4);
     expect(at.at(-1)! - at.at(-2)!).toBeGreaterThan(at[2]! - at[1]!);
     expect(controller.events.filter((e) => e.name === 'behind')).toEqual([]);
 

@@ -321,8 +321,8 @@ export class StatefulSetReconciler implements Reconciler {
       failure = err;
     }
     const outcome = writeOutcome(set, action, failure === undefined ? undefined : writeFailure(failure));
-    const e = outcome.event;
-    if (e) this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, verbOf(action), e.note);
+    for (const e of outcome.events)
+      this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, verbOf(action), e.note);
     if (outcome.fails) throw failure;
     if (failure !== undefined) return;
     if (action.kind === 'createPod') this.expectations.expectCreate(key, action.pod.metadata.name!);

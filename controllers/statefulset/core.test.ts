@@ -485,6 +485,7 @@ describe('claims and retention', () => {
     const set = sts(vct);
     const plan = planSync(input(set, []));
     expect(summary(plan.actions)).toEqual([`claim data-web-0`, `create web-0@${revision(set).metadata.name}`]);
+    expect(plan.actions[0]).toMatchObject({ podWrite: 'create' });
     const created = plan.actions[0] as { claim: { metadata: { labels: unknown; ownerReferences?: unknown } } };
     expect(created.claim.metadata.labels).toEqual({ tier: 'db', app: 'web' });
     expect(created.claim.metadata.ownerReferences).toBeUndefined();
@@ -566,6 +567,8 @@ describe('claims and retention', () => {
     const r = revision(set);
     const plan = planSync(input(set, [pod(set, 0, r, 'pending')], { revisions: [r] }));
     expect(summary(plan.actions)).toEqual(['claim data-web-0']);
+    // No pod write goes with it, so its failure is the claim's alone (the reference's createMissingPersistentVolumeClaims).
+    expect(plan.actions[0]).not.toHaveProperty('podWrite');
   });
 });
 
@@ -706,26 +709,54 @@ describe('events for action outcomes', () => {
 
 describe('what a write answer means for the sync (the reference: AlreadyExists fails silently)', () => {
   const createPod = { kind: 'createPod' as const, pod: pod(v1, 0, rev1) };
-  const createClaim = { kind: 'createClaim' as const, claim: claim('data-web-0'), pod: 'web-0' };
+  const pendingClaim = { kind: 'createClaim' as const, claim: claim('data-web-0'), pod: 'web-0' };
+  const createClaim = { ...pendingClaim, podWrite: 'create' as const };
+  const updateClaim = { ...pendingClaim, podWrite: 'update' as const };
   const deletePod = { kind: 'deletePod' as const, name: 'web-0', uid: 'u' };
   const deleteRevision = { kind: 'deleteRevision' as const, name: 'web-1' };
   const exists = { reason: 'AlreadyExists', message: 'pods "web-0" already exists' };
   const gone = { reason: 'NotFound', message: 'pods "web-0" not found' };
   const refused = { reason: 'Forbidden', message: 'no' };
-  it.each<[string, Action, WriteFailure | undefined, boolean, string | undefined]>([
-    ['a created pod', createPod, undefined, false, 'SuccessfulCreate'],
-    ['a pod create answered AlreadyExists', createPod, exists, true, undefined],
-    ['a pod create refused otherwise', createPod, refused, true, 'FailedCreate'],
-    ['a claim create answered AlreadyExists', createClaim, exists, true, undefined],
-    ['a claim create refused otherwise', createClaim, refused, true, 'FailedCreate'],
-    ['a pod delete answered NotFound', deletePod, gone, false, undefined],
-    ['a pod delete refused otherwise', deletePod, refused, true, 'FailedDelete'],
-    ['a pod delete answered AlreadyExists (no such answer, not excused)', deletePod, exists, true, 'FailedDelete'],
-    ['a revision delete answered NotFound', deleteRevision, gone, false, undefined],
-    ['a failure without a status reason', createPod, { reason: '', message: 'socket hang up' }, true, 'FailedCreate'],
-  ])('%s', (_what, action, failure, fails, reason) => {
+  it.each<[string, Action, WriteFailure | undefined, boolean, string[]]>([
+    ['a created pod', createPod, undefined, false, ['SuccessfulCreate']],
+    ['a pod create answered AlreadyExists', createPod, exists, true, []],
+    ['a pod create refused otherwise', createPod, refused, true, ['FailedCreate']],
+    ["a Pending pod's claim create answered AlreadyExists", pendingClaim, exists, true, []],
+    ["a Pending pod's claim create refused otherwise", pendingClaim, refused, true, ['FailedCreate']],
+    ["a new pod's claim create answered AlreadyExists: the pod's event", createClaim, exists, true, ['FailedCreate']],
+    [
+      "a new pod's claim create refused otherwise: the claim's and the pod's",
+      createClaim,
+      refused,
+      true,
+      ['FailedCreate', 'FailedCreate'],
+    ],
+    [
+      "an updated pod's claim create refused: the claim's and the pod's",
+      updateClaim,
+      refused,
+      true,
+      ['FailedCreate', 'FailedUpdate'],
+    ],
+    ['a pod delete answered NotFound', deletePod, gone, false, []],
+    ['a pod delete refused otherwise', deletePod, refused, true, ['FailedDelete']],
+    ['a pod delete answered AlreadyExists (no such answer, not excused)', deletePod, exists, true, ['FailedDelete']],
+    ['a revision delete answered NotFound', deleteRevision, gone, false, []],
+    ['a failure without a status reason', createPod, { reason: '', message: 'socket hang up' }, true, ['FailedCreate']],
+  ])('%s', (_what, action, failure, fails, reasons) => {
     const outcome = writeOutcome(v1, action, failure);
     expect(outcome.fails).toBe(fails);
-    expect(outcome.event?.reason).toBe(reason);
+    expect(outcome.events.map((e) => e.reason)).toEqual(reasons);
+  });
+
+  it("names the claim in the pod's event, as the reference's pod control does", () => {
+    const claimExists = { reason: 'AlreadyExists', message: 'persistentvolumeclaims "data-web-0" already exists' };
+    expect(writeOutcome(v1, createClaim, claimExists).events).toEqual([
+      {
+        type: 'Warning',
+        reason: 'FailedCreate',
+        note: 'create Pod web-0 in StatefulSet web failed error: failed to create PVC data-web-0: persistentvolumeclaims "data-web-0" already exists',
+      },
+    ]);
   });
 });

@@ -74,7 +74,13 @@ export interface SyncInput {
 export type Action =
   | { kind: 'createRevision'; revision: ControllerRevision }
   | { kind: 'bumpRevision'; name: string; revision: number }
-  | { kind: 'createClaim'; claim: PersistentVolumeClaim; pod: string }
+  | {
+      kind: 'createClaim';
+      claim: PersistentVolumeClaim;
+      pod: string;
+      /** The write of the pod the claim is made for, whose failure the reference reports too (none: a Pending pod's). */
+      podWrite?: 'create' | 'update';
+    }
   | { kind: 'patchClaimOwners'; name: string; ownerReferences: OwnerReference[] }
   | { kind: 'createPod'; pod: Pod }
   | { kind: 'updatePod'; pod: Pod }
@@ -290,7 +296,7 @@ class Planner {
   }
 
   /** Claims of the ordinal that do not exist yet; false when one exists but is being deleted. */
-  private createMissingClaims(slot: Slot): boolean {
+  private createMissingClaims(slot: Slot, podWrite?: 'create' | 'update'): boolean {
     for (const claim of claimsFor(this.set, slot.ordinal)) {
       const name = claim.metadata.name!;
       const existing = this.input.claims.get(name);
@@ -304,7 +310,8 @@ class Planner {
       const created = owners.ownerReferences?.length
         ? { ...claim, metadata: { ...claim.metadata, ownerReferences: owners.ownerReferences } }
         : claim;
-      this.actions.push({ kind: 'createClaim', claim: created, pod: slot.pod.metadata.name! });
+      const pod = slot.pod.metadata.name!;
+      this.actions.push({ kind: 'createClaim', claim: created, pod, ...(podWrite ? { podWrite } : {}) });
     }
     return true;
   }
@@ -383,7 +390,7 @@ class Planner {
         this.block('StaleClaimOwner', `waiting for the claims of an earlier ${name} to be deleted`);
         return true;
       }
-      if (!this.createMissingClaims(slot)) return true;
+      if (!this.createMissingClaims(slot, 'create')) return true;
       this.actions.push({ kind: 'createPod', pod });
       this.block('Progressing', `creating ${this.label(pod)}`);
       if (this.monotonic) return true;
@@ -399,7 +406,7 @@ class Planner {
     if (!slot.live) return false;
     this.fixClaimOwners(slot, false);
     if (!identityMatches(this.n, this.set, pod) || !storageMatches(this.set, pod, slot.ordinal)) {
-      this.createMissingClaims(slot);
+      this.createMissingClaims(slot, 'update');
       this.actions.push({ kind: 'updatePod', pod: withIdentity(this.n, this.set, pod, slot.ordinal) });
     }
     return false;
@@ -732,19 +739,35 @@ export interface WriteFailure {
 export interface WriteOutcome {
   /** The sync stops here and fails, so the set is retried with backoff. */
   fails: boolean;
-  event?: PlannedEvent;
+  events: PlannedEvent[];
 }
 
 /**
  * What the answer to an action's write means, as the reference's pod control reads it. A create answered
- * AlreadyExists (the cache is behind) fails the sync without an event; the next sync, once the cache shows
- * the object, goes on. A delete of what is already gone is done (the reference reports it; we do not).
+ * AlreadyExists (the cache is behind) fails the sync without an event of its own; the next sync, once the
+ * cache shows the object, goes on. A claim made for a pod's create or update that fails, fails that too, with
+ * the pod's event. A delete of what is already gone is done (the reference reports it; we do not).
  */
 export function writeOutcome(set: StatefulSet, action: Action, failure?: WriteFailure): WriteOutcome {
-  if (!failure) return { fails: false, event: eventFor(set, action) };
-  const creates = action.kind === 'createPod' || action.kind === 'createClaim';
-  if (creates && failure.reason === 'AlreadyExists') return { fails: true };
+  const own = (error?: string) => {
+    const e = eventFor(set, action, error);
+    return e ? [e] : [];
+  };
+  if (!failure) return { fails: false, events: own() };
   const deletes = action.kind === 'deletePod' || action.kind === 'deleteRevision';
-  if (deletes && failure.reason === 'NotFound') return { fails: false };
-  return { fails: true, event: eventFor(set, action, failure.message) };
+  if (deletes && failure.reason === 'NotFound') return { fails: false, events: [] };
+  const exists = failure.reason === 'AlreadyExists';
+  if (action.kind !== 'createClaim')
+    return { fails: true, events: exists && action.kind === 'createPod' ? [] : own(failure.message) };
+  const { podWrite, pod, claim } = action;
+  const forPod: PlannedEvent[] = podWrite
+    ? [
+        {
+          type: 'Warning',
+          reason: podWrite === 'create' ? 'FailedCreate' : 'FailedUpdate',
+          note: `${podWrite} Pod ${pod} in StatefulSet ${set.metadata.name} failed error: failed to create PVC ${claim.metadata.name}: ${failure.message}`,
+        },
+      ]
+    : [];
+  return { fails: true, events: [...(exists ? [] : own(failure.message)), ...forPod] };
 }

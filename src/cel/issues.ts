@@ -13,7 +13,8 @@
  * keeps each node's checked type and does not check it again), check again; each round settles one node.
  * The library's messages and positions are then put in cel-go's terms: the name of the operator's overload
  * (`_>_`, `@in`), types as `list(int)`, and the token cel-go points at (a select's `.`, an operator, a
- * call's `(`). Syntax errors keep the library's words (the API server refuses those before any check).
+ * call's `(`). What the library lets pass and cel-go does not is checked last: the fields `has()` and `x.?f`
+ * name, a map's key type. Syntax errors keep the library's words (the API server refuses those before any check).
  */
 import { Environment } from '@marcbachmann/cel-js';
 
@@ -32,7 +33,6 @@ interface CelNode {
   pos: number;
   end: number;
   checkedType?: CelType;
-  meta?: { label?: string };
 }
 
 interface CelError {
@@ -87,7 +87,7 @@ function parents(root: CelNode): Map<CelNode, CelNode> {
 }
 
 /** A type as cel-go prints it: `list(int)`, `map(string, int)`, `timestamp`, `optional_type(int)`. */
-export function celGoType(name: string): string {
+function celGoType(name: string): string {
   return name
     .replaceAll('google.protobuf.Timestamp', 'timestamp')
     .replaceAll('google.protobuf.Duration', 'duration')
@@ -146,9 +146,15 @@ class IssueCollector {
   private readonly predicates: CelNode[] = [];
 
   constructor(
+    private readonly env: Environment,
     private readonly src: string,
     private readonly up: Map<CelNode, CelNode>,
   ) {}
+
+  /** Whether any function (global or member) of this name is declared. */
+  private declared(name: string): boolean {
+    return this.env.getDefinitions().functions.some((f) => f.name === name);
+  }
 
   private add(node: CelNode, message: string): void {
     this.issues.push({ at: locate(this.src, node), message });
@@ -169,20 +175,20 @@ class IssueCollector {
     const kids = children(node);
     const types = (nodes: CelNode[]) => nodes.map((n) => this.type(n)).join(', ');
     const selects = node.op === '.' || node.op === '.?';
-    // has(x.f) reports at its own `(`.
-    const at = parent?.op === 'call' && (parent.args as unknown[])[0] === 'has' ? parent : node;
     switch (err.code) {
       case 'no_such_key':
       case 'cannot_index_type':
       case 'invalid_index_type':
       case 'no_such_overload':
         if (!selects) this.add(node, noOverload(overloadOf(node.op), `(${types(kids)})`));
-        else if (err.code === 'no_such_key') this.add(at, `undefined field '${(node.args as unknown[])[1]}'`);
-        else this.add(at, unselectable(this.type(kids[0])));
+        else if (err.code === 'no_such_key') this.add(node, `undefined field '${(node.args as unknown[])[1]}'`);
+        else this.add(node, unselectable(this.type(kids[0])));
         break;
       case 'no_matching_overload': {
         const name = (node.args as unknown[])[0] as string;
-        if (node.op === 'rcall') this.add(node, noOverload(name, `${this.type(kids[0])}.(${types(kids.slice(1))})`));
+        if (!this.declared(name)) this.add(node, `undeclared reference to '${name}' (in container '')`);
+        else if (node.op === 'rcall')
+          this.add(node, noOverload(name, `${this.type(kids[0])}.(${types(kids.slice(1))})`));
         else this.add(node, noOverload(name, `(${types(kids)})`));
         break;
       }
@@ -244,7 +250,7 @@ class IssueCollector {
    * the library lets pass where cel-go does not: the fields of `has()` and of optional selects `x.?f` (cel-go
    * looks them up as any select's), and a map indexed with a key of another type.
    */
-  finish(env: Environment, root: CelNode): void {
+  finish(root: CelNode): void {
     for (const ternary of this.ternaries) {
       const kids = children(ternary);
       this.add(ternary, noOverload('_?_:_', `(${kids.map((k) => this.type(k)).join(', ')})`));
@@ -256,9 +262,9 @@ class IssueCollector {
         const chain: CelNode[] = [];
         let operand = children(node)[0];
         for (; operand?.op === '.' || operand?.op === '.?'; operand = children(operand)[0]) chain.unshift(operand);
-        this.fields(env, operand?.checkedType, chain, node);
+        this.fields(operand?.checkedType, chain, node);
       } else if (node.op === '.?' && !this.failed.has(node)) {
-        this.fields(env, children(node)[0]?.checkedType, [node]);
+        this.fields(children(node)[0]?.checkedType, [node]);
       } else if (node.op === '[]' && !this.failed.has(node)) {
         // The library takes any key to a map; cel-go wants the map's key type.
         const [map, key] = children(node);
@@ -274,12 +280,12 @@ class IssueCollector {
    * Looks up the fields `selects` take in turn from a value of type `from`; an issue for the first missing, at
    * the select (the last one at `last`, when given).
    */
-  private fields(env: Environment, from: CelType | undefined, selects: CelNode[], last?: CelNode): void {
+  private fields(from: CelType | undefined, selects: CelNode[], last?: CelNode): void {
     let type = from?.name;
     for (const [i, select] of selects.entries()) {
       if (!type || type === 'dyn') return;
       const field = (select.args as unknown[])[1] as string;
-      const found = fieldOf(env, type.replace(/^optional<(.*)>$/, '$1'), field);
+      const found = fieldOf(this.env, type.replace(/^optional<(.*)>$/, '$1'), field);
       if ('type' in found) {
         type = found.type;
         continue;
@@ -295,9 +301,12 @@ const unselectable = (type: string) => `type '${celGoType(type)}' does not suppo
 
 /** The type of `field` of a value of type `type`, by checking a select on a variable of that type. */
 function fieldOf(env: Environment, type: string, field: string): { type: string } | { missing: boolean } {
-  const probe = env.clone();
-  probe.registerVariable('__probe__', type);
-  const checked = probe.check(`__probe__.${field}`) as { valid: boolean; type?: string; error?: CelError };
+  let checked: { valid: boolean; type?: string; error?: CelError };
+  try {
+    checked = env.clone().registerVariable('__probe__', type).check(`__probe__.${field}`) as typeof checked;
+  } catch {
+    return { type: 'dyn' }; // a type the library cannot declare a variable of: nothing to say
+  }
   if (checked.valid) return { type: checked.type ?? 'dyn' };
   return { missing: checked.error?.code === 'no_such_key' };
 }
@@ -333,7 +342,7 @@ export function typeCheckIssues(env: Environment, expression: string): string | 
     return display(expression, { at: e.range?.start ?? 0, message: e.summary ?? e.message.split('\n')[0]! });
   }
   const up = parents(parsed.ast);
-  const collector = new IssueCollector(expression, up);
+  const collector = new IssueCollector(env, expression, up);
   for (let round = 0; round <= up.size; round++) {
     const checked = parsed.check();
     if (checked.valid) break;
@@ -345,7 +354,7 @@ export function typeCheckIssues(env: Environment, expression: string): string | 
     }
     collector.note(err, node);
   }
-  collector.finish(env, parsed.ast);
+  collector.finish(parsed.ast);
   const issues = [...collector.issues].sort((a, b) => a.at - b.at);
   if (issues.length === 0) return undefined;
   const shown = issues.slice(0, MAX_REPORTED).map((i) => display(expression, i));

@@ -13,6 +13,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { schemaFor } from '../api/schema.ts';
 import { AUTHORIZER_TYPE } from './ext/authorizer.ts';
+import { typeCheckIssues } from './issues.ts';
 import { platformEnvironment } from './library.ts';
 import { type DeclType, declType, type OpenAPISchema, openAPIFromNode, registerDeclType } from './schema-types.ts';
 import { meterAst } from './values.ts';
@@ -114,7 +115,11 @@ function validationEnvironment(d: Declarations): Environment {
 }
 
 /** A type as cel-go names it (`list(int)`, `null_type`). */
-const celGoTypeName = (t: string) => (t === 'null' ? 'null_type' : t.replaceAll('<', '(').replaceAll('>', ')'));
+const celGoTypeName = (t: string) => {
+  // The library's check names list(dyn) and map(dyn, dyn) by their kind alone.
+  const named = t === 'list' ? 'list<dyn>' : t === 'map' ? 'map<dyn, dyn>' : t;
+  return named === 'null' ? 'null_type' : named.replaceAll('<', '(').replaceAll('>', ')');
+};
 
 /**
  * The reference's compile-time check of a policy expression (cel-go's CompileCELExpression): it must compile in
@@ -126,15 +131,10 @@ export function checkPolicyExpression(
   d: Declarations,
   returnTypes: readonly string[] = [],
 ): { type: string } | { error: string } {
-  let type: string;
-  try {
-    const checked = validationEnvironment(d).parse(expression).check();
-    if (!checked.valid)
-      return { error: `compilation failed: ${formatIssue(expression, checked.error as LocatedError)}` };
-    type = checked.type ?? 'dyn';
-  } catch (err) {
-    return { error: `compilation failed: ${formatIssue(expression, err as LocatedError)}` };
-  }
+  const env = validationEnvironment(d);
+  const checked = env.check(expression);
+  if (!checked.valid) return { error: `compilation failed: ${typeCheckIssues(env, expression)}` };
+  const type = checked.type ?? 'dyn';
   if (returnTypes.length === 0 || returnTypes.includes(celGoTypeName(type))) return { type };
   const wanted = returnTypes.length === 1 ? returnTypes[0] : `one of [${returnTypes.join(' ')}]`;
   return { error: `must evaluate to ${wanted} but got ${celGoTypeName(type)}` };

@@ -13,7 +13,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { checkLogFile, checkTableFile, manifestNamed } from './leveldb-files.ts';
-import { decodeObject, type KeyValueStore } from './persistence.ts';
+import { type KeyValueStore, keptObject } from './persistence.ts';
 
 /** The store's files are damaged: the control plane does not start on them. */
 export class StoreDamaged extends Error {}
@@ -58,12 +58,13 @@ export async function repairLevelStore(dir: string): Promise<string> {
   const db = new ClassicLevel<string, string>(dir, { valueEncoding: 'utf8' });
   await db.open();
   try {
-    // What LevelDB's repair keeps may still be bytes that are no object (seen after one flipped bit in a log):
-    // such values are moved aside too, or every list of their resource would fail.
+    // What LevelDB's repair keeps may still be damaged in a way that decodes (bytes that are no object, an object
+    // without its resourceVersion: both seen after one flipped bit in a log): such values are moved aside too, or
+    // every list of their resource would fail, or no request be answered.
     let objects = 0;
     const undecodable: { key: string; value: string }[] = [];
     for await (const [key, value] of db.iterator({ gte: 'o/', lt: 'o/\uffff' })) {
-      if (decodeObject(value)) objects++;
+      if (keptObject(key, value)) objects++;
       else undecodable.push({ key, value });
     }
     const lost = join(dir, 'lost');

@@ -140,6 +140,42 @@ describe('journal', () => {
     await reopened.journal.close();
   });
 
+  it('takes an object kept without a valid resourceVersion, or under another name, for a corrupt object', async () => {
+    // As one flipped bit leaves it in a value that still decodes: "resourceVersion" turned into "zesourceVersion"
+    // (seen after --repair-store), a digit turned into ';', a letter of the name changed.
+    const { kv } = await recordingStore();
+    const kept = (name: string, metadata: Record<string, string>) => ({
+      type: 'put' as const,
+      key: `o/v1/configmaps|default/${name}`,
+      value: JSON.stringify({ ...configMap(name), metadata: { ...configMap(name).metadata, ...metadata } }),
+    });
+    await kv.write([
+      [
+        kept('good', { resourceVersion: '24' }),
+        kept('renamed', { zesourceVersion: '25' }),
+        kept('digit', { resourceVersion: '2;' }),
+        kept('moved', { resourceVersion: '23', name: 'mover' }),
+      ],
+    ]);
+    const storage = new Storage();
+    const { journal } = await Journal.open(storage, kv, registry, 100);
+    expect(storage.currentRv()).toBe(24);
+    expect(storage.isCorrupt(configMaps, 'default/renamed')).toBe(true);
+    expect(storage.isCorrupt(configMaps, 'default/digit')).toBe(true);
+    expect(storage.isCorrupt(configMaps, 'default/moved')).toBe(true);
+    expect(storage.get(configMaps, 'default/mover')).toBeUndefined();
+    // Requests wait for durability: it comes (with a resourceVersion that is no number, it never did).
+    storage.create(configMaps, configMap('new'));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(() => resolve('still waiting after 5 s'), 5000);
+    });
+    expect(await Promise.race([storage.durable().then(() => 'durable'), timeout])).toBe('durable');
+    clearTimeout(timer);
+    expect(storage.get(configMaps, 'default/new')?.metadata.resourceVersion).toBe('25');
+    await journal.close();
+  });
+
   it('fails every request waiting for durability when the store cannot write', async () => {
     const storage = new Storage();
     const broken: KeyValueStore = {

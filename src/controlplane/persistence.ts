@@ -72,6 +72,18 @@ export function decodeObject(value: string): KubeObject | undefined {
   }
 }
 
+/**
+ * The object the embedded store kept under `key` (`o/<apiVersion>/<plural>|<namespace>/<name>`), or undefined
+ * when the entry is damaged in a way that still decodes: no object, no valid resourceVersion (the store's counter
+ * resumes from the largest, and one that is no number is never durable: no request would be answered), or a
+ * name or namespace other than its key's (it would be served under another name, and its entry never rewritten).
+ */
+export function keptObject(key: string, value: string): KubeObject | undefined {
+  const object = decodeObject(value);
+  if (!object || !/^[1-9][0-9]*$/.test(String(object.metadata.resourceVersion))) return undefined;
+  return objectKey(object.metadata) === key.slice(key.indexOf('|') + 1) ? object : undefined;
+}
+
 interface EventRecord {
   r: string;
   t: StoredEvent['type'];
@@ -117,7 +129,7 @@ export class Journal {
         skipped++;
         continue;
       }
-      const object = decodeObject(value);
+      const object = keptObject(key, value);
       if (!object) {
         saved.corrupt?.push({ rt, key: key.slice(key.indexOf('|') + 1) });
         continue;

@@ -453,7 +453,7 @@ describe('ValidatingAdmissionPolicy expressions, compiled as the reference compi
     [
       'a variable that does not compile',
       (o: VAP) => (o.spec.variables[0].expression = "114 + '514'"),
-      `spec.variables[0].expression: spec.variables[0].expression: Invalid value: "114 + '514'": compilation failed: ERROR: <input>:1:1:`,
+      `spec.variables[0].expression: spec.variables[0].expression: Invalid value: "114 + '514'": compilation failed: ERROR: <input>:1:5: found no matching overload for '_+_' applied to '(int, string)'`,
     ],
   ])('refuses %s, naming the field and the compile error', (_what, change, expected) => {
     const found = problems(change);
