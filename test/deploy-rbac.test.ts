@@ -43,7 +43,7 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
     c = await startTestCluster();
     for (const obj of controllerManagerRbac(n(), controllerDefinitions)) await c.cp.seed(obj);
     const kubeconfig = join(c.dir, 'controller-manager.kubeconfig');
-    await c.cp.writeIdentityKubeconfig(kubeconfig, { username: controllerManagerUser(n()), groups: [] });
+    await c.cp.writeIdentityKubeconfig(kubeconfig, { username: controllerManagerUser(), groups: [] });
     const kc = new (await import('@kubernetes/client-node')).KubeConfig();
     kc.loadFromFile(kubeconfig);
     client = new KubeClient(kc, c.cp.registry, { qps: 0 });
