@@ -28,8 +28,8 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(`real cluster: kube-apiserver ${kubernetesRelease()} with ${NODES} kwok nodes ready in ${seconds} s`);
-  const { server, kubeconfig, caFiles } = cluster;
-  project.provide('realCluster', { server, kubeconfig, dir: cluster.dir, caFiles });
+  const { server, kubeconfig, caFiles, auditLogPath } = cluster;
+  project.provide('realCluster', { server, kubeconfig, dir: cluster.dir, caFiles, auditLogPath });
   return async () => {
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });

@@ -28,6 +28,15 @@ const STAGES = join(dirname(fileURLToPath(import.meta.url)), 'kwok-stages.yaml')
 const DAY_MS = 24 * 60 * 60 * 1000;
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 10_000;
+/** Writes only, at level Metadata, once complete: what the embedded plane's `--audit-log-path` logs. */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted, Panic]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: Metadata
+`;
 
 /** The controllers of kube-controller-manager that our daemon runs in its place. */
 export const OUR_KCM_CONTROLLERS = [
@@ -59,6 +68,8 @@ export interface LocalClusterInfo {
   dir: string;
   /** The cluster CA (kube-apiserver's `--client-ca-file`): it signs identities' client certificates. */
   caFiles: { certFile: string; keyFile: string };
+  /** kube-apiserver's audit log: every write, one `audit.k8s.io/v1` Event (level Metadata) per line. */
+  auditLogPath: string;
 }
 
 export interface LocalCluster extends LocalClusterInfo {
@@ -164,6 +175,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
+  const auditLogPath = join(dir, 'logs', 'audit.log');
   /** A kubeconfig in `dir` for a client certificate of the cluster CA. */
   const kubeconfigWith = async (file: string, name: string, cert: CertificateWithKey) => {
     const path = join(dir, file);
@@ -246,6 +258,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--feature-gates=CoordinatedLeaderElection=true,ShardedListAndWatch=true,StatefulSetRecreateStrategy=true',
       '--runtime-config=coordination.k8s.io/v1beta1=true',
       '--profiling=false',
+      `--audit-policy-file=${await save('audit-policy.yaml', AUDIT_POLICY)}`,
+      `--audit-log-path=${auditLogPath}`,
     ]);
     await waitFor(`${server}/readyz`, adminTls, 'kube-apiserver', children);
     for (const binding of KUBEADM_BINDINGS) await createBinding(server, adminTls, binding);
@@ -291,7 +305,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   }
   const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
   const caFiles = { certFile: p('ca.crt'), keyFile: p('ca.key') };
-  return { server, kubeconfig, dir, caFiles, request, stop };
+  return { server, kubeconfig, dir, caFiles, auditLogPath, request, stop };
 }
 
 /**

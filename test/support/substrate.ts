@@ -33,6 +33,8 @@
  *       which `kubectl apply -f` applied when the substrate opened: never admin), `--api-flavor=auto`, the cluster
  *       CA as signing CA, JSON logs, `--secure-port=0`; by default resolves once it logged `controllers started`.
  *     daemons: every daemon this suite started.
+ *     writes() -> every write the API server has answered so far, from its audit log (level Metadata, one
+ *       AuditEvent each; the real cluster's log holds the whole run's, the embedded plane's this suite's).
  *
  *   SubstrateDaemon: proc (test/support/daemons.ts Daemon: child, lines, identity, exit), started(timeoutMs?),
  *     log() (its output as text), usage() ({cpuSeconds, peakRssBytes} from /proc, sampled while it runs), stop()
@@ -40,7 +42,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -49,6 +51,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Naming } from '../../src/api/naming.ts';
 import { ResourceRegistry } from '../../src/api/registry.ts';
 import { KubeClient } from '../../src/client/client.ts';
+import type { AuditEvent } from '../../src/controlplane/audit.ts';
 import { writeKubeconfig } from '../../src/controlplane/kubeconfig.ts';
 import { issueKeyAndCertificate, loadCa } from '../../src/pki/certs.ts';
 import { type BootstrapTokenOptions, createBootstrapToken } from '../../src/simulation/bootstrap-token.ts';
@@ -129,6 +132,7 @@ export interface Substrate {
   nodeAgent(nodeName: string, token?: string): SimulatedNodeAgent;
   nodes(): Promise<string[]>;
   startDaemon(options?: DaemonOptions): Promise<SubstrateDaemon>;
+  writes(): Promise<AuditEvent[]>;
 }
 
 /** The plane under a substrate: where it is, and how it ends. */
@@ -137,18 +141,35 @@ interface Plane {
   kubeconfig: string;
   caFiles: { certFile: string; keyFile: string };
   registry: ResourceRegistry;
+  auditLogPath: string;
+  /** Resolves once every write answered so far is in the audit log. */
+  flushAudit(): Promise<void>;
   stop(): Promise<void>;
 }
 
 async function embeddedPlane(): Promise<Plane> {
-  const c = await startTestCluster({ flavor: 'kubernetes' });
+  const auditDir = await mkdtemp(join(tmpdir(), 'orch-e2e-audit-'));
+  const auditLogPath = join(auditDir, 'audit.log');
+  const c = await startTestCluster({ flavor: 'kubernetes', auditLogPath });
   c.cp.attach(await startSimulatedNodes(c.cp, NODES));
-  return { server: c.cp.url, kubeconfig: c.kubeconfig, caFiles: c.cp.caFiles, registry: c.cp.registry, stop: c.stop };
+  return {
+    server: c.cp.url,
+    kubeconfig: c.kubeconfig,
+    caFiles: c.cp.caFiles,
+    registry: c.cp.registry,
+    auditLogPath,
+    flushAudit: async () => c.cp.audit?.flush(),
+    stop: async () => {
+      await c.stop();
+      await rm(auditDir, { recursive: true, force: true });
+    },
+  };
 }
 
 function realPlane(info: LocalClusterInfo): Plane {
   // The cluster outlives the suite: the run's global teardown stops it.
-  return { ...info, registry: new ResourceRegistry('kubernetes'), stop: async () => {} };
+  // kube-apiserver's log backend writes each event before it answers (blocking mode): nothing to flush.
+  return { ...info, registry: new ResourceRegistry('kubernetes'), flushAudit: async () => {}, stop: async () => {} };
 }
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -346,6 +367,12 @@ class OpenSubstrate implements Substrate {
     this.daemons.push(daemon);
     if (options.waitStarted !== false) await daemon.started();
     return daemon;
+  }
+
+  async writes(): Promise<AuditEvent[]> {
+    await this.plane.flushAudit();
+    const lines = (await readFile(this.plane.auditLogPath, 'utf8')).split('\n').filter(Boolean);
+    return lines.map((line) => JSON.parse(line) as AuditEvent).filter((e) => e.stage === 'ResponseComplete');
   }
 
   /** Stops the daemons and removes what the suite made; the real cluster itself stays for the next suite. */
