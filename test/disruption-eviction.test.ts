@@ -352,6 +352,44 @@ describe('§2.2 checkAndDecrement', () => {
     expect(`${e.message} ${e.details?.causes?.[0]?.message ?? ''}`).toContain(text);
   });
 
+  const refusedWith = (conditions: unknown[], counts = { currentHealthy: 5, desiredHealthy: 4 }) =>
+    pdb({ disruptionsAllowed: 0, ...counts, conditions });
+  const condition = (reason: string, message: string) => ({
+    type: 'DisruptionAllowed',
+    status: 'False',
+    reason,
+    message,
+  });
+  it.each([
+    // Right after an eviction spent the last disruption: the controller has not recounted the healthy pods yet.
+    ['allowance spent, healthy above desired', refusedWith([]), 'does not allow evicting pods currently'],
+    [
+      'healthy not above desired',
+      refusedWith([], { currentHealthy: 4, desiredHealthy: 4 }),
+      'needs 4 healthy pods and has 4 currently',
+    ],
+    [
+      'a failed sync comes first, its counts untrusted',
+      refusedWith([condition('SyncFailed', 'found no controllers')], { currentHealthy: 0, desiredHealthy: 4 }),
+      'does not allow evicting pods currently because it failed sync: found no controllers',
+    ],
+    [
+      "the condition's reason, healthy above desired",
+      refusedWith([condition('InsufficientPods', 'two pods missing')]),
+      'does not allow evicting pods currently (InsufficientPods): two pods missing',
+    ],
+    [
+      'negative allowance',
+      pdb({ disruptionsAllowed: -1 }),
+      'does not allow evicting pods currently: pdb disruptions allowed is negative',
+    ],
+  ])('the cause, as the reference words it: %s', (_name, budget, cause) => {
+    const r = checkAndDecrement(budget, 'web-0', NOW, false);
+    expect((r as { error: ApiError }).error.details?.causes).toEqual([
+      { reason: 'DisruptionBudget', message: `The disruption budget budget ${cause}` },
+    ]);
+  });
+
   it('exactly 2000 entries are still accepted', () => {
     const entries = Object.fromEntries(Array.from({ length: MAX_DISRUPTED_POD_SIZE }, (_, i) => [`p${i}`, STAMP]));
     const r = checkAndDecrement(pdb({ ...sufficient(1), disruptedPods: entries }), 'web-0', NOW, false);

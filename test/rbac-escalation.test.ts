@@ -357,7 +357,7 @@ describe.each(FLAVORS)('RBAC escalation checks (%s flavor)', (flavor: FlavorName
       const kc = new KubeConfig();
       kc.loadFromFile(
         await c.cp.writeIdentityKubeconfig(join(c.dir, 'cm.kubeconfig'), {
-          username: controllerManagerUser(n),
+          username: controllerManagerUser(),
           groups: [],
         }),
       );

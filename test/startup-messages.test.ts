@@ -116,7 +116,7 @@ describe('the kubernetes flavor names its controllers with its own words', () =>
       );
       expect(metrics).toMatch(new RegExp(`^workqueue_adds_total\\{name="${KUBE}"\\}`, 'm'));
       expect(metrics).not.toContain(ORCH);
-      // The publisher's own log line (the ClusterTrustBundle gate is off in this flavor).
+      // The publisher's own log line.
       await eventually(() => d.out.some((l) => l.includes(`controller="${KUBE}"`)), 30_000, 'its log line', 100);
       expect(d.out.join('\n')).not.toContain(ORCH);
     } finally {

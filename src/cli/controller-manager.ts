@@ -243,6 +243,7 @@ async function main(): Promise<number> {
     features: (g: string) => gates.enabled(g),
     config: controllerConfig,
   };
+  const coordinated = gates.enabled('CoordinatedLeaderElection');
   const leaderElection: ManagerOptions['leaderElection'] = {
     enabled: le.leaderElect,
     namespace: le.resourceNamespace || n.systemNamespace,
@@ -252,8 +253,10 @@ async function main(): Promise<number> {
     renewDeadlineMs: le.renewDeadline,
     retryPeriodMs: le.retryPeriod,
     releaseOnCancel: le.releaseOnCancel,
-    candidate: election.candidate,
-    coordinated: gates.enabled('CoordinatedLeaderElection'),
+    // As kube-controller-manager: a LeaseCandidate only in coordinated mode. A classic replica that published one
+    // would draw an API server's election controller (gate on) into its Lease, rewriting what the holder renews.
+    candidate: coordinated ? election.candidate : undefined,
+    coordinated,
   };
   const managerOptions = {
     workers: workersByName(definitions, cfg.concurrency),

@@ -11,7 +11,7 @@ describe('the daemon gates', () => {
     expect(table).toEqual({
       AllAlpha: ['ALPHA', false, false],
       AllBeta: ['BETA', false, false],
-      ClusterTrustBundle: ['BETA', false, false],
+      ClusterTrustBundle: ['GA', true, false],
       ComponentFlagz: ['BETA', true, false],
       ComponentSLIs: ['GA', true, true],
       ComponentStatusz: ['BETA', true, false],
@@ -113,7 +113,6 @@ describe('help and metrics', () => {
     expect(g.helpLines()).toEqual([
       'AllAlpha=true|false (ALPHA - default=false)',
       'AllBeta=true|false (BETA - default=false)',
-      'ClusterTrustBundle=true|false (BETA - default=false)',
       'ComponentFlagz=true|false (BETA - default=true)',
       'ComponentStatusz=true|false (BETA - default=true)',
       'CoordinatedLeaderElection=true|false (BETA - default=false)',

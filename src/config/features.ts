@@ -44,8 +44,9 @@ export const CONTROLLER_MANAGER_FEATURES: Readonly<Record<string, FeatureSpec>> 
   StatefulSetRecreateStrategy: { stage: 'ALPHA', default: false },
   // `rollingUpdate.maxUnavailable` honoured (beta, on again from 1.37).
   MaxUnavailableStatefulSet: { stage: 'BETA', default: true },
-  // ClusterTrustBundle objects in the reference's API (the publisher checks it outside the orch flavor).
-  ClusterTrustBundle: { stage: 'BETA', default: false },
+  // ClusterTrustBundle objects in the reference's API (the publisher checks it outside the orch flavor): GA and on
+  // in 1.37, where kube-apiserver serves them at v1 by default (locked on from 1.38).
+  ClusterTrustBundle: { stage: 'GA', default: true },
   // Sharded list and watch in the embedded control plane.
   ShardedListAndWatch: { stage: 'ALPHA', default: false },
   // Informers start with a streaming watch-list instead of a paged list (client gate, beta and on).

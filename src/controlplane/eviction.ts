@@ -46,6 +46,7 @@ export const EVICTION_CONDITION_MESSAGE = 'Eviction API: evicting';
 
 const DISRUPTION_ALLOWED = 'DisruptionAllowed';
 const INSUFFICIENT_PODS = 'InsufficientPods';
+const SYNC_FAILED = 'SyncFailed';
 const PDB_RESOURCE = { group: 'policy', plural: 'poddisruptionbudget' };
 const POD_RESOURCE = { group: '', plural: 'Pod' };
 
@@ -109,16 +110,32 @@ export function stillBeingProcessed(pdbName: string): ApiError {
   });
 }
 
-/** 429 "needs D healthy pods and has C currently", without Retry-After. */
-export function budgetExhausted(pdb: PodDisruptionBudget): ApiError {
+/**
+ * Why a budget with no disruption left refuses, as the reference words it: a failed sync first (its counts are not
+ * to be trusted), then "needs D and has C" while the healthy pods are not above the desired, then the condition's own
+ * reason, else nothing more (e.g. right after an eviction spent the last disruption, before the controller recounts).
+ */
+export function exhaustedBudgetCause(pdb: PodDisruptionBudget): string {
   const s = pdb.status ?? {};
+  const name = pdb.metadata.name;
+  const condition = s.conditions?.find((c) => c.type === DISRUPTION_ALLOWED);
+  const explained = condition?.status === 'False' && Boolean(condition.message);
+  if (explained && condition?.reason === SYNC_FAILED) {
+    return `The disruption budget ${name} does not allow evicting pods currently because it failed sync: ${condition.message}`;
+  }
+  if ((s.currentHealthy ?? 0) <= (s.desiredHealthy ?? 0)) {
+    return `The disruption budget ${name} needs ${s.desiredHealthy ?? 0} healthy pods and has ${s.currentHealthy ?? 0} currently`;
+  }
+  if (explained) {
+    return `The disruption budget ${name} does not allow evicting pods currently (${condition?.reason}): ${condition?.message}`;
+  }
+  return `The disruption budget ${name} does not allow evicting pods currently`;
+}
+
+/** 429 for a budget with no disruption left, without Retry-After. */
+export function budgetExhausted(pdb: PodDisruptionBudget): ApiError {
   return new ApiError(429, 'TooManyRequests', EVICTION_REFUSED_MESSAGE, {
-    causes: [
-      {
-        reason: DISRUPTION_BUDGET_CAUSE,
-        message: `The disruption budget ${pdb.metadata.name} needs ${s.desiredHealthy ?? 0} healthy pods and has ${s.currentHealthy ?? 0} currently`,
-      },
-    ],
+    causes: [{ reason: DISRUPTION_BUDGET_CAUSE, message: exhaustedBudgetCause(pdb) }],
   });
 }
 
@@ -196,13 +213,22 @@ export function checkAndDecrement(
   const name = pdb.metadata.name ?? '';
   const allowed = status.disruptionsAllowed ?? 0;
   if ((status.observedGeneration ?? 0) < (pdb.metadata.generation ?? 0)) return { error: stillBeingProcessed(name) };
-  if (allowed < 0) return { error: forbidden(PDB_RESOURCE, name, 'pdb disruptions allowed is negative') };
+  // The reference's 403s carry a cause saying the same in the budget's words.
+  const refusedBecause = (why: string, cause: string) =>
+    forbidden(PDB_RESOURCE, name, why, [
+      {
+        reason: DISRUPTION_BUDGET_CAUSE,
+        message: `The disruption budget ${name} does not allow evicting pods currently: ${cause}`,
+      },
+    ]);
+  if (allowed < 0) {
+    return { error: refusedBecause('pdb disruptions allowed is negative', 'pdb disruptions allowed is negative') };
+  }
   if (Object.keys(status.disruptedPods ?? {}).length > MAX_DISRUPTED_POD_SIZE) {
     return {
-      error: forbidden(
-        PDB_RESOURCE,
-        name,
+      error: refusedBecause(
         'DisruptedPods map too big - too many evictions not confirmed by PDB controller',
+        'too many pending evictions not confirmed by PDB controller',
       ),
     };
   }

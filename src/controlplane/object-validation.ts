@@ -5,13 +5,15 @@
  * checked against the kind's field schema for its JSON type, as decoding into the typed object does.
  */
 import type { KubeObject } from '../api/meta.ts';
-import type { Naming } from '../api/naming.ts';
+import { group, type Naming } from '../api/naming.ts';
 import { apiVersionOf, type ResourceType } from '../api/registry.ts';
 import type { ObjectValidation } from './api.ts';
 import { defaultCsrConditions } from './validation/certificate-signing-request.ts';
 import {
+  type NameFn,
   nameIsDNSLabel,
   nameIsDNSSubdomain,
+  nameIsPathSegment,
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from './validation/common.ts';
@@ -34,10 +36,9 @@ export function objectValidation(
       const v = validatorsFor(rt.kind);
       if (op === 'CREATE') {
         if (v?.create) return v.create(obj, ctx);
-        const nameFn = rt.kind === 'Namespace' && rt.group === '' ? nameIsDNSLabel : nameIsDNSSubdomain;
         return [
           ...schemaShapeErrors(obj, rt.kind, apiVersionOf(rt)),
-          ...validateObjectMeta(obj.metadata, rt.namespaced, nameFn),
+          ...validateObjectMeta(obj.metadata, rt.namespaced, nameRule(naming, rt)),
         ];
       }
       if (op !== 'UPDATE') return [];
@@ -51,4 +52,14 @@ export function objectValidation(
       ];
     },
   };
+}
+
+/**
+ * The reference's name rule of a kind without validators of its own: a DNS label for namespaces, a path segment for
+ * roles (as for their bindings: `system:kube-controller-manager`), else a DNS subdomain.
+ */
+function nameRule(naming: Naming, rt: ResourceType): NameFn {
+  if (rt.kind === 'Namespace' && rt.group === '') return nameIsDNSLabel;
+  if (rt.group === group(naming, 'rbac.authorization')) return nameIsPathSegment;
+  return nameIsDNSSubdomain;
 }

@@ -9,9 +9,16 @@ import type { PolicyRule } from '../api/types/rbac.ts';
 import type { ControllerDefinition } from '../controller/controller.ts';
 import { managerPermissions, mergeRules } from '../controller/permissions.ts';
 
-/** The user the daemon authenticates as outside a pod, as the reference's `system:kube-controller-manager`. */
-export function controllerManagerUser(n: Naming): string {
-  return `system:${n.controllerManager}`;
+/**
+ * The daemon's own name in the RBAC it ships (the package's, in both flavors). Not the flavor's controller-manager
+ * name: in the kubernetes flavor that would be `system:kube-controller-manager`, the bootstrap ClusterRole and
+ * binding of a real cluster's kube-controller-manager, which applying our RBAC would replace.
+ */
+export const DAEMON_NAME = 'orch-controller-manager';
+
+/** The user the daemon authenticates as outside a pod (a client certificate or kubeconfig identity). */
+export function controllerManagerUser(): string {
+  return `system:${DAEMON_NAME}`;
 }
 
 export function controllerManagerRules(n: Naming, definitions: ControllerDefinition[]): PolicyRule[] {
@@ -29,7 +36,7 @@ export interface Grantee {
 }
 
 export function defaultGrantee(n: Naming): Grantee {
-  return { name: n.controllerManager, namespace: n.systemNamespace, user: controllerManagerUser(n) };
+  return { name: DAEMON_NAME, namespace: n.systemNamespace, user: controllerManagerUser() };
 }
 
 export function controllerManagerRbac(

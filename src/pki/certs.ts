@@ -207,6 +207,18 @@ function serialToHex(serial: bigint): string {
   return hex.length % 2 === 0 ? hex : `0${hex}`;
 }
 
+/**
+ * The subject common name of a PEM certificate signing request, the last CN as Go's crypto/x509 reads it ('' when
+ * there is none); undefined when it does not parse.
+ */
+export function csrCommonName(pem: string): string | undefined {
+  try {
+    return new x509.Pkcs10CertificateRequest(pem).subjectName.getField('CN').at(-1) ?? '';
+  } catch {
+    return undefined;
+  }
+}
+
 /** The subject organizations (O) of a PEM certificate signing request; empty when it does not parse. */
 export function csrOrganizations(pem: string): string[] {
   try {

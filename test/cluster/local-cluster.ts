@@ -28,6 +28,15 @@ const STAGES = join(dirname(fileURLToPath(import.meta.url)), 'kwok-stages.yaml')
 const DAY_MS = 24 * 60 * 60 * 1000;
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 10_000;
+/** Writes only, at level Metadata, once complete: what the embedded plane's `--audit-log-path` logs. */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted, Panic]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: Metadata
+`;
 
 /** The controllers of kube-controller-manager that our daemon runs in its place. */
 export const OUR_KCM_CONTROLLERS = [
@@ -51,11 +60,19 @@ export interface LocalClusterOptions {
   log?: (line: string) => void;
 }
 
-export interface LocalCluster {
+/** What a test worker needs to reach a cluster another process started (plain data, for vitest's `provide`). */
+export interface LocalClusterInfo {
   server: string;
   /** An admin (`system:masters`) kubeconfig. */
   kubeconfig: string;
   dir: string;
+  /** The cluster CA (kube-apiserver's `--client-ca-file`): it signs identities' client certificates. */
+  caFiles: { certFile: string; keyFile: string };
+  /** kube-apiserver's audit log: every write, one `audit.k8s.io/v1` Event (level Metadata) per line. */
+  auditLogPath: string;
+}
+
+export interface LocalCluster extends LocalClusterInfo {
   /** One request as the admin; the body is JSON both ways. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
   stop(): Promise<void>;
@@ -158,6 +175,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
+  const auditLogPath = join(dir, 'logs', 'audit.log');
   /** A kubeconfig in `dir` for a client certificate of the cluster CA. */
   const kubeconfigWith = async (file: string, name: string, cert: CertificateWithKey) => {
     const path = join(dir, file);
@@ -196,6 +214,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+  const p = (name: string) => files.get(name) as string;
 
   try {
     log('starting etcd');
@@ -211,7 +230,6 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     ]);
 
     log(`starting kube-apiserver ${kubernetesRelease()} on ${server}`);
-    const p = (name: string) => files.get(name) as string;
     start('kube-apiserver', builtBinary('kube-apiserver') as string, [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
       '--bind-address=127.0.0.1',
@@ -240,8 +258,11 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--feature-gates=CoordinatedLeaderElection=true,ShardedListAndWatch=true,StatefulSetRecreateStrategy=true',
       '--runtime-config=coordination.k8s.io/v1beta1=true',
       '--profiling=false',
+      `--audit-policy-file=${await save('audit-policy.yaml', AUDIT_POLICY)}`,
+      `--audit-log-path=${auditLogPath}`,
     ]);
     await waitFor(`${server}/readyz`, adminTls, 'kube-apiserver', children);
+    for (const binding of KUBEADM_BINDINGS) await createBinding(server, adminTls, binding);
 
     const controllers = options.kcmControllers ?? ['*', ...OUR_KCM_CONTROLLERS.map((name) => `-${name}`)];
     log(`starting kube-controller-manager (--controllers=${controllers.join(',')}) and kube-scheduler`);
@@ -283,7 +304,37 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     throw error;
   }
   const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
-  return { server, kubeconfig, dir, request, stop };
+  const caFiles = { certFile: p('ca.crt'), keyFile: p('ca.key') };
+  return { server, kubeconfig, dir, caFiles, auditLogPath, request, stop };
+}
+
+/**
+ * The bindings kubeadm (so kind) makes for TLS bootstrap, which the embedded plane has from the start: bootstrap
+ * tokens may create CSRs and ask for node client certificates, nodes may renew their own. kubeadm binds its
+ * tokens' group `system:bootstrappers:kubeadm:default-node-token`; here every bootstrap token's group.
+ */
+const KUBEADM_BINDINGS = [
+  ['kubeadm:kubelet-bootstrap', 'system:node-bootstrapper', 'system:bootstrappers'],
+  [
+    'kubeadm:node-autoapprove-bootstrap',
+    'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+    'system:bootstrappers',
+  ],
+  [
+    'kubeadm:node-autoapprove-certificate-rotation',
+    'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+    'system:nodes',
+  ],
+] as const;
+
+async function createBinding(server: string, tls: Tls, [name, role, group]: readonly string[]): Promise<void> {
+  const rbac = 'rbac.authorization.k8s.io';
+  const { status, json } = await call(server, tls, 'POST', `/apis/${rbac}/v1/clusterrolebindings`, {
+    metadata: { name },
+    roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: role },
+    subjects: [{ apiGroup: rbac, kind: 'Group', name: group }],
+  });
+  if (status !== 201) throw new Error(`creating ClusterRoleBinding ${name}: ${status} ${json?.message ?? ''}`);
 }
 
 type Tls = { ca: string; cert: string; key: string };

@@ -38,7 +38,7 @@ export const publisherController: ControllerDefinition = {
     const n = ctx.naming;
     const logger = ctx.logger.child({ controller: publisherName(n.flavor) });
     const noop: Reconciler = { reconcile: async () => done };
-    // Our spec serves ClusterTrustBundle at v1; for the reference's API it is gated, off by default, as there.
+    // Our spec serves ClusterTrustBundle at v1; for the reference's API it is gated (GA and on in 1.37), as there.
     if (n.flavor !== 'orch' && !ctx.features('ClusterTrustBundle')) {
       logger.info('the ClusterTrustBundle feature gate is off: not publishing the serving CA');
       return noop;
@@ -76,8 +76,10 @@ export const publisherController: ControllerDefinition = {
           const plan = publishPlan(signer, bytes, lister.list());
           if (plan.create) {
             await bundles.create({ apiVersion: apiVersionOf(rt), kind: rt.kind, ...plan.create }, { signal });
+            logger.info({ name: plan.create.metadata.name }, 'serving CA published');
           } else if (plan.update) {
             await bundles.replace(plan.update, { signal });
+            logger.info({ name: plan.update.metadata.name }, 'serving CA published');
           }
           let lastError: unknown;
           for (const name of plan.delete) {

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../api/meta.ts';
 import { naming } from '../../api/naming.ts';
 import { ResourceRegistry } from '../../api/registry.ts';
 import type { Node, Pod } from '../../api/types/core.ts';
 import type { AdmissionAttributes, Operation } from '../admission.ts';
+import { csrPem } from '../validation/test-helpers.ts';
 import { forbiddenNodeLabels, modifiedLabels, type NodeRestrictionFacts, nodeRestriction } from './node-restriction.ts';
 
 const k8s = naming('kubernetes');
@@ -368,6 +369,44 @@ describe('nodeRestriction: leases, claims, tokens, others', () => {
     expect(nodeRestriction('', a, facts, k8s)?.message).toBe(
       'configmaps "c" is forbidden: could not determine node from user "system:node:"',
     );
+  });
+});
+
+describe('nodeRestriction: certificate signing requests', () => {
+  let requests: Record<string, string>;
+  beforeAll(async () => {
+    requests = {};
+    for (const cn of ['system:node:n1', 'system:node:n2'])
+      requests[cn] = Buffer.from(await csrPem(cn)).toString('base64');
+  });
+  const csr = (signerName: string, request: string) =>
+    attrs('CertificateSigningRequest', 'CREATE', {
+      object: { metadata: { name: 'c' }, spec: { signerName, request } },
+    });
+  const refused = (why: string) => forbidden(`certificatesigningrequests.certificates.k8s.io "c" is forbidden: ${why}`);
+
+  it.each([
+    ['its own client certificate', k8s.signers.apiServerClientNodeAgent, 'system:node:n1', undefined],
+    ['its own serving certificate', k8s.signers.nodeAgentServing, 'system:node:n1', undefined],
+    [
+      "another node's client certificate",
+      k8s.signers.apiServerClientNodeAgent,
+      'system:node:n2',
+      refused('can only create a node CSR with CN=system:node:n1'),
+    ],
+    [
+      "another node's serving certificate",
+      k8s.signers.nodeAgentServing,
+      'system:node:n2',
+      refused('can only create a node CSR with CN=system:node:n1'),
+    ],
+    ['any name for another signer', 'example.com/other', 'system:node:n2', undefined],
+  ])('%s', (_what, signer, cn, expected) => {
+    expect(decide(csr(signer, requests[cn]))).toEqual(expected);
+  });
+
+  it('refuses a request that does not parse', () => {
+    expect(decide(csr(k8s.signers.apiServerClientNodeAgent, 'bm90IGEgY3Ny'))).toEqual(refused('unable to parse csr'));
   });
 });
 

@@ -2,12 +2,15 @@
  * The reference's NodeRestriction admission: a node identity (see `nodeIdentity`) may create and change only its
  * own Node (neither its taints nor labels of the product's domains beyond the node agent's own; never the
  * node-restriction ones), the status of pods bound to it, evictions and deletions of those pods, mirror pods of
- * its own, only the status of claims, tokens bound to its pods, and only its own Lease in the lease namespace.
+ * its own, only the status of claims, tokens bound to its pods, only its own Lease in the lease namespace, and
+ * node-agent CSRs (client or serving) only for its own name.
  */
 import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
+import type { CertificateSigningRequest } from '../../api/types/certificates.ts';
 import type { Node, Pod } from '../../api/types/core.ts';
+import { csrCommonName } from '../../pki/certs.ts';
 import { jsonEqual } from '../../util/equal.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../admission.ts';
 import { nodeIdentity } from '../authz/node.ts';
@@ -67,6 +70,8 @@ export function nodeRestriction(
       return core ? admitToken(node, a, facts, deny) : undefined;
     case 'Lease':
       return a.rt.group === group(n, 'coordination') ? admitLease(node, a, n, deny) : undefined;
+    case 'CertificateSigningRequest':
+      return a.rt.group === group(n, 'certificates') ? admitCsr(node, a, n, deny) : undefined;
   }
   return undefined;
 }
@@ -227,6 +232,19 @@ function admitLease(node: string, a: AdmissionAttributes, n: Naming, deny: Deny)
   const name = a.operation === 'CREATE' ? a.object?.metadata.name : a.name;
   if (name !== node) return deny('can only access node lease with the same name as the requesting node');
   return undefined;
+}
+
+/** A node asks for node-agent certificates in its own name only (other signers are the signer's to check). */
+function admitCsr(node: string, a: AdmissionAttributes, n: Naming, deny: Deny) {
+  if (a.operation !== 'CREATE') return undefined;
+  const spec = (a.object as CertificateSigningRequest | undefined)?.spec;
+  if (spec?.signerName !== n.signers.nodeAgentServing && spec?.signerName !== n.signers.apiServerClientNodeAgent) {
+    return undefined;
+  }
+  const commonName = csrCommonName(Buffer.from(spec.request ?? '', 'base64').toString('utf8'));
+  if (commonName === undefined) return deny('unable to parse csr');
+  const own = `system:node:${node}`;
+  return commonName === own ? undefined : deny(`can only create a node CSR with CN=${own}`);
 }
 
 /** The plugin over a storage: a no-op for every user that is not a node. */

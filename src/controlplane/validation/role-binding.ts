@@ -6,7 +6,7 @@
  * is judged (and authorized) for the role it references when written, so pointing it elsewhere needs a new one.
  */
 import { group } from '../../api/naming.ts';
-import { isValidPathSegmentName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
+import { isValidPathSegmentName, nameIsPathSegment, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
 import { type FieldError, invalid, notSupported, required } from './field-errors.ts';
 import { obj, schemaShapeErrors, str } from './raw.ts';
@@ -35,7 +35,7 @@ function validateCreate(scope: Scope) {
     const apiVersion = `${group(ctx.naming, 'rbac.authorization')}/v1`;
     return [
       ...schemaShapeErrors(raw, scope, apiVersion),
-      ...validateObjectMeta(o.metadata, scope === 'RoleBinding', nameIsDNSSubdomain),
+      ...validateObjectMeta(o.metadata, scope === 'RoleBinding', nameIsPathSegment),
       ...validateRoleRef(o.roleRef, scope, ctx),
     ];
   };
