@@ -33,6 +33,12 @@ import type { ResourceType } from '../src/api/registry.ts';
 import { DEFAULT_CONTROL_PLANE_OPTIONS } from '../src/controlplane/control-plane.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 
+/** An object as an item of a typed list shows it: without apiVersion and kind. */
+function asListItem<T extends { apiVersion?: string; kind?: string }>(obj: T): Omit<T, 'apiVersion' | 'kind'> {
+  const { apiVersion: _apiVersion, kind: _kind, ...item } = obj;
+  return item;
+}
+
 x509.cryptoProvider.set(webcrypto);
 
 const COORDINATION = 'coordination.orch.io';
@@ -363,7 +369,8 @@ describe('objects and metadata', () => {
 
     const list = await core.listNamespacedConfigMap({ namespace: ns });
     expect(list.kind).toBe('ConfigMapList');
-    expect(list.items).toEqual([cm]);
+    // A typed list's items carry no apiVersion and kind (the list's kind names them), as the reference's.
+    expect(list.items).toEqual([asListItem(cm)]);
     expect(Number(list.metadata!.resourceVersion)).toBeGreaterThanOrEqual(Number(cm.metadata!.resourceVersion));
 
     const replaced = await core.replaceNamespacedConfigMapWithHttpInfo({
@@ -1093,7 +1100,7 @@ describe('list', () => {
     const rvY = Number(y.metadata!.resourceVersion);
 
     const latest = await core.listNamespacedConfigMap({ namespace: ns });
-    expect(latest.items).toEqual([v2, y]);
+    expect(latest.items).toEqual([v2, y].map(asListItem));
     expect(Number(latest.metadata!.resourceVersion)).toBeGreaterThanOrEqual(rvY);
 
     const any = await core.listNamespacedConfigMap({ namespace: ns, resourceVersion: '0' });
@@ -1104,7 +1111,7 @@ describe('list', () => {
       resourceVersion: rv1,
       resourceVersionMatch: 'NotOlderThan',
     });
-    expect(notOlder.items).toEqual([v2, y]);
+    expect(notOlder.items).toEqual([v2, y].map(asListItem));
     expect(Number(notOlder.metadata!.resourceVersion)).toBeGreaterThanOrEqual(rvY);
 
     const exact1 = await core.listNamespacedConfigMap({
@@ -1112,14 +1119,14 @@ describe('list', () => {
       resourceVersion: rv1,
       resourceVersionMatch: 'Exact',
     });
-    expect(exact1.items).toEqual([v1]);
+    expect(exact1.items).toEqual([v1].map(asListItem));
     expect(exact1.metadata!.resourceVersion).toBe(rv1);
     const exact2 = await core.listNamespacedConfigMap({
       namespace: ns,
       resourceVersion: rv2,
       resourceVersionMatch: 'Exact',
     });
-    expect(exact2.items).toEqual([v2]);
+    expect(exact2.items).toEqual([v2].map(asListItem));
 
     const current = Number(latest.metadata!.resourceVersion);
     const tooLarge = String(current + 1000);
@@ -1158,7 +1165,7 @@ describe('list', () => {
     expectStatus(old.status, 410, 'Expired', new RegExp(`^too old resource version: ${rv1} \\(\\d+\\)$`));
     // The latest state is still served after the compaction.
     const afterCompaction = await core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv1 });
-    expect(afterCompaction.items).toEqual([v2, y]);
+    expect(afterCompaction.items).toEqual([v2, y].map(asListItem));
   });
 
   it('partitions objects with complementary shardSelector ranges and rejects malformed ones with 422', async () => {

@@ -43,6 +43,7 @@ import {
   invalid,
   invalidOptions,
   notFound,
+  objectDetails,
   STALE_OBJECT,
   tooLargeResourceVersion,
   unsupportedMediaType,
@@ -274,9 +275,14 @@ export class ApiServer {
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.options.now());
     if (rt.hasGeneration) meta.generation = 1;
-    this.prepareCreate(rt, object);
+    // Defaults first, as the reference's decoding applies them: managed fields include them, and not what the
+    // create itself sets (a namespace's finalizer, the first status).
+    this.options.validation?.defaults(rt, object);
+    if (isNamespaceType(rt)) object = withNameLabel(object, this.naming.labels.metadataName);
     object = withEmptyStructs(object);
-    setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
+    const managedFields = applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body));
+    this.prepareCreate(rt, object);
+    setManagedFields(object, managedFields);
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
     if (opts.dryRun) return { status: 201, body: object, ...effects };
@@ -406,6 +412,7 @@ export class ApiServer {
       const stale = pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion;
       let next = stale ? undefined : this.merge(rt, req.subresource, old, requested);
       if (next && isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
+      if (next && !req.subresource) this.options.validation?.defaults(rt, next);
       if (next) next = withEmptyStructs(next);
       if (next) setManagedFields(next, owned(old, next));
       const unchanged = next !== undefined && jsonEqual(withoutRv(next), withoutRv(old));
@@ -478,6 +485,8 @@ export class ApiServer {
       if (next.metadata[k] === undefined) delete next.metadata[k];
     }
     if (rt.hasGeneration && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    // As the reference's namespace strategy: an update keeps the finalizers (only `/finalize` changes them).
+    if (isNamespaceType(rt)) next.spec = { ...(next.spec as object), finalizers: (old.spec as any)?.finalizers };
     return next;
   }
 
@@ -724,7 +733,7 @@ export class ApiServer {
       apiVersion: 'v1',
       metadata: {},
       status: 'Success',
-      details: { name, group: rt.group, kind: rt.plural, ...(uid ? { uid } : {}) },
+      details: { ...objectDetails(rt, name), ...(uid ? { uid } : {}) },
     } as Status;
   }
 
@@ -760,7 +769,6 @@ export class ApiServer {
   /** Status starts empty on create (the request's is left out), except the phases the reference sets. */
   private prepareCreate(rt: ResourceType, obj: KubeObject): void {
     if (isNamespaceType(rt)) {
-      obj.metadata = withNameLabel(obj, this.naming.labels.metadataName).metadata;
       obj.status = { phase: 'Active' };
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };

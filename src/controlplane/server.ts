@@ -46,7 +46,7 @@ import {
 } from './protobuf/index.ts';
 import { parseRequest, type RequestInfo, type ResourceRequest, requestTarget } from './request-info.ts';
 import { drained, mapInSlices, sendList } from './sliced.ts';
-import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
+import { answerJson, toItemJson, toJson, type WatchSettings, WatchStream, withoutTypeMeta } from './watch.ts';
 import { toYaml, yamlSequenceItem } from './yaml.ts';
 
 /** Decides whether a user may make a request; throws a 403 ApiError when not. */
@@ -452,13 +452,14 @@ export class ControlPlaneServer {
     }
     if (format === 'yaml') {
       const start = items.length ? `${toYaml(head)}items:\n` : toYaml(list);
-      return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, yamlSequenceItem, '');
+      const item = (o: KubeObject) => yamlSequenceItem(withoutTypeMeta(o));
+      return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, item, '');
     }
     if (prettyParam(query)) {
       // Exactly JSON.stringify(list, null, 2): each item two levels in.
       const start = `${JSON.stringify(head, null, 2).slice(0, -2)},\n  "items": [`;
       const item = (o: KubeObject, i: number) =>
-        separated(i, `\n    ${JSON.stringify(o, null, 2).replace(/\n/g, '\n    ')}`);
+        separated(i, `\n    ${JSON.stringify(withoutTypeMeta(o), null, 2).replace(/\n/g, '\n    ')}`);
       return sendList(
         res,
         status,
@@ -471,7 +472,7 @@ export class ControlPlaneServer {
     }
     // Items are stored objects whose JSON is cached: spliced rather than serialized again.
     const start = `${JSON.stringify(head).slice(0, -1)},"items":[`;
-    const item = (o: KubeObject, i: number) => separated(i, toJson(o));
+    const item = (o: KubeObject, i: number) => separated(i, toItemJson(o));
     return sendList(res, status, headersOf(JSON_TYPE, warnings), start, items, item, ']}');
   }
 
@@ -551,15 +552,15 @@ function outputFormat(accept: string | undefined, watch: boolean): OutputFormat 
   throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
 }
 
-/** The Table media type when the client asks for server-side tables (kubectl get). */
+/**
+ * The Content-Type of a server-side table (kubectl get) when the client asks for one: the reference names only its
+ * serializer's media type, `application/json`, without the `as=Table` the request gave.
+ */
 function tableRequested(accept: string | undefined, metaGroup: string): string | undefined {
   if (!accept) return undefined;
   for (const part of accept.split(',')) {
     const params = part.split(';').map((p) => p.trim());
-    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) {
-      const version = params.find((p) => p.startsWith('v='));
-      return `${JSON_TYPE};as=Table;${version ?? 'v=v1'};g=${metaGroup}`;
-    }
+    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
   }
   return undefined;
 }

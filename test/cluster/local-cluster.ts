@@ -49,6 +49,8 @@ export interface LocalClusterOptions {
   kcmControllers?: string[];
   /** Progress lines. */
   log?: (line: string) => void;
+  /** Only etcd and kube-apiserver: no controllers, scheduler or nodes changing objects behind a client's back. */
+  apiServerOnly?: boolean;
 }
 
 export interface LocalCluster {
@@ -196,6 +198,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     }
   };
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+  const callAsAdmin = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
 
   try {
     log('starting etcd');
@@ -242,6 +245,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--profiling=false',
     ]);
     await waitFor(`${server}/readyz`, adminTls, 'kube-apiserver', children);
+    if (options.apiServerOnly) return { server, kubeconfig, dir, request: callAsAdmin, stop };
 
     const controllers = options.kcmControllers ?? ['*', ...OUR_KCM_CONTROLLERS.map((name) => `-${name}`)];
     log(`starting kube-controller-manager (--controllers=${controllers.join(',')}) and kube-scheduler`);
@@ -282,8 +286,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await stop();
     throw error;
   }
-  const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
-  return { server, kubeconfig, dir, request, stop };
+  return { server, kubeconfig, dir, request: callAsAdmin, stop };
 }
 
 type Tls = { ca: string; cert: string; key: string };
