@@ -279,9 +279,10 @@ export class ApiServer {
     // create itself sets (a namespace's finalizer, the first status).
     this.options.validation?.defaults(rt, object);
     if (isNamespaceType(rt)) object = withNameLabel(object, this.naming.labels.metadataName);
-    object = withEmptyStructs(object);
+    // Before the empty structs are filled in: a struct nobody set is owned by nobody.
     const managedFields = applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body));
     this.prepareCreate(rt, object);
+    object = withEmptyStructs(object);
     setManagedFields(object, managedFields);
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
@@ -404,6 +405,8 @@ export class ApiServer {
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
       // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
       const requested = build(view);
+      // Defaults before the comparison with the stored object: a change of nothing but defaults changes nothing.
+      if (!req.subresource) this.options.validation?.defaults(rt, requested);
       const pinnedRv =
         expectedRv ??
         (requested.metadata.resourceVersion !== view.metadata.resourceVersion
@@ -412,7 +415,6 @@ export class ApiServer {
       const stale = pinnedRv !== undefined && pinnedRv !== old.metadata.resourceVersion;
       let next = stale ? undefined : this.merge(rt, req.subresource, old, requested);
       if (next && isNamespaceType(rt)) next = withNameLabel(next, this.naming.labels.metadataName);
-      if (next && !req.subresource) this.options.validation?.defaults(rt, next);
       if (next) next = withEmptyStructs(next);
       if (next) setManagedFields(next, owned(old, next));
       const unchanged = next !== undefined && jsonEqual(withoutRv(next), withoutRv(old));

@@ -134,7 +134,8 @@ export function openapiShape(doc: unknown): unknown {
 /** Field-by-field differences of two normalized values; `at` names the place. */
 export function diffValues(real: unknown, embedded: unknown, at: string, out: Difference[] = []): Difference[] {
   if (Array.isArray(real) && Array.isArray(embedded)) {
-    for (let i = 0; i < Math.max(real.length, embedded.length); i++) diffValues(real[i], embedded[i], `${at}[${i}]`, out);
+    for (let i = 0; i < Math.max(real.length, embedded.length); i++)
+      diffValues(real[i], embedded[i], `${at}[${i}]`, out);
     return out;
   }
   if (isObject(real) && isObject(embedded)) {
@@ -180,8 +181,7 @@ export interface WrittenDown {
   reason: string;
 }
 
-const glob = (pattern: string) =>
-  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
 
 /** The entries that explain each difference of a request, or undefined when one difference is unexplained. */
 export function explain(id: string, differences: Difference[], known: WrittenDown[]): WrittenDown[] | undefined {

@@ -44,76 +44,75 @@ const SELECT = `${CORPUS_LABEL}=corpus`;
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
 /** The steps every kind goes through, in order: each a request made from the kind's entry. */
-const KIND_STEPS: [string, (k: KindEntry, item: string, saved: string) => Omit<CorpusRequest, 'id' | 'category'>][] =
+const KIND_STEPS: [string, (k: KindEntry, item: string, saved: string) => Omit<CorpusRequest, 'id' | 'category'>][] = [
+  ['create', (k, _, saved) => ({ as: 'admin', method: 'POST', path: k.collection, body: k.object, save: saved })],
+  ['create-again', (k) => ({ as: 'admin', method: 'POST', path: k.collection, body: k.object })],
+  ['get', (_, item) => ({ as: 'admin', method: 'GET', path: item })],
+  ['list', (k) => ({ as: 'admin', method: 'GET', path: k.collection, query: { labelSelector: SELECT } })],
+  ['table', (_, item) => ({ as: 'admin', method: 'GET', path: item, headers: { accept: TABLE } })],
   [
-    ['create', (k, _, saved) => ({ as: 'admin', method: 'POST', path: k.collection, body: k.object, save: saved })],
-    ['create-again', (k) => ({ as: 'admin', method: 'POST', path: k.collection, body: k.object })],
-    ['get', (_, item) => ({ as: 'admin', method: 'GET', path: item })],
-    ['list', (k) => ({ as: 'admin', method: 'GET', path: k.collection, query: { labelSelector: SELECT } })],
-    ['table', (_, item) => ({ as: 'admin', method: 'GET', path: item, headers: { accept: TABLE } })],
-    [
-      'update',
-      (k, item, saved) => ({
-        as: 'admin',
-        method: 'PUT',
-        path: item,
-        body: withLabels(k.object, { put: 'done' }, `{{${saved}.metadata.resourceVersion}}`),
-        save: `${saved}-put`,
-      }),
-    ],
-    [
-      'update-stale',
-      (k, item, saved) => ({
-        as: 'admin',
-        method: 'PUT',
-        path: item,
-        body: withLabels(k.object, { stale: 'done' }, `{{${saved}.metadata.resourceVersion}}`),
-      }),
-    ],
-    [
-      'patch-merge',
-      (_, item) => ({
-        as: 'admin',
-        method: 'PATCH',
-        path: item,
-        headers: { 'content-type': 'application/merge-patch+json' },
-        body: { metadata: { labels: { merge: 'done' } } },
-      }),
-    ],
-    [
-      'patch-strategic',
-      (_, item) => ({
-        as: 'admin',
-        method: 'PATCH',
-        path: item,
-        headers: { 'content-type': 'application/strategic-merge-patch+json' },
-        body: { metadata: { annotations: { strategic: 'done' } } },
-      }),
-    ],
-    [
-      'patch-json',
-      (_, item) => ({
-        as: 'admin',
-        method: 'PATCH',
-        path: item,
-        headers: { 'content-type': 'application/json-patch+json' },
-        body: [{ op: 'add', path: '/metadata/labels/json', value: 'done' }],
-      }),
-    ],
-    [
-      'apply',
-      (k, item) => ({
-        as: 'admin',
-        method: 'PATCH',
-        path: item,
-        query: { fieldManager: 'conform-apply' },
-        headers: { 'content-type': 'application/apply-patch+yaml' },
-        body: withLabels(k.object, { applied: 'done' }),
-      }),
-    ],
-    ['delete', (_, item) => ({ as: 'admin', method: 'DELETE', path: item })],
-    ['get-deleted', (_, item) => ({ as: 'admin', method: 'GET', path: item })],
-  ];
+    'update',
+    (k, item, saved) => ({
+      as: 'admin',
+      method: 'PUT',
+      path: item,
+      body: withLabels(k.object, { put: 'done' }, `{{${saved}.metadata.resourceVersion}}`),
+      save: `${saved}-put`,
+    }),
+  ],
+  [
+    'update-stale',
+    (k, item, saved) => ({
+      as: 'admin',
+      method: 'PUT',
+      path: item,
+      body: withLabels(k.object, { stale: 'done' }, `{{${saved}.metadata.resourceVersion}}`),
+    }),
+  ],
+  [
+    'patch-merge',
+    (_, item) => ({
+      as: 'admin',
+      method: 'PATCH',
+      path: item,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { metadata: { labels: { merge: 'done' } } },
+    }),
+  ],
+  [
+    'patch-strategic',
+    (_, item) => ({
+      as: 'admin',
+      method: 'PATCH',
+      path: item,
+      headers: { 'content-type': 'application/strategic-merge-patch+json' },
+      body: { metadata: { annotations: { strategic: 'done' } } },
+    }),
+  ],
+  [
+    'patch-json',
+    (_, item) => ({
+      as: 'admin',
+      method: 'PATCH',
+      path: item,
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: [{ op: 'add', path: '/metadata/labels/json', value: 'done' }],
+    }),
+  ],
+  [
+    'apply',
+    (k, item) => ({
+      as: 'admin',
+      method: 'PATCH',
+      path: item,
+      query: { fieldManager: 'conform-apply' },
+      headers: { 'content-type': 'application/apply-patch+yaml' },
+      body: withLabels(k.object, { applied: 'done' }),
+    }),
+  ],
+  ['delete', (_, item) => ({ as: 'admin', method: 'DELETE', path: item })],
+  ['get-deleted', (_, item) => ({ as: 'admin', method: 'GET', path: item })],
+];
 
 function withLabels(object: KindEntry['object'], labels: Record<string, string>, resourceVersion?: string) {
   const metadata = { ...object.metadata, labels: { ...object.metadata.labels, ...labels } };
@@ -135,7 +134,9 @@ function expandKind(category: string, entry: KindEntry): CorpusRequest[] {
 /** Every request of the corpus, in replay order. */
 export function loadCorpus(dir = CORPUS_DIR): CorpusRequest[] {
   const out: CorpusRequest[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const doc = parseYaml(readFileSync(join(dir, file), 'utf8'));
     const category = String(doc.category);
     for (const entry of doc.kinds ?? []) out.push(...expandKind(category, entry));

@@ -17,7 +17,7 @@ import { missingBinaries } from '../../test/cluster/local-cluster.ts';
 import { compareAnswers, type Difference, explain, type WrittenDown } from './compare.ts';
 import { type CorpusRequest, fillIn, loadCorpus } from './corpus.ts';
 import { type Answer, encodeBody, type Sent, send } from './http.ts';
-import { startEmbedded, startReal, type Substrate } from './substrates.ts';
+import { type Substrate, startEmbedded, startReal } from './substrates.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const USER_AGENT = 'conformance-diff/v1.0.0 (linux/amd64) orch';
@@ -41,6 +41,7 @@ function prepare(r: CorpusRequest, saved: Map<string, unknown>): Sent {
     const value = fillIn(r.body ?? {}, saved) as Record<string, unknown>;
     const padded = r.padBytes ? { ...value, data: { big: 'x'.repeat(r.padBytes) } } : value;
     body = encodeBody(padded, headers['content-type']);
+    headers['content-length'] = String(body.length);
   }
   const qs = query.toString();
   const timeout = Number(r.query?.timeoutSeconds ?? 0) * 1000;
@@ -70,9 +71,12 @@ const show = (v: unknown) => {
 };
 
 function report(r: CorpusRequest, differences: Difference[], explainedBy: WrittenDown[] | undefined): string {
-  const query = r.query ? `?${new URLSearchParams(Object.entries(r.query).map(([k, v]): [string, string] => [k, String(v)]))}` : '';
+  const query = r.query
+    ? `?${new URLSearchParams(Object.entries(r.query).map(([k, v]): [string, string] => [k, String(v)]))}`
+    : '';
   const lines = [`${explainedBy ? '~' : '✗'} ${r.id}: ${r.method} ${r.path}${query} as ${r.as}`];
-  for (const d of differences.slice(0, 12)) lines.push(`    ${d.at}: real ${show(d.real)} | embedded ${show(d.embedded)}`);
+  for (const d of differences.slice(0, 12))
+    lines.push(`    ${d.at}: real ${show(d.real)} | embedded ${show(d.embedded)}`);
   if (differences.length > 12) lines.push(`    ... and ${differences.length - 12} more`);
   for (const k of explainedBy ?? []) lines.push(`    written down: ${k.reason.trim().split('\n')[0]}`);
   return lines.join('\n');
@@ -86,11 +90,15 @@ async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const only = argv[argv.indexOf('--only') + 1];
   const dump = argv.includes('--dump') ? argv[argv.indexOf('--dump') + 1] : undefined;
-  const corpus = loadCorpus().filter((r) => !argv.includes('--only') || r.id.startsWith(only) || r.id.startsWith('setup/'));
+  const corpus = loadCorpus().filter(
+    (r) => !argv.includes('--only') || r.id.startsWith(only) || r.id.startsWith('setup/'),
+  );
   const known = loadWrittenDown();
   const missing = missingBinaries();
   if (missing.length) {
-    console.error(`conformance:diff: the real cluster's binaries are not built (${missing.join(', ')}); run \`npm run k8s:build\``);
+    console.error(
+      `conformance:diff: the real cluster's binaries are not built (${missing.join(', ')}); run \`npm run k8s:build\``,
+    );
     return 2;
   }
   const startTime = Date.now();
@@ -105,7 +113,9 @@ async function main(): Promise<number> {
       startReal(join(dir, 'real'), (line) => console.error(`real: ${line}`)).then(started),
       startEmbedded(join(dir, 'embedded')).then(started),
     ]);
-    console.error(`both servers started in ${((Date.now() - startTime) / 1000).toFixed(1)} s; replaying ${corpus.length} requests`);
+    console.error(
+      `both servers started in ${((Date.now() - startTime) / 1000).toFixed(1)} s; replaying ${corpus.length} requests`,
+    );
     const replayStart = Date.now();
     const saved = { real: new Map<string, unknown>(), embedded: new Map<string, unknown>() };
     let identical = 0;
@@ -134,7 +144,9 @@ async function main(): Promise<number> {
     console.log(
       `replay ${seconds(Date.now() - replayStart)}, in all ${seconds(Date.now() - startTime)}; ✗ unexplained, ~ written down`,
     );
-    console.log(`${corpus.length} requests: ${identical} identical, ${writtenDown + unexplained} differ (${writtenDown} written down)`);
+    console.log(
+      `${corpus.length} requests: ${identical} identical, ${writtenDown + unexplained} differ (${writtenDown} written down)`,
+    );
     return unexplained > 0 ? 1 : 0;
   } finally {
     await Promise.all(substrates.map((s) => s.stop()));
