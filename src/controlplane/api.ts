@@ -279,10 +279,10 @@ export class ApiServer {
     // create itself sets (a namespace's finalizer, the first status).
     this.options.validation?.defaults(rt, object);
     if (isNamespaceType(rt)) object = withNameLabel(object, this.naming.labels.metadataName);
-    // Before the empty structs are filled in: a struct nobody set is owned by nobody.
-    const managedFields = applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body));
-    this.prepareCreate(rt, object);
     object = withEmptyStructs(object);
+    const managedFields =
+      applied ?? recordUpdate(undefined, withoutEmptySpec(object), this.fieldOwner(req, opts, body));
+    this.prepareCreate(rt, object);
     setManagedFields(object, managedFields);
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
@@ -496,7 +496,14 @@ export class ApiServer {
   private fieldOwner(req: ResourceRequest, opts: WriteOptions, body: RequestBody | undefined): FieldOwner {
     const rt = req.rt;
     const apiVersion = apiVersionOf(rt);
-    const tracked = req.subresource === 'status' ? onlyStatus : rt.hasStatus ? allButStatus : everyField;
+    const tracked =
+      req.subresource === 'status'
+        ? onlyStatus
+        : rt.kind === 'CertificateSigningRequest'
+          ? neitherSpecNorStatus
+          : rt.hasStatus
+            ? allButStatus
+            : everyField;
     return {
       manager: opts.fieldManager ?? managerFromUserAgent(body?.userAgent),
       apiVersion,
@@ -1050,6 +1057,8 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
 const onlyStatus = (field: string) => field === 'status';
 const allButStatus = (field: string) => field !== 'status';
 const everyField = () => true;
+/** A CSR's main resource: the reference resets spec there too, so its writes own neither (metadata only). */
+const neitherSpecNorStatus = (field: string) => field !== 'spec' && field !== 'status';
 
 /** Whether an object's first two keys are apiVersion and kind, in that order (as clients send them). */
 function startsWithTypeMeta(obj: object): boolean {
@@ -1059,6 +1068,17 @@ function startsWithTypeMeta(obj: object): boolean {
     if (++position === 2) return true;
   }
   return false;
+}
+
+/**
+ * The object whose fields a create's manager owns: an empty `spec` (a namespace's or a node's, filled in as an
+ * empty struct) is owned by nobody, as the reference records it; empty structs inside one are owned.
+ */
+function withoutEmptySpec(object: KubeObject): KubeObject {
+  const spec = object.spec;
+  if (!spec || typeof spec !== 'object' || Object.keys(spec).length > 0) return object;
+  const { spec: _spec, ...rest } = object;
+  return rest as KubeObject;
 }
 
 /** Sets the managed fields of an object; an empty list leaves none. */

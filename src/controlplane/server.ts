@@ -198,7 +198,7 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
-    const authenticated = authenticate(req, this.opts.tokens);
+    const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
     const remote = this.opts.aggregator?.remoteFor(path);

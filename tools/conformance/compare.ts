@@ -21,6 +21,8 @@ export interface Difference {
 }
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+/** A client certificate's credential id: its SHA-256, different for every certificate issued. */
+const CREDENTIAL_ID = /^X509SHA256=[0-9a-f]{64}$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /** Values each server picks itself, by key. */
 const PICKED: Record<string, string> = {
@@ -38,6 +40,7 @@ export function normalize(value: unknown, key = ''): unknown {
   if (typeof value === 'string') {
     if (key in PICKED && value !== '') return PICKED[key];
     if (TIME.test(value)) return '<time>';
+    if (CREDENTIAL_ID.test(value)) return '<credential-id>';
     return value.replace(UUID, '<uid>');
   }
   if (Array.isArray(value)) {
