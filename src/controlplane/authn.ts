@@ -113,7 +113,11 @@ function certificateUser(socket: TLSSocket, domain: string): UserInfo | undefine
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
   // As the reference: the certificate's SHA-256 names the credential, for audit and the users' extra.
   const credentialId = `X509SHA256=${peer.fingerprint256.replaceAll(':', '').toLowerCase()}`;
-  return withAuthenticated({ username: cn, groups, extra: { [`authentication.${domain}/credential-id`]: [credentialId] } });
+  return withAuthenticated({
+    username: cn,
+    groups,
+    extra: { [`authentication.${domain}/credential-id`]: [credentialId] },
+  });
 }
 
 function withAuthenticated(user: UserInfo): UserInfo {

@@ -207,6 +207,8 @@ export class ControlPlaneServer {
     if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
     if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    // Before any other warning of the answer, which headersOf appends.
+    if (info.rt.deprecation) res.setHeader('Warning', [warningHeader(info.rt.deprecation)]);
     return this.resource(req, res, info, query, user);
   }
 
@@ -284,7 +286,7 @@ export class ControlPlaneServer {
         if (!list) return this.send(res, 200, JSON.stringify({ ...head, rows: [row(body)] }), [], tableAccept);
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
         const encode = (o: KubeObject, i: number) => separated(i, JSON.stringify(row(o)));
-        return sendList(res, 200, headersOf(tableAccept, []), start, list.items, encode, ']}');
+        return sendList(res, 200, headersOf(res, tableAccept, []), start, list.items, encode, ']}');
       }
       return await this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
@@ -444,7 +446,7 @@ export class ControlPlaneServer {
         const parts = await mapInSlices(res, items, item);
         if (!parts) return;
         const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
-        return await sendList(res, status, headersOf(PROTOBUF_MEDIA_TYPE, warnings), head, parts, same, tail);
+        return await sendList(res, status, headersOf(res, PROTOBUF_MEDIA_TYPE, warnings), head, parts, same, tail);
       } catch (err) {
         // What protobuf cannot carry (a free-form field) is answered as JSON.
         if (!(err instanceof ProtobufError)) throw err;
@@ -453,7 +455,7 @@ export class ControlPlaneServer {
     if (format === 'yaml') {
       const start = items.length ? `${toYaml(head)}items:\n` : toYaml(list);
       const item = (o: KubeObject) => yamlSequenceItem(withoutTypeMeta(o));
-      return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, item, '');
+      return sendList(res, status, headersOf(res, YAML_TYPE, warnings), start, items, item, '');
     }
     if (prettyParam(query)) {
       // Exactly JSON.stringify(list, null, 2): each item two levels in.
@@ -463,7 +465,7 @@ export class ControlPlaneServer {
       return sendList(
         res,
         status,
-        headersOf(JSON_TYPE, warnings),
+        headersOf(res, JSON_TYPE, warnings),
         start,
         items,
         item,
@@ -473,7 +475,7 @@ export class ControlPlaneServer {
     // Items are stored objects whose JSON is cached: spliced rather than serialized again.
     const start = `${JSON.stringify(head).slice(0, -1)},"items":[`;
     const item = (o: KubeObject, i: number) => separated(i, toItemJson(o));
-    return sendList(res, status, headersOf(JSON_TYPE, warnings), start, items, item, ']}');
+    return sendList(res, status, headersOf(res, JSON_TYPE, warnings), start, items, item, ']}');
   }
 
   private send(
@@ -485,7 +487,7 @@ export class ControlPlaneServer {
   ): void {
     // Encoded once here: given a string, Node would measure its byte length and then encode it again.
     const body = typeof text === 'string' ? Buffer.from(text) : text;
-    const headers = headersOf(contentType, warnings);
+    const headers = headersOf(res, contentType, warnings);
     res.writeHead(status, headers);
     res.end(body);
   }
@@ -575,9 +577,13 @@ function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefi
   }
 }
 
-function headersOf(contentType: string, warnings: string[]): Record<string, string | string[]> {
+const warningHeader = (text: string) => `299 - ${JSON.stringify(text)}`;
+
+/** The headers of an answer: its Content-Type, and its warnings after those already set on the response. */
+function headersOf(res: ServerResponse, contentType: string, warnings: string[]): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
-  if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  const already = res.getHeader('Warning');
+  if (warnings.length) headers.Warning = [...[already ?? []].flat().map(String), ...warnings.map(warningHeader)];
   return headers;
 }
 
