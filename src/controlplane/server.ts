@@ -221,8 +221,14 @@ export class ControlPlaneServer {
     const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
-    const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
     const discoveryGroup = registry.naming.protocol.discoveryGroup;
+    // Only the v2 form is served (v2beta1 is gone, as from the reference's 1.33): other asks get the legacy one.
+    const wantsAggregated = accept.split(',').some((part) => {
+      const params = part.split(';').map((p) => p.trim());
+      return (
+        params.includes('as=APIGroupDiscoveryList') && params.includes('v=v2') && params.includes(`g=${discoveryGroup}`)
+      );
+    });
     const groups = this.opts.aggregator?.discoveryGroups();
     if (['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
@@ -241,7 +247,7 @@ export class ControlPlaneServer {
       await this.opts.aggregator?.refreshRemoteDiscovery();
       body = aggregated(registry, path === '/api', groups, this.opts.aggregator?.servedElsewhere);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
-    } else if (path === '/api') body = apiVersions();
+    } else if (path === '/api') body = apiVersions(`${req.socket.localAddress}:${req.socket.localPort}`);
     else if (path === '/apis') body = groupList(registry, groups);
     else {
       const parts = path.split('/').filter(Boolean);
@@ -500,11 +506,13 @@ export class ControlPlaneServer {
       res.end();
       return;
     }
-    const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
+    // A Status in YAML when the client asked for YAML first, as the reference negotiates errors too.
+    const yaml = req.headers.accept?.split(',')[0].split(';')[0].trim() === YAML_TYPE;
+    const headers: Record<string, string> = { 'Content-Type': yaml ? YAML_TYPE : JSON_TYPE };
     const retry = apiErr.details?.retryAfterSeconds;
     if (retry !== undefined && (apiErr.code === 429 || apiErr.code >= 500)) headers['Retry-After'] = String(retry);
     res.writeHead(apiErr.code, headers);
-    res.end(JSON.stringify(apiErr.toStatus()));
+    res.end(yaml ? toYaml(apiErr.toStatus()) : JSON.stringify(apiErr.toStatus()));
   }
 }
 

@@ -33,6 +33,7 @@ const PICKED: Record<string, string> = {
   clusterIP: '<ip>',
   clusterIPs: '<ip>',
   nodePort: '<port>',
+  serverAddress: '<address>',
 };
 
 /** An answer's value with what must differ between two servers replaced by placeholders. */
@@ -73,7 +74,7 @@ export function onlyWhatEmbeddedHas(real: unknown, embedded: unknown, pruneMaps:
   if (Array.isArray(real) && Array.isArray(embedded)) {
     const keys = new Map(embedded.map((e) => [elementKey(e), e]));
     const named = real.every((e) => elementKey(e) !== undefined);
-    if (!named) return real;
+    if (!named) return real.map((e, i) => onlyWhatEmbeddedHas(e, embedded[i], pruneMaps));
     return real
       .filter((e) => keys.has(elementKey(e)))
       .map((e) => onlyWhatEmbeddedHas(e, keys.get(elementKey(e)), pruneMaps));
