@@ -39,7 +39,8 @@ const parseBool = (query: URLSearchParams, name: string) => queryBool(query.get(
 function parseInt64(query: URLSearchParams, name: string): number | undefined {
   const v = query.get(name);
   if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${name}: "${v}": must be an integer`);
+  // Go's strconv.ParseInt message, as the reference's query conversion answers it.
+  if (!/^-?\d+$/.test(v)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
   return Number(v);
 }
 
@@ -105,6 +106,13 @@ export function parseListOptions(
             'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
           ),
         );
+        if (match !== '') {
+          problems.push({
+            type: 'FieldValueNotSupported',
+            field: 'resourceVersionMatch',
+            message: `resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`,
+          });
+        }
       }
       if (!watchListEnabled) {
         problems.push(
@@ -115,13 +123,6 @@ export function parseListOptions(
         );
       }
     }
-  }
-  if (opts.limit < 0) {
-    problems.push({
-      type: 'FieldValueInvalid',
-      field: 'limit',
-      message: `limit: Invalid value: ${opts.limit}: must be non-negative`,
-    });
   }
   if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
     problems.push({

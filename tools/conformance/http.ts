@@ -44,7 +44,13 @@ function decodeBody(bytes: Buffer, contentType: string): unknown {
   } catch (error) {
     return { undecodable: (error as Error).message, bytes: bytes.length };
   }
-  return bytes.toString('utf8');
+  // Text that is JSON (the OpenAPI v3 index is served as text/plain) is compared as JSON.
+  const text = bytes.toString('utf8');
+  try {
+    return text.startsWith('{') ? JSON.parse(text) : text;
+  } catch {
+    return text;
+  }
 }
 
 /** A watch's newline-delimited JSON events; a partial last line (cut by the deadline) is dropped. */
