@@ -1016,7 +1016,13 @@ describe('list', () => {
       core.listNamespacedConfigMap({ namespace: ns, fieldSelector: 'spec.nodeName=n1' }),
     );
     expect(unsupported.code).toBe(400);
-    expectStatus(unsupported.status, 400, 'BadRequest', 'field label not supported: spec.nodeName');
+    // A kind without field selectors of its own answers with the reference's generic message.
+    expectStatus(
+      unsupported.status,
+      400,
+      'BadRequest',
+      '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
     const malformed = await failure(core.listNamespacedPod({ namespace: ns, fieldSelector: 'spec.nodeName' }));
     expectStatus(malformed.status, 400, 'BadRequest', /invalid selector/);
   });

@@ -404,9 +404,13 @@ export class ApiServer {
       const old = current;
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
       // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
-      const requested = build(view);
-      // Defaults before the comparison with the stored object: a change of nothing but defaults changes nothing.
-      if (!req.subresource) this.options.validation?.defaults(rt, requested);
+      let requested = build(view);
+      // Defaults and empty structs before the comparison with the stored object (which has both): a request that
+      // leaves them out changes nothing, and its spec is no new generation.
+      if (!req.subresource) {
+        this.options.validation?.defaults(rt, requested);
+        requested = withEmptyStructs({ ...requested, apiVersion: old.apiVersion, kind: old.kind });
+      }
       const pinnedRv =
         expectedRv ??
         (requested.metadata.resourceVersion !== view.metadata.resourceVersion
