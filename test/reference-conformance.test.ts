@@ -140,6 +140,15 @@ describe('answers as kube-apiserver does', () => {
     expect(yaml.body).toContain('reason: NotFound');
   });
 
+  it("stores a Secret's stringData in data", async () => {
+    const res = await json('POST', `/api/v1/namespaces/${NS}/secrets`, {
+      metadata: { name: 's' },
+      stringData: { k: 'v' },
+    });
+    expect(res.json).toMatchObject({ type: 'Opaque', data: { k: 'dg==' } });
+    expect(res.json).not.toHaveProperty('stringData');
+  });
+
   it('serves the OpenAPI v3 index as text/plain, as the reference', async () => {
     const index = await raw.send({ path: '/openapi/v3' });
     expect(index.headers['content-type']).toBe('text/plain; charset=utf-8');

@@ -18,12 +18,19 @@ import {
 import type { ValidationContext } from './validation/context.ts';
 import { validatorsFor } from './validation/index.ts';
 import { schemaShapeErrors } from './validation/raw.ts';
-import { defaultDeployment, defaultPod, defaultReplicated, defaultService } from './validation/workload-defaults.ts';
+import {
+  defaultDeployment,
+  defaultPod,
+  defaultReplicated,
+  defaultSecret,
+  defaultService,
+} from './validation/workload-defaults.ts';
 
 /** Defaults of kinds that have no validators here (by `<group>/<kind>`). */
 const WORKLOAD_DEFAULTS: Readonly<Record<string, (obj: unknown) => void>> = {
   '/Pod': defaultPod,
   '/Service': defaultService,
+  '/Secret': defaultSecret,
   '/ReplicationController': defaultReplicated,
   'apps/ReplicaSet': defaultReplicated,
   'apps/Deployment': defaultDeployment,

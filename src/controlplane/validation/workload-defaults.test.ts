@@ -5,6 +5,7 @@ import {
   defaultPodSpec,
   defaultPullPolicy,
   defaultReplicated,
+  defaultSecret,
   defaultService,
 } from './workload-defaults.ts';
 
@@ -93,6 +94,12 @@ describe('workload defaults', () => {
     });
   });
 
+  it("merges a Secret's stringData into data, and types it Opaque", () => {
+    const secret: Record<string, unknown> = { data: { a: 'YQ==' }, stringData: { b: 'b', a: 'A' } };
+    defaultSecret(secret);
+    expect(secret).toEqual({ type: 'Opaque', data: { a: 'QQ==', b: 'Yg==' } });
+  });
+
   it('leaves what is not an object alone', () => {
     for (const bad of [null, 1, 'x', [], { spec: 'x' }]) {
       expect(() => {
@@ -100,6 +107,7 @@ describe('workload defaults', () => {
         defaultDeployment(bad);
         defaultReplicated(bad);
         defaultService(bad);
+        defaultSecret(bad);
       }).not.toThrow();
     }
   });

@@ -1,6 +1,7 @@
 /**
  * The reference's defaults of pods, pod templates and the workloads that hold one (Deployment, ReplicaSet,
- * ReplicationController), and of Services: what its decoding fills in, so that readers and managed fields see it.
+ * ReplicationController), of Services and of Secrets: what its decoding fills in, so that readers and managed
+ * fields see it.
  * What admission or allocation adds (service-account volumes, tolerations, priority, cluster IPs) is not here.
  */
 import { absent, type Obj, obj } from './raw.ts';
@@ -93,4 +94,19 @@ export function defaultService(o: unknown): void {
     setDefault(p, 'protocol', 'TCP');
     if (absent(p.targetPort) || p.targetPort === 0 || p.targetPort === '') p.targetPort = p.port;
   }
+}
+
+/** A Secret's `stringData` merged into `data` (base64), as the reference's conversion does; `Opaque` by default. */
+export function defaultSecret(o: unknown): void {
+  const secret = obj(o);
+  if (!secret) return;
+  setDefault(secret, 'type', 'Opaque');
+  const stringData = obj(secret.stringData);
+  if (absent(secret.stringData)) return;
+  const data = { ...(obj(secret.data) ?? {}) };
+  for (const [key, value] of Object.entries(stringData ?? {})) {
+    if (typeof value === 'string') data[key] = Buffer.from(value, 'utf8').toString('base64');
+  }
+  secret.data = data;
+  delete secret.stringData;
 }
