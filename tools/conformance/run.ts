@@ -5,7 +5,7 @@
  * written down in differences.yaml, 2 when a server cannot be started.
  *
  * `-- --only PREFIX` replays only the requests whose id starts with PREFIX (setup requests always run);
- * `-- --dump ID` prints both whole answers to that request.
+ * `-- --dump ID` prints both whole answers to that request; `-- --full` every difference (12 a request otherwise).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -70,15 +70,21 @@ const show = (v: unknown) => {
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 };
 
-function report(r: CorpusRequest, differences: Difference[], explainedBy: WrittenDown[] | undefined): string {
+function report(
+  r: CorpusRequest,
+  differences: Difference[],
+  explainedBy: WrittenDown[] | undefined,
+  max: number,
+): string {
   const query = r.query
     ? `?${new URLSearchParams(Object.entries(r.query).map(([k, v]): [string, string] => [k, String(v)]))}`
     : '';
   const lines = [`${explainedBy ? '~' : '✗'} ${r.id}: ${r.method} ${r.path}${query} as ${r.as}`];
-  for (const d of differences.slice(0, 12))
+  for (const d of differences.slice(0, max)) {
     lines.push(`    ${d.at}: real ${show(d.real)} | embedded ${show(d.embedded)}`);
-  if (differences.length > 12) lines.push(`    ... and ${differences.length - 12} more`);
-  for (const k of explainedBy ?? []) lines.push(`    written down: ${k.reason.trim().split('\n')[0]}`);
+  }
+  if (differences.length > max) lines.push(`    ... and ${differences.length - max} more`);
+  if (explainedBy) lines.push(`    written down: ${explainedBy.map((k) => `${k.name} (${k.kind})`).join(', ')}`);
   return lines.join('\n');
 }
 
@@ -90,6 +96,7 @@ async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const only = argv[argv.indexOf('--only') + 1];
   const dump = argv.includes('--dump') ? argv[argv.indexOf('--dump') + 1] : undefined;
+  const full = argv.includes('--full');
   const corpus = loadCorpus().filter(
     (r) => !argv.includes('--only') || r.id.startsWith(only) || r.id.startsWith('setup/'),
   );
@@ -135,10 +142,10 @@ async function main(): Promise<number> {
         writtenDown++;
         for (const k of explainedBy) usedEntries.add(k);
       } else unexplained++;
-      console.log(report(r, differences, explainedBy));
+      console.log(report(r, differences, explainedBy, full ? Number.POSITIVE_INFINITY : 12));
     }
     for (const k of known.filter((k) => !usedEntries.has(k))) {
-      console.log(`(written down, not seen this run: ${[k.request].flat().join(', ')})`);
+      console.log(`(written down, not seen this run: ${k.name})`);
     }
     const seconds = (s: number) => `${(s / 1000).toFixed(1)} s`;
     console.log(
