@@ -1547,13 +1547,13 @@ describe('write options', () => {
       bad.status,
       422,
       'Invalid',
-      'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Foo": supported values: "All"',
+      'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"',
     );
     expect(bad.status.details!.causes).toEqual([
       {
         reason: 'FieldValueNotSupported',
         field: 'dryRun',
-        message: 'Unsupported value: "Foo": supported values: "All"',
+        message: 'Unsupported value: ["Foo"]: supported values: "All"',
       },
     ]);
     const badDelete = await failure(core.deleteNamespacedConfigMap({ name: 'keep', namespace: ns, dryRun: 'Foo' }));
@@ -1561,7 +1561,7 @@ describe('write options', () => {
       badDelete.status,
       422,
       'Invalid',
-      'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Foo": supported values: "All"',
+      'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"',
     );
     const badPatch = await failure(
       core.patchNamespacedConfigMap({ name: 'keep', namespace: ns, body: { data: { a: '3' } }, dryRun: 'Foo' }, merge),
@@ -1601,7 +1601,7 @@ describe('write options', () => {
     const rvBefore = await storeRv();
     const strict = await raw('POST', `${path}?fieldValidation=Strict`, { body: body('strict') });
     expect(strict.status).toBe(400);
-    expectStatus(strict.body, 400, 'BadRequest', /^strict decoding error: /);
+    expectStatus(strict.body, 400, 'BadRequest', /^ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: /);
     expect(strict.body.message).toContain('unknown field "bogus"');
     expect(strict.body.message).toContain('duplicate field "data.k"');
     expect(await exists(() => core.readNamespacedConfigMap({ name: 'strict', namespace: ns }))).toBe(false);

@@ -131,6 +131,15 @@ describe('answers as kube-apiserver does', () => {
     const notNumber = await json('GET', `/api/v1/namespaces/${NS}/configmaps?limit=ten`);
     expect(notNumber.json.message).toBe('strconv.ParseInt: parsing "ten": invalid syntax');
     expect((await json('GET', `/api/v1/namespaces/${NS}/configmaps?limit=-1`)).code).toBe(200);
+    const cm = { metadata: { name: 'strict' }, bogus: 1 };
+    const strict = await json('POST', `/api/v1/namespaces/${NS}/configmaps?fieldValidation=Strict`, cm);
+    expect(strict.json.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"',
+    );
+    const loud = await json('POST', `/api/v1/namespaces/${NS}/configmaps?fieldValidation=Loud`, cm);
+    expect(loud.json.message).toContain('supported values: "", "Ignore", "Strict", "Warn"');
+    const dry = await json('POST', `/api/v1/namespaces/${NS}/configmaps?dryRun=Some`, cm);
+    expect(dry.json.message).toContain('dryRun: Unsupported value: ["Some"]: supported values: "All"');
     const yaml = await raw.send({
       path: `/api/v1/namespaces/${NS}/configmaps/absent`,
       headers: { Accept: 'application/yaml' },

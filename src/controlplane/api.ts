@@ -911,7 +911,12 @@ export class ApiServer {
       ? decoded.unknown.filter((p) => !p.slice(p.lastIndexOf('.') + 1).startsWith('$'))
       : decoded.unknown;
     if (opts.fieldValidation === 'Strict' && (unknown.length || decoded.duplicate.length)) {
-      throw badRequest(strictDecodingError(unknown, decoded.duplicate));
+      const strict = strictDecodingError(unknown, decoded.duplicate);
+      // A whole object (not a patch) is refused as the reference's decoder into its kind words it.
+      const isPatch = contentType.includes('patch');
+      throw badRequest(
+        isPatch ? strict : `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${strict}`,
+      );
     }
     // Ignore and Warn drop unknown fields, as decoding into the typed object does in the reference.
     if (schema && decoded.unknown.length) dropUnknownFields(decoded.object, schema, directives);

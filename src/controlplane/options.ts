@@ -210,7 +210,7 @@ export function parseWriteOptions(
     problems.push({
       type: 'FieldValueNotSupported',
       field: 'fieldValidation',
-      message: `fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "Ignore", "Strict", "Warn"`,
+      message: `fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "", "Ignore", "Strict", "Warn"`,
     });
   }
   if (problems.length) throw invalidOptions(metaGroup, kind, problems);
@@ -219,14 +219,13 @@ export function parseWriteOptions(
 
 export function parseDryRun(query: URLSearchParams, problems: FieldProblem[]): boolean {
   const values = query.getAll('dryRun');
-  for (const v of values) {
-    if (v !== 'All') {
-      problems.push({
-        type: 'FieldValueNotSupported',
-        field: 'dryRun',
-        message: `dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
-      });
-    }
+  if (values.some((v) => v !== 'All')) {
+    problems.push({
+      type: 'FieldValueNotSupported',
+      field: 'dryRun',
+      // The reference checks the list as a whole, and prints it in Go's syntax: ["Some"].
+      message: `dryRun: Unsupported value: ${JSON.stringify(values)}: supported values: "All"`,
+    });
   }
   return values.length > 0;
 }

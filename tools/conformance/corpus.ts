@@ -123,7 +123,8 @@ function expandKind(category: string, entry: KindEntry): CorpusRequest[] {
   const object = withLabels(entry.object, { [CORPUS_LABEL]: 'corpus' });
   const k = { ...entry, object };
   const item = `${entry.collection}/${entry.object.metadata.name}`;
-  const saved = `${entry.resource}-created`;
+  // A name without dots: `{{name.path}}` references split on them.
+  const saved = `${entry.resource.replaceAll('.', '_')}-created`;
   return KIND_STEPS.filter(([step]) => !entry.skip?.includes(step)).map(([step, make]) => ({
     id: `${category}/${entry.resource}/${step}`,
     category,
