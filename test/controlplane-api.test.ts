@@ -1601,7 +1601,12 @@ describe('write options', () => {
     const rvBefore = await storeRv();
     const strict = await raw('POST', `${path}?fieldValidation=Strict`, { body: body('strict') });
     expect(strict.status).toBe(400);
-    expectStatus(strict.body, 400, 'BadRequest', /^ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: /);
+    expectStatus(
+      strict.body,
+      400,
+      'BadRequest',
+      /^ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: /,
+    );
     expect(strict.body.message).toContain('unknown field "bogus"');
     expect(strict.body.message).toContain('duplicate field "data.k"');
     expect(await exists(() => core.readNamespacedConfigMap({ name: 'strict', namespace: ns }))).toBe(false);
