@@ -111,6 +111,14 @@ async function main(): Promise<number> {
   const startTime = Date.now();
   const dir = await mkdtemp(join(tmpdir(), 'orch-conformance-'));
   const substrates: Substrate[] = [];
+  // Interrupted (Ctrl-C, a CI timeout, a closed pipe): the real cluster's processes are stopped all the same.
+  const stopAll = () => Promise.all(substrates.splice(0).map((s) => s.stop()));
+  const interrupted = () =>
+    void stopAll()
+      .then(() => rm(dir, { recursive: true, force: true }))
+      .finally(() => process.exit(130));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, interrupted);
+  process.stdout.on('error', interrupted);
   try {
     const started = (s: Substrate) => {
       substrates.push(s);
@@ -156,7 +164,7 @@ async function main(): Promise<number> {
     );
     return unexplained > 0 ? 1 : 0;
   } finally {
-    await Promise.all(substrates.map((s) => s.stop()));
+    await stopAll();
     await rm(dir, { recursive: true, force: true });
   }
 }
