@@ -33,6 +33,12 @@ import type { ResourceType } from '../src/api/registry.ts';
 import { DEFAULT_CONTROL_PLANE_OPTIONS } from '../src/controlplane/control-plane.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 
+/** An object as an item of a typed list shows it: without apiVersion and kind. */
+function asListItem<T extends { apiVersion?: string; kind?: string }>(obj: T): Omit<T, 'apiVersion' | 'kind'> {
+  const { apiVersion: _apiVersion, kind: _kind, ...item } = obj;
+  return item;
+}
+
 x509.cryptoProvider.set(webcrypto);
 
 const COORDINATION = 'coordination.orch.io';
@@ -363,7 +369,8 @@ describe('objects and metadata', () => {
 
     const list = await core.listNamespacedConfigMap({ namespace: ns });
     expect(list.kind).toBe('ConfigMapList');
-    expect(list.items).toEqual([cm]);
+    // A typed list's items carry no apiVersion and kind (the list's kind names them), as the reference's.
+    expect(list.items).toEqual([asListItem(cm)]);
     expect(Number(list.metadata!.resourceVersion)).toBeGreaterThanOrEqual(Number(cm.metadata!.resourceVersion));
 
     const replaced = await core.replaceNamespacedConfigMapWithHttpInfo({
@@ -1009,7 +1016,13 @@ describe('list', () => {
       core.listNamespacedConfigMap({ namespace: ns, fieldSelector: 'spec.nodeName=n1' }),
     );
     expect(unsupported.code).toBe(400);
-    expectStatus(unsupported.status, 400, 'BadRequest', 'field label not supported: spec.nodeName');
+    // A kind without field selectors of its own answers with the reference's generic message.
+    expectStatus(
+      unsupported.status,
+      400,
+      'BadRequest',
+      '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
     const malformed = await failure(core.listNamespacedPod({ namespace: ns, fieldSelector: 'spec.nodeName' }));
     expectStatus(malformed.status, 400, 'BadRequest', /invalid selector/);
   });
@@ -1093,7 +1106,7 @@ describe('list', () => {
     const rvY = Number(y.metadata!.resourceVersion);
 
     const latest = await core.listNamespacedConfigMap({ namespace: ns });
-    expect(latest.items).toEqual([v2, y]);
+    expect(latest.items).toEqual([v2, y].map(asListItem));
     expect(Number(latest.metadata!.resourceVersion)).toBeGreaterThanOrEqual(rvY);
 
     const any = await core.listNamespacedConfigMap({ namespace: ns, resourceVersion: '0' });
@@ -1104,7 +1117,7 @@ describe('list', () => {
       resourceVersion: rv1,
       resourceVersionMatch: 'NotOlderThan',
     });
-    expect(notOlder.items).toEqual([v2, y]);
+    expect(notOlder.items).toEqual([v2, y].map(asListItem));
     expect(Number(notOlder.metadata!.resourceVersion)).toBeGreaterThanOrEqual(rvY);
 
     const exact1 = await core.listNamespacedConfigMap({
@@ -1112,14 +1125,14 @@ describe('list', () => {
       resourceVersion: rv1,
       resourceVersionMatch: 'Exact',
     });
-    expect(exact1.items).toEqual([v1]);
+    expect(exact1.items).toEqual([v1].map(asListItem));
     expect(exact1.metadata!.resourceVersion).toBe(rv1);
     const exact2 = await core.listNamespacedConfigMap({
       namespace: ns,
       resourceVersion: rv2,
       resourceVersionMatch: 'Exact',
     });
-    expect(exact2.items).toEqual([v2]);
+    expect(exact2.items).toEqual([v2].map(asListItem));
 
     const current = Number(latest.metadata!.resourceVersion);
     const tooLarge = String(current + 1000);
@@ -1158,7 +1171,7 @@ describe('list', () => {
     expectStatus(old.status, 410, 'Expired', new RegExp(`^too old resource version: ${rv1} \\(\\d+\\)$`));
     // The latest state is still served after the compaction.
     const afterCompaction = await core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv1 });
-    expect(afterCompaction.items).toEqual([v2, y]);
+    expect(afterCompaction.items).toEqual([v2, y].map(asListItem));
   });
 
   it('partitions objects with complementary shardSelector ranges and rejects malformed ones with 422', async () => {
@@ -1534,13 +1547,13 @@ describe('write options', () => {
       bad.status,
       422,
       'Invalid',
-      'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Foo": supported values: "All"',
+      'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"',
     );
     expect(bad.status.details!.causes).toEqual([
       {
         reason: 'FieldValueNotSupported',
         field: 'dryRun',
-        message: 'Unsupported value: "Foo": supported values: "All"',
+        message: 'Unsupported value: ["Foo"]: supported values: "All"',
       },
     ]);
     const badDelete = await failure(core.deleteNamespacedConfigMap({ name: 'keep', namespace: ns, dryRun: 'Foo' }));
@@ -1548,7 +1561,7 @@ describe('write options', () => {
       badDelete.status,
       422,
       'Invalid',
-      'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Foo": supported values: "All"',
+      'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"',
     );
     const badPatch = await failure(
       core.patchNamespacedConfigMap({ name: 'keep', namespace: ns, body: { data: { a: '3' } }, dryRun: 'Foo' }, merge),
@@ -1588,7 +1601,12 @@ describe('write options', () => {
     const rvBefore = await storeRv();
     const strict = await raw('POST', `${path}?fieldValidation=Strict`, { body: body('strict') });
     expect(strict.status).toBe(400);
-    expectStatus(strict.body, 400, 'BadRequest', /^strict decoding error: /);
+    expectStatus(
+      strict.body,
+      400,
+      'BadRequest',
+      /^ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: /,
+    );
     expect(strict.body.message).toContain('unknown field "bogus"');
     expect(strict.body.message).toContain('duplicate field "data.k"');
     expect(await exists(() => core.readNamespacedConfigMap({ name: 'strict', namespace: ns }))).toBe(false);

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { ResourceType } from '../src/api/registry.ts';
 import { apiVersionOf } from '../src/api/registry.ts';
 import { type Node, schemaFor } from '../src/api/schema.ts';
@@ -473,7 +473,9 @@ describe('bad input, property-based, over every endpoint', () => {
     const aheadOfStore = res.code === 504 && res.json?.details?.causes?.[0]?.reason === 'ResourceVersionTooLarge';
     if (res.code >= 500 && !aheadOfStore) return `${res.code}: ${res.body.slice(0, 500)}`;
     if (res.code >= 400) {
-      const status = res.json;
+      // A client that asked for YAML first gets its Status in YAML, as from the reference.
+      const yaml = String(res.headers['content-type']).startsWith('application/yaml');
+      const status = yaml ? parseYaml(res.body) : res.json;
       if (status?.kind !== 'Status' || !status.message || !status.reason) {
         return `${res.code} without a Status naming what was wrong: ${res.body.slice(0, 300)}`;
       }

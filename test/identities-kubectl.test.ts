@@ -356,8 +356,20 @@ describe.skipIf(!hasKubectl)('kubectl auth can-i (kubernetes flavor)', () => {
 
   it('kubectl auth whoami shows each identity', async () => {
     const who = async (k: Kubectl) => (await k.json(['auth', 'whoami'])).status.userInfo;
-    expect(await who(s.dana)).toEqual({ username: 'dana', groups: ['system:authenticated'] });
-    expect(await who(s.node)).toEqual({ username: NODE, groups: ['system:nodes', 'system:authenticated'] });
-    expect(await who(s.admin)).toEqual({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+    // Each a client certificate user: as the reference, its certificate's SHA-256 is its credential id.
+    const credential = {
+      'authentication.kubernetes.io/credential-id': [expect.stringMatching(/^X509SHA256=[0-9a-f]{64}$/)],
+    };
+    expect(await who(s.dana)).toEqual({ username: 'dana', groups: ['system:authenticated'], extra: credential });
+    expect(await who(s.node)).toEqual({
+      username: NODE,
+      groups: ['system:nodes', 'system:authenticated'],
+      extra: credential,
+    });
+    expect(await who(s.admin)).toEqual({
+      username: 'admin',
+      groups: ['system:masters', 'system:authenticated'],
+      extra: credential,
+    });
   });
 });

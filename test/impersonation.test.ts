@@ -159,7 +159,16 @@ describe.skipIf(!hasKubectl).each(FLAVORS)('impersonation (%s flavor)', (flavor:
   }
 
   it('the reviews answer for the impersonated identity, extras and uid included', async () => {
-    expect(await whoami('alice', {})).toEqual({ username: 'alice', groups: ['system:authenticated'] });
+    // Alice's own identity carries her certificate's credential id; an impersonated one only what it names.
+    expect(await whoami('alice', {})).toEqual({
+      username: 'alice',
+      groups: ['system:authenticated'],
+      extra: {
+        [`authentication.${c.cp.registry.naming.domain}/credential-id`]: [
+          expect.stringMatching(/^X509SHA256=[0-9a-f]{64}$/),
+        ],
+      },
+    });
     expect(
       await whoami('alice', {
         'Impersonate-User': 'bob',

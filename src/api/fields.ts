@@ -37,11 +37,16 @@ export function parseFieldSelector(text: string): FieldSelector {
   return new TermSelector(requirements);
 }
 
-/** Rejects a selector naming a field outside `supported`, with the reference's message. */
-export function assertSupportedFields(selector: FieldSelector, supported: Iterable<string>): void {
-  const allowed = new Set(supported);
+/**
+ * Rejects a selector naming a field outside `metadata.name`, `metadata.namespace` and the kind's own `fields`, with
+ * the reference's message: its generic one for kinds without fields of their own, their conversion's otherwise.
+ */
+export function assertSupportedFields(selector: FieldSelector, fields: string[]): void {
+  const allowed = new Set(['metadata.name', 'metadata.namespace', ...fields]);
   for (const field of selector.fields()) {
-    if (!allowed.has(field)) throw new SelectorError(`field label not supported: ${field}`);
+    if (allowed.has(field)) continue;
+    if (fields.length > 0) throw new SelectorError(`field label not supported: ${field}`);
+    throw new SelectorError(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
   }
 }
 

@@ -75,6 +75,8 @@ export interface ResourceType {
   storedAs?: StoredAs;
   /** Whether objects carry `metadata.generation` (see GENERATION_KINDS). */
   hasGeneration: boolean;
+  /** The reference's deprecation warning, sent with every answer about the resource. */
+  deprecation?: string;
 }
 
 /**
@@ -302,7 +304,14 @@ function definitions(n: Naming): Def[] {
       subresources: ['status'],
       columns: [col('Type', 'spec.type'), col('Cluster-IP', 'spec.clusterIP')],
     },
-    { group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', shortNames: ['ep'] },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Endpoints',
+      plural: 'endpoints',
+      shortNames: ['ep'],
+      deprecation: `v1 Endpoints is deprecated in v1.33+; use ${g('discovery')}/v1 EndpointSlice`,
+    },
     {
       group: '',
       version: 'v1',
@@ -570,6 +579,7 @@ function definitions(n: Naming): Def[] {
       version: 'v1beta1',
       kind: 'LeaseCandidate',
       plural: 'leasecandidates',
+      deprecation: `${coordination}/v1beta1 LeaseCandidate is deprecated in v1.36+, unavailable in v1.39+`,
       columns: [col('Lease', 'spec.leaseName'), col('BinaryVersion', 'spec.binaryVersion')],
     },
     {

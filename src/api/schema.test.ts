@@ -10,7 +10,8 @@ function malformed(node: Node, path = ''): string | undefined {
   if (typeof node === 'string') return SCALARS.has(node) ? undefined : path;
   if ('list' in node) return malformedList(node, path) ?? malformed(node.list, `${path}[]`);
   const keys = Object.keys(node);
-  if (keys.length !== 1) return path;
+  // An object may carry one marker beside its fields: `atomic`.
+  if (keys.length !== 1 && !(keys.length === 2 && 'atomic' in node && node.atomic === true)) return path;
   if ('map' in node) return malformed(node.map, `${path}{}`);
   if (!('object' in node)) return path;
   for (const [field, child] of Object.entries(node.object)) {

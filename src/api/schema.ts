@@ -12,6 +12,8 @@ export type Node = 'any' | Scalar | ObjectNode | MapNode | ListNode;
 export type Fields = Readonly<Record<string, Node>>;
 export interface ObjectNode {
   readonly object: Fields;
+  /** The reference's `+structType=atomic`: the object is one value, owned and replaced as a whole. */
+  readonly atomic?: true;
 }
 export interface MapNode {
   readonly map: Node;
@@ -30,6 +32,7 @@ export interface ListNode {
 }
 
 const object = (fields: Fields): ObjectNode => ({ object: fields });
+const atomicObject = (fields: Fields): ObjectNode => ({ object: fields, atomic: true });
 const mapOf = (values: Node): MapNode => ({ map: values });
 const listOf = (items: Node): ListNode => ({ list: items });
 /** A list of objects keyed by `keys`, merged by a strategic patch on `patchMergeKey` (the first key unless given). */
@@ -91,7 +94,7 @@ const objectMeta = object({
 const kind = (fields: Fields): ObjectNode =>
   object({ apiVersion: 'string', kind: 'string', metadata: objectMeta, ...fields });
 
-const labelSelector = object({
+const labelSelector = atomicObject({
   matchLabels: stringMap,
   matchExpressions: listOf(object({ key: 'string', operator: 'string', values: strings })),
 });
@@ -123,7 +126,7 @@ const kindCondition = (extra: Fields = {}) =>
 /** `metav1.Condition` lists, keyed by type. */
 const conditions = mapList(condition, ['type']);
 
-const objectReference = object({
+const objectReference = atomicObject({
   apiVersion: 'string',
   kind: 'string',
   namespace: 'string',
@@ -133,9 +136,9 @@ const objectReference = object({
   fieldPath: 'string',
 });
 
-const localObjectReference = object({ name: 'string' });
-const typedLocalObjectReference = object({ apiGroup: 'string', kind: 'string', name: 'string' });
-const keySelector = object({ name: 'string', key: 'string', optional: 'boolean' });
+const localObjectReference = atomicObject({ name: 'string' });
+const typedLocalObjectReference = atomicObject({ apiGroup: 'string', kind: 'string', name: 'string' });
+const keySelector = atomicObject({ name: 'string', key: 'string', optional: 'boolean' });
 const optionalReference = object({ name: 'string', optional: 'boolean' });
 
 const resourceRequirements = object({
@@ -898,7 +901,7 @@ const clusterRole = kind({
 
 const binding = kind({
   subjects: listOf(object({ kind: 'string', apiGroup: 'string', name: 'string', namespace: 'string' })),
-  roleRef: object({ apiGroup: 'string', kind: 'string', name: 'string' }),
+  roleRef: atomicObject({ apiGroup: 'string', kind: 'string', name: 'string' }),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -913,7 +916,7 @@ const namedRuleWithOperations = object({
   scope: 'string',
 });
 
-const matchResources = object({
+const matchResources = atomicObject({
   namespaceSelector: labelSelector,
   objectSelector: labelSelector,
   resourceRules: listOf(namedRuleWithOperations),

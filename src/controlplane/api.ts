@@ -43,6 +43,7 @@ import {
   invalid,
   invalidOptions,
   notFound,
+  objectDetails,
   STALE_OBJECT,
   tooLargeResourceVersion,
   unsupportedMediaType,
@@ -274,9 +275,15 @@ export class ApiServer {
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.options.now());
     if (rt.hasGeneration) meta.generation = 1;
-    this.prepareCreate(rt, object);
+    // Defaults first, as the reference's decoding applies them: managed fields include them, and not what the
+    // create itself sets (a namespace's finalizer, the first status).
+    this.options.validation?.defaults(rt, object);
+    if (isNamespaceType(rt)) object = withNameLabel(object, this.naming.labels.metadataName);
     object = withEmptyStructs(object);
-    setManagedFields(object, applied ?? recordUpdate(undefined, object, this.fieldOwner(req, opts, body)));
+    const managedFields =
+      applied ?? recordUpdate(undefined, withoutEmptySpec(object), this.fieldOwner(req, opts, body));
+    this.prepareCreate(rt, object);
+    setManagedFields(object, managedFields);
     const effects = { warnings, auditAnnotations: {} };
     await this.admitAndValidate('CREATE', rt, undefined, object, undefined, user, opts.dryRun, effects);
     if (opts.dryRun) return { status: 201, body: object, ...effects };
@@ -397,7 +404,13 @@ export class ApiServer {
       const old = current;
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
       // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
-      const requested = build(view);
+      let requested = build(view);
+      // Defaults and empty structs before the comparison with the stored object (which has both): a request that
+      // leaves them out changes nothing, and its spec is no new generation.
+      if (!req.subresource) {
+        this.options.validation?.defaults(rt, requested);
+        requested = withEmptyStructs({ ...requested, apiVersion: old.apiVersion, kind: old.kind });
+      }
       const pinnedRv =
         expectedRv ??
         (requested.metadata.resourceVersion !== view.metadata.resourceVersion
@@ -478,6 +491,8 @@ export class ApiServer {
       if (next.metadata[k] === undefined) delete next.metadata[k];
     }
     if (rt.hasGeneration && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    // As the reference's namespace strategy: an update keeps the finalizers (only `/finalize` changes them).
+    if (isNamespaceType(rt)) next.spec = { ...(next.spec as object), finalizers: (old.spec as any)?.finalizers };
     return next;
   }
 
@@ -485,7 +500,14 @@ export class ApiServer {
   private fieldOwner(req: ResourceRequest, opts: WriteOptions, body: RequestBody | undefined): FieldOwner {
     const rt = req.rt;
     const apiVersion = apiVersionOf(rt);
-    const tracked = req.subresource === 'status' ? onlyStatus : rt.hasStatus ? allButStatus : everyField;
+    const tracked =
+      req.subresource === 'status'
+        ? onlyStatus
+        : rt.kind === 'CertificateSigningRequest'
+          ? neitherSpecNorStatus
+          : rt.hasStatus
+            ? allButStatus
+            : everyField;
     return {
       manager: opts.fieldManager ?? managerFromUserAgent(body?.userAgent),
       apiVersion,
@@ -724,7 +746,7 @@ export class ApiServer {
       apiVersion: 'v1',
       metadata: {},
       status: 'Success',
-      details: { name, group: rt.group, kind: rt.plural, ...(uid ? { uid } : {}) },
+      details: { ...objectDetails(rt, name), ...(uid ? { uid } : {}) },
     } as Status;
   }
 
@@ -760,7 +782,6 @@ export class ApiServer {
   /** Status starts empty on create (the request's is left out), except the phases the reference sets. */
   private prepareCreate(rt: ResourceType, obj: KubeObject): void {
     if (isNamespaceType(rt)) {
-      obj.metadata = withNameLabel(obj, this.naming.labels.metadataName).metadata;
       obj.status = { phase: 'Active' };
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
@@ -890,7 +911,12 @@ export class ApiServer {
       ? decoded.unknown.filter((p) => !p.slice(p.lastIndexOf('.') + 1).startsWith('$'))
       : decoded.unknown;
     if (opts.fieldValidation === 'Strict' && (unknown.length || decoded.duplicate.length)) {
-      throw badRequest(strictDecodingError(unknown, decoded.duplicate));
+      const strict = strictDecodingError(unknown, decoded.duplicate);
+      // A whole object (not a patch) is refused as the reference's decoder into its kind words it.
+      const isPatch = contentType.includes('patch');
+      throw badRequest(
+        isPatch ? strict : `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${strict}`,
+      );
     }
     // Ignore and Warn drop unknown fields, as decoding into the typed object does in the reference.
     if (schema && decoded.unknown.length) dropUnknownFields(decoded.object, schema, directives);
@@ -1040,6 +1066,8 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
 const onlyStatus = (field: string) => field === 'status';
 const allButStatus = (field: string) => field !== 'status';
 const everyField = () => true;
+/** A CSR's main resource: the reference resets spec there too, so its writes own neither (metadata only). */
+const neitherSpecNorStatus = (field: string) => field !== 'spec' && field !== 'status';
 
 /** Whether an object's first two keys are apiVersion and kind, in that order (as clients send them). */
 function startsWithTypeMeta(obj: object): boolean {
@@ -1049,6 +1077,17 @@ function startsWithTypeMeta(obj: object): boolean {
     if (++position === 2) return true;
   }
   return false;
+}
+
+/**
+ * The object whose fields a create's manager owns: an empty `spec` (a namespace's or a node's, filled in as an
+ * empty struct) is owned by nobody, as the reference records it; empty structs inside one are owned.
+ */
+function withoutEmptySpec(object: KubeObject): KubeObject {
+  const spec = object.spec;
+  if (!spec || typeof spec !== 'object' || Object.keys(spec).length > 0) return object;
+  const { spec: _spec, ...rest } = object;
+  return rest as KubeObject;
 }
 
 /** Sets the managed fields of an object; an empty list leaves none. */

@@ -81,8 +81,11 @@ export function parseCsvLine(line: string): string[] {
   return fields;
 }
 
-/** The user a request authenticates as, or undefined for an anonymous request. */
-export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator): UserInfo | undefined {
+/**
+ * The user a request authenticates as, or undefined for an anonymous request. `domain` names the extra key of a
+ * client certificate's credential id (`authentication.<domain>/credential-id`).
+ */
+export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator, domain: string): UserInfo | undefined {
   const auth = req.headers.authorization;
   if (auth?.startsWith('Bearer ')) {
     const user = tokens.lookup(auth.slice(7).trim());
@@ -90,7 +93,7 @@ export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator): 
   }
   const socket = req.socket as TLSSocket;
   if (!socket.authorized) return undefined;
-  if (!certificateUsers.has(socket)) certificateUsers.set(socket, certificateUser(socket));
+  if (!certificateUsers.has(socket)) certificateUsers.set(socket, certificateUser(socket, domain));
   return certificateUsers.get(socket);
 }
 
@@ -101,13 +104,20 @@ export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator): 
  */
 const certificateUsers = new WeakMap<TLSSocket, UserInfo | undefined>();
 
-function certificateUser(socket: TLSSocket): UserInfo | undefined {
-  const subject = socket.getPeerCertificate()?.subject as unknown as Record<string, string | string[]> | undefined;
+function certificateUser(socket: TLSSocket, domain: string): UserInfo | undefined {
+  const peer = socket.getPeerCertificate();
+  const subject = peer?.subject as unknown as Record<string, string | string[]> | undefined;
   const cn = subject?.CN;
   if (typeof cn !== 'string' || !cn) return undefined;
   const o = subject?.O;
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
-  return withAuthenticated({ username: cn, groups });
+  // As the reference: the certificate's SHA-256 names the credential, for audit and the users' extra.
+  const credentialId = `X509SHA256=${peer.fingerprint256.replaceAll(':', '').toLowerCase()}`;
+  return withAuthenticated({
+    username: cn,
+    groups,
+    extra: { [`authentication.${domain}/credential-id`]: [credentialId] },
+  });
 }
 
 function withAuthenticated(user: UserInfo): UserInfo {

@@ -3,6 +3,7 @@
  * `/apis/<group>[/<version>]`) and the aggregated form (`APIGroupDiscoveryList`) kubectl prefers.
  */
 
+import { createHash } from 'node:crypto';
 import { group } from '../api/naming.ts';
 import { apiVersionOf, type Column, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { humanDuration } from '../util/time.ts';
@@ -41,14 +42,29 @@ function subresourceKind(
   return { group: rt.group, version: rt.version, kind: POD_STREAM_KINDS[sub] ?? rt.kind };
 }
 
-export function apiVersions(): object {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+/** `/api`: the core version, and the address clients of any network reach this server at (`host:port`). */
+export function apiVersions(serverAddress: string): object {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
 }
+
+/** The reference's storage version hash: the first 8 bytes of the SHA-256 of `<group>/<version>/<kind>`, base64. */
+export function storageVersionHash(rt: ResourceType): string {
+  const stored = rt.storedAs?.rt ?? rt;
+  const gvk = `${stored.group}/${stored.version}/${stored.kind}`;
+  return createHash('sha256').update(gvk).digest().subarray(0, 8).toString('base64');
+}
+
+/** Resources in the reference's order: by name, each subresource right after its resource. */
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export function resourceList(registry: ResourceRegistry, group: string, version: string): object | undefined {
   const rts = registry.groupVersion(group, version);
   if (rts.length === 0) return undefined;
-  const resources: object[] = [];
+  const resources: ({ name: string } & Record<string, unknown>)[] = [];
   for (const rt of rts) {
     resources.push({
       name: rt.plural,
@@ -58,6 +74,7 @@ export function resourceList(registry: ResourceRegistry, group: string, version:
       verbs: rt.verbs,
       ...(rt.shortNames.length ? { shortNames: rt.shortNames } : {}),
       ...(rt.categories.length ? { categories: rt.categories } : {}),
+      ...(rt.virtual ? {} : { storageVersionHash: storageVersionHash(rt) }),
     });
     for (const sub of rt.subresources) {
       const k = subresourceKind(registry, rt, sub);
@@ -71,6 +88,7 @@ export function resourceList(registry: ResourceRegistry, group: string, version:
       });
     }
   }
+  resources.sort(byName);
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(rts[0]), resources };
 }
 
@@ -120,7 +138,7 @@ export function aggregated(
     apiVersion: `${registry.naming.protocol.discoveryGroup}/v2`,
     metadata: {},
     items: groups.map((g) => ({
-      metadata: { name: g.name },
+      metadata: g.name ? { name: g.name } : {},
       versions: g.versions.map((version) => {
         const remote = elsewhere(g.name, version);
         return remote
@@ -131,10 +149,17 @@ export function aggregated(
   };
 }
 
+/** A response kind as the aggregated document names it: group and version left empty when they are the resource's. */
+function responseKind(rt: ResourceType, k: { group: string; version: string; kind: string }) {
+  const same = k.group === rt.group && k.version === rt.version;
+  return same ? { group: '', version: '', kind: k.kind } : k;
+}
+
 function localResources(registry: ResourceRegistry, group: string, version: string): object[] {
-  return registry.groupVersion(group, version).map((rt) => ({
+  const rts = [...registry.groupVersion(group, version)].sort((a, b) => byName({ name: a.plural }, { name: b.plural }));
+  return rts.map((rt) => ({
     resource: rt.plural,
-    responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
+    responseKind: responseKind(rt, rt),
     scope: rt.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: rt.singular,
     verbs: rt.verbs,
@@ -142,9 +167,9 @@ function localResources(registry: ResourceRegistry, group: string, version: stri
     ...(rt.categories.length ? { categories: rt.categories } : {}),
     ...(rt.subresources.length
       ? {
-          subresources: rt.subresources.map((sub) => ({
+          subresources: [...rt.subresources].sort().map((sub) => ({
             subresource: sub,
-            responseKind: subresourceKind(registry, rt, sub),
+            responseKind: responseKind(rt, subresourceKind(registry, rt, sub)),
             verbs: SUBRESOURCE_VERBS[sub],
           })),
         }

@@ -63,9 +63,9 @@ function qualifiedKind(r: ResourceRef): string {
   return r.group ? `${r.kind}.${r.group}` : r.kind;
 }
 
-/** Status details of one object; the core group is left out, as the reference's omitempty does. */
-function objectDetails(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): StatusDetails {
-  return r.group ? { name, group: r.group, kind: r.plural } : { name, kind: r.plural };
+/** Status details of one object; an empty name and the core group are left out, as the reference's omitempty does. */
+export function objectDetails(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): StatusDetails {
+  return { ...(name ? { name } : {}), ...(r.group ? { group: r.group } : {}), kind: r.plural };
 }
 
 export function notFound(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {

@@ -20,6 +20,23 @@ import {
 import type { ValidationContext } from './validation/context.ts';
 import { validatorsFor } from './validation/index.ts';
 import { schemaShapeErrors } from './validation/raw.ts';
+import {
+  defaultDeployment,
+  defaultPod,
+  defaultReplicated,
+  defaultSecret,
+  defaultService,
+} from './validation/workload-defaults.ts';
+
+/** Defaults of kinds that have no validators here (by `<group>/<kind>`). */
+const WORKLOAD_DEFAULTS: Readonly<Record<string, (obj: unknown) => void>> = {
+  '/Pod': defaultPod,
+  '/Service': defaultService,
+  '/Secret': defaultSecret,
+  '/ReplicationController': defaultReplicated,
+  'apps/ReplicaSet': defaultReplicated,
+  'apps/Deployment': defaultDeployment,
+};
 
 export function objectValidation(
   naming: Naming,
@@ -30,6 +47,7 @@ export function objectValidation(
   return {
     defaults(rt: ResourceType, obj: KubeObject): void {
       validatorsFor(rt.kind)?.defaults?.(obj, ctx);
+      WORKLOAD_DEFAULTS[`${rt.group}/${rt.kind}`]?.(obj);
     },
     // Only the CSR rules are asynchronous (they verify signatures): the rest answer without a turn of the event loop.
     validate(op, rt, obj, old, subresource) {

@@ -39,7 +39,8 @@ const parseBool = (query: URLSearchParams, name: string) => queryBool(query.get(
 function parseInt64(query: URLSearchParams, name: string): number | undefined {
   const v = query.get(name);
   if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${name}: "${v}": must be an integer`);
+  // Go's strconv.ParseInt message, as the reference's query conversion answers it.
+  if (!/^-?\d+$/.test(v)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
   return Number(v);
 }
 
@@ -105,6 +106,13 @@ export function parseListOptions(
             'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
           ),
         );
+        if (match !== '') {
+          problems.push({
+            type: 'FieldValueNotSupported',
+            field: 'resourceVersionMatch',
+            message: `resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`,
+          });
+        }
       }
       if (!watchListEnabled) {
         problems.push(
@@ -115,13 +123,6 @@ export function parseListOptions(
         );
       }
     }
-  }
-  if (opts.limit < 0) {
-    problems.push({
-      type: 'FieldValueInvalid',
-      field: 'limit',
-      message: `limit: Invalid value: ${opts.limit}: must be non-negative`,
-    });
   }
   if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
     problems.push({
@@ -209,7 +210,7 @@ export function parseWriteOptions(
     problems.push({
       type: 'FieldValueNotSupported',
       field: 'fieldValidation',
-      message: `fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "Ignore", "Strict", "Warn"`,
+      message: `fieldValidation: Unsupported value: ${JSON.stringify(validation)}: supported values: "", "Ignore", "Strict", "Warn"`,
     });
   }
   if (problems.length) throw invalidOptions(metaGroup, kind, problems);
@@ -218,14 +219,13 @@ export function parseWriteOptions(
 
 export function parseDryRun(query: URLSearchParams, problems: FieldProblem[]): boolean {
   const values = query.getAll('dryRun');
-  for (const v of values) {
-    if (v !== 'All') {
-      problems.push({
-        type: 'FieldValueNotSupported',
-        field: 'dryRun',
-        message: `dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
-      });
-    }
+  if (values.some((v) => v !== 'All')) {
+    problems.push({
+      type: 'FieldValueNotSupported',
+      field: 'dryRun',
+      // The reference checks the list as a whole, and prints it in Go's syntax: ["Some"].
+      message: `dryRun: Unsupported value: ${JSON.stringify(values)}: supported values: "All"`,
+    });
   }
   return values.length > 0;
 }

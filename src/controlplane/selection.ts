@@ -36,7 +36,7 @@ export function buildSelection(
   if (fields) {
     const selector = parse(() => {
       const parsed = parseFieldSelector(fields);
-      assertSupportedFields(parsed, ['metadata.name', 'metadata.namespace', ...Object.keys(rt.fieldSelectors)]);
+      assertSupportedFields(parsed, Object.keys(rt.fieldSelectors));
       return parsed;
     });
     tests.push((o) => selector.matches((f) => fieldValue(rt, o, f)));

@@ -46,7 +46,7 @@ import {
 } from './protobuf/index.ts';
 import { parseRequest, type RequestAuthorizer, type ResourceRequest, requestTarget } from './request-info.ts';
 import { drained, mapInSlices, sendList } from './sliced.ts';
-import { answerJson, toJson, type WatchSettings, WatchStream } from './watch.ts';
+import { answerJson, toItemJson, toJson, type WatchSettings, WatchStream, withoutTypeMeta } from './watch.ts';
 import { toYaml, yamlSequenceItem } from './yaml.ts';
 
 export interface ServerOptions {
@@ -195,7 +195,7 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
-    const authenticated = authenticate(req, this.opts.tokens);
+    const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
     const remote = this.opts.aggregator?.remoteFor(path);
@@ -204,6 +204,8 @@ export class ControlPlaneServer {
     if (!info) throw notFoundPath(path);
     await this.opts.authorize?.(user, info, method);
     if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    // Before any other warning of the answer, which headersOf appends.
+    if (info.rt.deprecation) res.setHeader('Warning', [warningHeader(info.rt.deprecation)]);
     return this.resource(req, res, info, query, user);
   }
 
@@ -216,8 +218,14 @@ export class ControlPlaneServer {
     const path = rawPath.replace(/\/+$/, '') || '/';
     const registry = this.api.registry;
     const accept = req.headers.accept ?? '';
-    const wantsAggregated = accept.includes('as=APIGroupDiscoveryList');
     const discoveryGroup = registry.naming.protocol.discoveryGroup;
+    // Only the v2 form is served (v2beta1 is gone, as from the reference's 1.33): other asks get the legacy one.
+    const wantsAggregated = accept.split(',').some((part) => {
+      const params = part.split(';').map((p) => p.trim());
+      return (
+        params.includes('as=APIGroupDiscoveryList') && params.includes('v=v2') && params.includes(`g=${discoveryGroup}`)
+      );
+    });
     const groups = this.opts.aggregator?.discoveryGroups();
     if (['/healthz', '/livez', '/readyz'].includes(path)) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
@@ -236,7 +244,7 @@ export class ControlPlaneServer {
       await this.opts.aggregator?.refreshRemoteDiscovery();
       body = aggregated(registry, path === '/api', groups, this.opts.aggregator?.servedElsewhere);
       contentType = AGGREGATED_MEDIA(discoveryGroup);
-    } else if (path === '/api') body = apiVersions();
+    } else if (path === '/api') body = apiVersions(`${req.socket.localAddress}:${req.socket.localPort}`);
     else if (path === '/apis') body = groupList(registry, groups);
     else {
       const parts = path.split('/').filter(Boolean);
@@ -281,7 +289,7 @@ export class ControlPlaneServer {
         if (!list) return this.send(res, 200, JSON.stringify({ ...head, rows: [row(body)] }), [], tableAccept);
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
         const encode = (o: KubeObject, i: number) => separated(i, JSON.stringify(row(o)));
-        return sendList(res, 200, headersOf(tableAccept, []), start, list.items, encode, ']}');
+        return sendList(res, 200, headersOf(res, tableAccept, []), start, list.items, encode, ']}');
       }
       return await this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
@@ -441,7 +449,7 @@ export class ControlPlaneServer {
         const parts = await mapInSlices(res, items, item);
         if (!parts) return;
         const { head, tail } = encoder.frame(parts.reduce((n, p) => n + p.length, 0));
-        return await sendList(res, status, headersOf(PROTOBUF_MEDIA_TYPE, warnings), head, parts, same, tail);
+        return await sendList(res, status, headersOf(res, PROTOBUF_MEDIA_TYPE, warnings), head, parts, same, tail);
       } catch (err) {
         // What protobuf cannot carry (a free-form field) is answered as JSON.
         if (!(err instanceof ProtobufError)) throw err;
@@ -449,17 +457,18 @@ export class ControlPlaneServer {
     }
     if (format === 'yaml') {
       const start = items.length ? `${toYaml(head)}items:\n` : toYaml(list);
-      return sendList(res, status, headersOf(YAML_TYPE, warnings), start, items, yamlSequenceItem, '');
+      const item = (o: KubeObject) => yamlSequenceItem(withoutTypeMeta(o));
+      return sendList(res, status, headersOf(res, YAML_TYPE, warnings), start, items, item, '');
     }
     if (prettyParam(query)) {
       // Exactly JSON.stringify(list, null, 2): each item two levels in.
       const start = `${JSON.stringify(head, null, 2).slice(0, -2)},\n  "items": [`;
       const item = (o: KubeObject, i: number) =>
-        separated(i, `\n    ${JSON.stringify(o, null, 2).replace(/\n/g, '\n    ')}`);
+        separated(i, `\n    ${JSON.stringify(withoutTypeMeta(o), null, 2).replace(/\n/g, '\n    ')}`);
       return sendList(
         res,
         status,
-        headersOf(JSON_TYPE, warnings),
+        headersOf(res, JSON_TYPE, warnings),
         start,
         items,
         item,
@@ -468,8 +477,8 @@ export class ControlPlaneServer {
     }
     // Items are stored objects whose JSON is cached: spliced rather than serialized again.
     const start = `${JSON.stringify(head).slice(0, -1)},"items":[`;
-    const item = (o: KubeObject, i: number) => separated(i, toJson(o));
-    return sendList(res, status, headersOf(JSON_TYPE, warnings), start, items, item, ']}');
+    const item = (o: KubeObject, i: number) => separated(i, toItemJson(o));
+    return sendList(res, status, headersOf(res, JSON_TYPE, warnings), start, items, item, ']}');
   }
 
   private send(
@@ -481,7 +490,7 @@ export class ControlPlaneServer {
   ): void {
     // Encoded once here: given a string, Node would measure its byte length and then encode it again.
     const body = typeof text === 'string' ? Buffer.from(text) : text;
-    const headers = headersOf(contentType, warnings);
+    const headers = headersOf(res, contentType, warnings);
     res.writeHead(status, headers);
     res.end(body);
   }
@@ -494,11 +503,13 @@ export class ControlPlaneServer {
       res.end();
       return;
     }
-    const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
+    // A Status in YAML when the client asked for YAML first, as the reference negotiates errors too.
+    const yaml = req.headers.accept?.split(',')[0].split(';')[0].trim() === YAML_TYPE;
+    const headers: Record<string, string> = { 'Content-Type': yaml ? YAML_TYPE : JSON_TYPE };
     const retry = apiErr.details?.retryAfterSeconds;
     if (retry !== undefined && (apiErr.code === 429 || apiErr.code >= 500)) headers['Retry-After'] = String(retry);
     res.writeHead(apiErr.code, headers);
-    res.end(JSON.stringify(apiErr.toStatus()));
+    res.end(yaml ? toYaml(apiErr.toStatus()) : JSON.stringify(apiErr.toStatus()));
   }
 }
 
@@ -548,15 +559,15 @@ function outputFormat(accept: string | undefined, watch: boolean): OutputFormat 
   throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
 }
 
-/** The Table media type when the client asks for server-side tables (kubectl get). */
+/**
+ * The Content-Type of a server-side table (kubectl get) when the client asks for one: the reference names only its
+ * serializer's media type, `application/json`, without the `as=Table` the request gave.
+ */
 function tableRequested(accept: string | undefined, metaGroup: string): string | undefined {
   if (!accept) return undefined;
   for (const part of accept.split(',')) {
     const params = part.split(';').map((p) => p.trim());
-    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) {
-      const version = params.find((p) => p.startsWith('v='));
-      return `${JSON_TYPE};as=Table;${version ?? 'v=v1'};g=${metaGroup}`;
-    }
+    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
   }
   return undefined;
 }
@@ -571,9 +582,13 @@ function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefi
   }
 }
 
-function headersOf(contentType: string, warnings: string[]): Record<string, string | string[]> {
+const warningHeader = (text: string) => `299 - ${JSON.stringify(text)}`;
+
+/** The headers of an answer: its Content-Type, and its warnings after those already set on the response. */
+function headersOf(res: ServerResponse, contentType: string, warnings: string[]): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = { 'Content-Type': contentType };
-  if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  const already = res.getHeader('Warning');
+  if (warnings.length) headers.Warning = [...[already ?? []].flat().map(String), ...warnings.map(warningHeader)];
   return headers;
 }
 

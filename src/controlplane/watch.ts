@@ -73,6 +73,23 @@ export function toJson(obj: KubeObject): string {
 }
 
 /**
+ * A stored object's JSON as an item of a list: without `apiVersion` and `kind`, which the reference leaves out of
+ * a typed list's items (the list's own kind names them). Stored objects begin with the two (api.ts), so the shared
+ * form is cut rather than serialized again.
+ */
+export function toItemJson(obj: KubeObject): string {
+  const json = toJson(obj);
+  const typeMeta = `{"apiVersion":${JSON.stringify(obj.apiVersion)},"kind":${JSON.stringify(obj.kind)},`;
+  return json.startsWith(typeMeta) ? `{${json.slice(typeMeta.length)}` : json;
+}
+
+/** An object without `apiVersion` and `kind`, for the list items of the other formats (see toItemJson). */
+export function withoutTypeMeta(obj: KubeObject): Omit<KubeObject, 'apiVersion' | 'kind'> {
+  const { apiVersion: _apiVersion, kind: _kind, ...rest } = obj;
+  return rest;
+}
+
+/**
  * The JSON of one object for one answer (a get or a write): the shared form when a watcher, a list or the journal
  * already made it, else made and not kept, since an answer is sent once.
  */

@@ -58,6 +58,8 @@ export interface LocalClusterOptions {
   kcmControllers?: string[];
   /** Progress lines. */
   log?: (line: string) => void;
+  /** Only etcd and kube-apiserver: no controllers, scheduler or nodes changing objects behind a client's back. */
+  apiServerOnly?: boolean;
 }
 
 /** What a test worker needs to reach a cluster another process started (plain data, for vitest's `provide`). */
@@ -215,6 +217,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   };
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
   const p = (name: string) => files.get(name) as string;
+  const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
+  const caFiles = { certFile: p('ca.crt'), keyFile: p('ca.key') };
 
   try {
     log('starting etcd');
@@ -263,6 +267,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     ]);
     await waitFor(`${server}/readyz`, adminTls, 'kube-apiserver', children);
     for (const binding of KUBEADM_BINDINGS) await createBinding(server, adminTls, binding);
+    if (options.apiServerOnly) return { server, kubeconfig, dir, caFiles, auditLogPath, request, stop };
 
     const controllers = options.kcmControllers ?? ['*', ...OUR_KCM_CONTROLLERS.map((name) => `-${name}`)];
     log(`starting kube-controller-manager (--controllers=${controllers.join(',')}) and kube-scheduler`);
@@ -303,8 +308,6 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await stop();
     throw error;
   }
-  const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
-  const caFiles = { certFile: p('ca.crt'), keyFile: p('ca.key') };
   return { server, kubeconfig, dir, caFiles, auditLogPath, request, stop };
 }
 

@@ -58,6 +58,11 @@ export function itemElement(list: ListNode, item: Json): string {
   return list.listType === 'map' ? itemKey(list, item) : `v:${JSON.stringify(item)}`;
 }
 
+/** An object the schema marks atomic: a leaf, as an atomic list is. */
+export function isAtomicObject(node: Node): boolean {
+  return typeof node === 'object' && 'object' in node && node.atomic === true;
+}
+
 export function isGranular(node: Node): node is ListNode {
   return typeof node === 'object' && 'list' in node && (node.listType === 'map' || node.listType === 'set');
 }
@@ -96,7 +101,7 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
     }
     return;
   }
-  if (!isPlainObject(value)) {
+  if (!isPlainObject(value) || isAtomicObject(node)) {
     leaf(key, value, out, options);
     return;
   }
@@ -108,7 +113,7 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
     walk(fieldValue, fieldSchema, fieldKey, out, options);
     const empty = isPlainObject(fieldValue) && isEmpty(fieldValue);
     const mapField = options.mapsAreMembers && typeof fieldSchema === 'object' && 'map' in fieldSchema;
-    if (fieldValue === null || empty) leaf(fieldKey, fieldValue, out, options);
+    if (fieldValue === null || empty || isAtomicObject(fieldSchema)) leaf(fieldKey, fieldValue, out, options);
     else if (!known || !Object.hasOwn(known, field) || mapField) out.add(fieldKey);
   }
 }
@@ -163,14 +168,14 @@ function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean })
       const below = node.listType === 'map' ? membersBelow(item, node.list, found) : undefined;
       level.add(itemElement(node, item), member(below));
     }
-  } else if (isPlainObject(value)) {
+  } else if (isPlainObject(value) && !isAtomicObject(node)) {
     const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
     for (const field in value) {
       const fieldValue = value[field];
       const fieldSchema = fieldNode(node, field);
       const below = membersBelow(fieldValue, fieldSchema, found);
       const container = isPlainObject(fieldValue)
-        ? !isEmpty(fieldValue)
+        ? !isEmpty(fieldValue) && !isAtomicObject(fieldSchema)
         : Array.isArray(fieldValue) && isGranular(fieldSchema);
       const mapField = typeof fieldSchema === 'object' && 'map' in fieldSchema;
       if (!container || !known || !Object.hasOwn(known, field) || mapField) level.add(`f:${field}`, member(below));

@@ -17,6 +17,7 @@ import {
   type FieldSet,
   fieldNode,
   fromFieldsV1,
+  isAtomicObject,
   isEmpty,
   isGranular,
   isPlainObject,
@@ -200,7 +201,21 @@ function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEnt
     readSets.set(entry, manager.set);
     out.push(entry);
   }
-  return out;
+  return out.sort(byEncodedOrder);
+}
+
+const seconds = (time: string | undefined) => (time ? Math.floor(Date.parse(time) / 1000) : 0);
+
+/** The reference's order of encoded entries: Apply before Update, then older first, then manager, version, subresource. */
+function byEncodedOrder(p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
+  const compare = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
+  return (
+    compare(p.operation, q.operation) ||
+    compare(seconds(p.time), seconds(q.time)) ||
+    compare(p.manager, q.manager) ||
+    compare(p.apiVersion, q.apiVersion) ||
+    compare(p.subresource ?? '', q.subresource ?? '')
+  );
 }
 
 function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 'Update'): Manager {
@@ -327,7 +342,7 @@ function changedBy(live: unknown, merged: unknown, key: string, schema: Node): b
 
 /** Merges an apply configuration into a live value by the schema: objects field by field, granular lists by item. */
 export function mergeValue(live: unknown, config: unknown, node: Node): unknown {
-  if (isPlainObject(config)) {
+  if (isPlainObject(config) && !isAtomicObject(node)) {
     const out: Record<string, unknown> = isPlainObject(live) ? { ...live } : {};
     for (const [key, value] of Object.entries(config)) {
       if (value === null) delete out[key];

@@ -44,7 +44,9 @@ export function openApiAnswer(
     return answer(json.etag, json.json, JSON_TYPE, REVALIDATE, headers);
   }
   if (!acceptsJson(accept)) throw notAcceptable(accept, [JSON_TYPE]);
-  if (path === '/openapi/v3') return published(documents.v3Root, REVALIDATE, headers);
+  // The reference writes the index without naming its type, so Go's sniffing labels it plain text.
+  if (path === '/openapi/v3')
+    return answer(documents.v3Root.etag, documents.v3Root.json, V3_INDEX_TYPE, REVALIDATE, headers);
   const document = documents.v3.get(path.slice('/openapi/v3/'.length));
   if (!document) return undefined;
   const hash = query.get('hash');
@@ -60,6 +62,8 @@ export function openApiAnswer(
   answered.headers.Expires = new Date(now.getTime() + YEAR_MS).toUTCString();
   return answered;
 }
+
+const V3_INDEX_TYPE = 'text/plain; charset=utf-8';
 
 function published(document: Published, cacheControl: string, headers: IncomingHttpHeaders): OpenApiAnswer {
   return answer(document.etag, document.json, JSON_TYPE, cacheControl, headers);

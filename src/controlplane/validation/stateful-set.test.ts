@@ -367,7 +367,15 @@ describe('StatefulSet defaults', () => {
     defaultStatefulSet(o, ctx);
     expect(o.spec).toEqual({
       selector: { matchLabels: { a: 'b' } },
-      template: { spec: { restartPolicy: 'Always' } },
+      template: {
+        spec: {
+          restartPolicy: 'Always',
+          dnsPolicy: 'ClusterFirst',
+          terminationGracePeriodSeconds: 30,
+          schedulerName: 'default-scheduler',
+          securityContext: {},
+        },
+      },
       podManagementPolicy: 'OrderedReady',
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, maxUnavailable: 1 } },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },

@@ -41,6 +41,7 @@ import {
   strMap,
   topLevel,
 } from './raw.ts';
+import { defaultPodSpec } from './workload-defaults.ts';
 
 export const STATEFUL_SET_RECREATE_STRATEGY = 'StatefulSetRecreateStrategy';
 export const MAX_UNAVAILABLE_STATEFUL_SET = 'MaxUnavailableStatefulSet';
@@ -329,6 +330,5 @@ export function defaultStatefulSet(o: unknown, ctx?: Pick<ValidationContext, 'fe
   }
   if (absent(spec.replicas)) spec.replicas = 1;
   if (absent(spec.revisionHistoryLimit)) spec.revisionHistoryLimit = DEFAULT_REVISION_HISTORY_LIMIT;
-  const podSpec = obj(obj(spec.template)?.spec);
-  if (podSpec && (absent(podSpec.restartPolicy) || podSpec.restartPolicy === '')) podSpec.restartPolicy = 'Always';
+  defaultPodSpec(obj(obj(spec.template)?.spec));
 }

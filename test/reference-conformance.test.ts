@@ -1,0 +1,166 @@
+/**
+ * Differences from kube-apiserver that `npm run conformance:diff` found and the embedded plane now answers as the
+ * reference does (kubernetes flavor), each through the HTTPS server as the admin client-certificate user.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { RawClient } from './support/raw-https.ts';
+
+let c: TestCluster;
+let raw: RawClient;
+const NS = 'ref';
+
+const json = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
+  raw.send({
+    method,
+    path,
+    headers: { 'Content-Type': contentType, Accept: 'application/json', 'User-Agent': 'ref-test/1.0' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+const template = (app: string) => ({
+  metadata: { labels: { app } },
+  spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }] },
+});
+
+beforeAll(async () => {
+  c = await startTestCluster({ flavor: 'kubernetes' });
+  raw = await RawClient.fromKubeconfig(c.kubeconfig);
+  expect((await json('POST', '/api/v1/namespaces', { metadata: { name: NS } })).code).toBe(201);
+});
+
+afterAll(async () => {
+  raw?.close();
+  await c?.stop();
+});
+
+describe('answers as kube-apiserver does', () => {
+  it('names a server-side Table application/json, without the as=Table it was asked for', async () => {
+    const res = await raw.send({
+      path: `/api/v1/namespaces/${NS}/configmaps`,
+      headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    });
+    expect(res.code).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.json.kind).toBe('Table');
+  });
+
+  it('leaves the core group and an empty name out of Status details', async () => {
+    await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'gone' } });
+    const deleted = await json('DELETE', `/api/v1/namespaces/${NS}/configmaps/gone`);
+    expect(deleted.json.details).toEqual({ name: 'gone', kind: 'configmaps', uid: expect.any(String) });
+    const invalid = await json('GET', `/api/v1/namespaces/${NS}/configmaps?resourceVersionMatch=NotOlderThan`);
+    expect(invalid.code).toBe(422);
+    expect(invalid.json.details).not.toHaveProperty('name');
+  });
+
+  it('defaults a pod template, records the defaults as the creator’s fields, and keeps generation on a label change', async () => {
+    const created = await json('POST', `/apis/apps/v1/namespaces/${NS}/statefulsets`, {
+      metadata: { name: 'web' },
+      spec: { replicas: 0, serviceName: 'web', selector: { matchLabels: { app: 'web' } }, template: template('web') },
+    });
+    expect(created.code).toBe(201);
+    const podSpec = created.json.spec.template.spec;
+    expect(podSpec).toMatchObject({ dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler' });
+    expect(podSpec.containers[0]).toMatchObject({ imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' });
+    const fields = created.json.metadata.managedFields[0].fieldsV1;
+    // The selector is atomic: owned whole, not label by label.
+    expect(fields['f:spec']['f:selector']).toEqual({});
+    expect(fields['f:spec']['f:template']['f:spec']['f:dnsPolicy']).toEqual({});
+    const patched = await json(
+      'PATCH',
+      `/apis/apps/v1/namespaces/${NS}/statefulsets/web`,
+      { metadata: { labels: { tier: 'x' } } },
+      'application/merge-patch+json',
+    );
+    expect(patched.json.metadata.generation).toBe(1);
+    const put = await json('PUT', `/apis/apps/v1/namespaces/${NS}/statefulsets/web`, {
+      metadata: { name: 'web', labels: { tier: 'y' } },
+      spec: { replicas: 0, serviceName: 'web', selector: { matchLabels: { app: 'web' } }, template: template('web') },
+    });
+    expect(put.code).toBe(200);
+    expect(put.json.metadata.generation).toBe(1);
+  });
+
+  it('lists managed fields as the reference orders them: Apply entries first', async () => {
+    await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'owned' }, data: { a: '1' } });
+    const applied = await raw.send({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${NS}/configmaps/owned?fieldManager=applier`,
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\ndata:\n  b: "2"\n',
+    });
+    expect(applied.json.metadata.managedFields.map((e: any) => e.operation)).toEqual(['Apply', 'Update']);
+  });
+
+  it('warns of a deprecated resource on every answer about it', async () => {
+    const res = await json('GET', `/api/v1/namespaces/${NS}/endpoints`);
+    expect(res.code).toBe(200);
+    expect(res.headers.warning).toBe(
+      '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"',
+    );
+  });
+
+  it('gives a client certificate user the credential id extra', async () => {
+    const res = await json('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'SelfSubjectReview',
+    });
+    expect(res.json.status.userInfo.extra['authentication.kubernetes.io/credential-id'][0]).toMatch(
+      /^X509SHA256=[0-9a-f]{64}$/,
+    );
+  });
+
+  it('serves discovery in name order with storage version hashes, and aggregated discovery only as v2', async () => {
+    const core = await json('GET', '/api/v1');
+    const names = core.json.resources.map((r: any) => r.name);
+    expect(names).toEqual([...names].sort());
+    expect(core.json.resources.find((r: any) => r.name === 'configmaps').storageVersionHash).toBe('qFsyl6wFWjQ=');
+    const old = await raw.send({
+      path: '/apis',
+      headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' },
+    });
+    expect(old.json.kind).toBe('APIGroupList');
+  });
+
+  it('words selector and option errors as the reference, lists everything for a negative limit, and errs in YAML', async () => {
+    const selector = await json('GET', `/api/v1/namespaces/${NS}/configmaps?fieldSelector=data.k%3Da`);
+    expect(selector.json.message).toBe(
+      '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
+    const notNumber = await json('GET', `/api/v1/namespaces/${NS}/configmaps?limit=ten`);
+    expect(notNumber.json.message).toBe('strconv.ParseInt: parsing "ten": invalid syntax');
+    expect((await json('GET', `/api/v1/namespaces/${NS}/configmaps?limit=-1`)).code).toBe(200);
+    const cm = { metadata: { name: 'strict' }, bogus: 1 };
+    const strict = await json('POST', `/api/v1/namespaces/${NS}/configmaps?fieldValidation=Strict`, cm);
+    expect(strict.json.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"',
+    );
+    const loud = await json('POST', `/api/v1/namespaces/${NS}/configmaps?fieldValidation=Loud`, cm);
+    expect(loud.json.message).toContain('supported values: "", "Ignore", "Strict", "Warn"');
+    const dry = await json('POST', `/api/v1/namespaces/${NS}/configmaps?dryRun=Some`, cm);
+    expect(dry.json.message).toContain('dryRun: Unsupported value: ["Some"]: supported values: "All"');
+    const yaml = await raw.send({
+      path: `/api/v1/namespaces/${NS}/configmaps/absent`,
+      headers: { Accept: 'application/yaml' },
+    });
+    expect(yaml.code).toBe(404);
+    expect(yaml.headers['content-type']).toBe('application/yaml');
+    expect(yaml.body).toContain('reason: NotFound');
+  });
+
+  it("stores a Secret's stringData in data", async () => {
+    const res = await json('POST', `/api/v1/namespaces/${NS}/secrets`, {
+      metadata: { name: 's' },
+      stringData: { k: 'v' },
+    });
+    expect(res.json).toMatchObject({ type: 'Opaque', data: { k: 'dg==' } });
+    expect(res.json).not.toHaveProperty('stringData');
+  });
+
+  it('serves the OpenAPI v3 index as text/plain, as the reference', async () => {
+    const index = await raw.send({ path: '/openapi/v3' });
+    expect(index.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(JSON.parse(index.body).paths['api/v1']).toBeDefined();
+  });
+});
