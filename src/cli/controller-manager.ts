@@ -35,6 +35,7 @@ import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
+import { ShardedReplica } from '../sharding/replica.ts';
 import { realClock } from '../util/clock.ts';
 import { VERSION } from '../version.ts';
 import { startDiagnostics } from './diagnostics.ts';
@@ -243,6 +244,10 @@ async function main(): Promise<number> {
     features: (g: string) => gates.enabled(g),
     config: controllerConfig,
   };
+  if (election.shards !== undefined && !le.leaderElect) {
+    throw new FlagError('--sharding needs --leader-elect: each shard is held through a Lease');
+  }
+  const sharded = election.shards === undefined ? [] : definitions.filter((d) => d.shardBy);
   const leaderElection: ManagerOptions['leaderElection'] = {
     enabled: le.leaderElect,
     namespace: le.resourceNamespace || n.systemNamespace,
@@ -254,6 +259,8 @@ async function main(): Promise<number> {
     releaseOnCancel: le.releaseOnCancel,
     candidate: election.candidate,
     coordinated: gates.enabled('CoordinatedLeaderElection'),
+    // Sharded replicas find each other by their candidates: renewed every retry period, a stopped one shows soon.
+    candidateRenewMs: sharded.length ? le.retryPeriod : undefined,
   };
   const managerOptions = {
     workers: workersByName(definitions, cfg.concurrency),
@@ -262,7 +269,7 @@ async function main(): Promise<number> {
   };
   const manager = new Manager(ctx, {
     ...managerOptions,
-    controllers: definitions.filter((d) => !d.lease),
+    controllers: definitions.filter((d) => !d.lease && !sharded.includes(d)),
     leaderElection,
     health,
     guard,
@@ -285,6 +292,17 @@ async function main(): Promise<number> {
       );
     }),
   ];
+  const replica =
+    election.shards === undefined
+      ? undefined
+      : new ShardedReplica({
+          ctx,
+          recorder: (c) => new ApiEventRecorder(c.resource(eventsRt), n.controllerManager, identity, realClock, logger),
+          controllers: sharded,
+          shards: election.shards,
+          leaderElection,
+          ...managerOptions,
+        });
   // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
   // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...
   if (embedded && !cfg.serving.clientCAFile) cfg.serving.clientCAFile = embedded.caFiles.certFile;
@@ -306,6 +324,7 @@ async function main(): Promise<number> {
     startTime,
     why: whyAnswerers,
     controllerConfig,
+    shards: replica,
   }).catch((err) => {
     throw isAddressInUse(err) ? portInUse(cfg.serving.bindAddress, cfg.serving.securePort, 'secure-port') : err;
   });
@@ -317,7 +336,10 @@ async function main(): Promise<number> {
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
   // The first manager to end (a lost Lease, a failure, or the signal) ends them all.
-  const runs = await Promise.allSettled(managers.map((m) => m.run(stop.signal).finally(() => stop.abort())));
+  const runs = await Promise.allSettled([
+    ...managers.map((m) => m.run(stop.signal).finally(() => stop.abort())),
+    ...(replica ? [replica.run(stop.signal).then((): RunOutcome => 'stopped')] : []),
+  ]);
   await diagnostics.stop();
   await embedded?.stop();
   const failed = runs.find((r) => r.status === 'rejected');

@@ -241,6 +241,27 @@ describe('LeaderElector acquire', () => {
     await h.done;
   });
 
+  it('starts from an observation the caller made: a Lease it saw expire is taken at once', async () => {
+    const foreign = { holderIdentity: OTHER, leaseDurationSeconds: 15, leaseTransitions: 3 };
+    // Without a seed the elector waits 15 s from its own first read (the test above). The clock starts at 0:
+    // an observation made 15 s before has just expired, one made at 0 is valid for 15 s.
+    const h = start({}, (l) => l.put(foreign));
+    const lease = h.leases.lease!;
+    h.stop.abort();
+    await h.done;
+    const expired = start({ observed: { lease, atMs: -15_000 } }, (l) => l.put(foreign));
+    await advance(expired.clock, 10);
+    expect(isLeading(expired)).toBe(true);
+    expect(expired.leases.spec).toMatchObject({ holderIdentity: ME, leaseTransitions: 4 });
+    expired.stop.abort();
+    await expired.done;
+    const fresh = start({ observed: { lease, atMs: 0 } }, (l) => l.put(foreign));
+    await advance(fresh.clock, 14_900, 50);
+    expect(isLeading(fresh)).toBe(false);
+    fresh.stop.abort();
+    await fresh.done;
+  });
+
   it('counts the holder’s own leaseDurationSeconds', async () => {
     const h = start({}, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 40 }));
     await advance(h.clock, 39_000, 100);

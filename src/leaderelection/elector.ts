@@ -85,6 +85,11 @@ export interface LeaderElectionConfig {
    * election controller names this process as holder and asks nobody else to take over (see coordinated.ts).
    */
   coordinated?: boolean;
+  /**
+   * The Lease as the caller already observed it, and when (on `clock`): the elector starts from that observation,
+   * so a Lease the caller has watched expire is taken at once instead of after another leaseDuration.
+   */
+  observed?: { lease: Lease; atMs: number };
 }
 
 /** The Lease spec fields the elector owns; absent fields read as empty / 0. */
@@ -194,6 +199,11 @@ export class LeaderElector {
     this.clock = config.clock ?? realClock;
     this.log = config.logger ?? silent;
     this.lockDesc = `${config.lock.namespace}/${config.lock.name}`;
+    if (config.observed) {
+      this.lease = config.observed.lease;
+      this.setObserved(recordFromLease(config.observed.lease));
+      this.observedTime = config.observed.atMs;
+    }
     config.metrics?.leaderOff();
   }
 
