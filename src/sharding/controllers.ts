@@ -41,6 +41,8 @@ interface Generation {
 
 /** Held-set changes within this long are applied together (shards are taken one Lease at a time). */
 const SETTLE_MS = 200;
+/** The longest wait for a change before looking again (a change wakes it at once). */
+const IDLE_MS = 60_000;
 /** After a generation that could not start, the next try waits this long. */
 const RETRY_MS = 2_000;
 
@@ -77,10 +79,9 @@ export class ShardedControllers {
     try {
       while (!signal.aborted) {
         if (!this.dirty) {
-          await new Promise<void>((resolve) => {
-            this.wake = resolve;
-            signal.addEventListener('abort', () => resolve(), { once: true });
-          });
+          const woken = new AbortController();
+          this.wake = () => woken.abort();
+          await pause(clock, IDLE_MS, AbortSignal.any([signal, woken.signal]));
           continue;
         }
         await pause(clock, SETTLE_MS, signal);

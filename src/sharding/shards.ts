@@ -129,10 +129,9 @@ export class ShardSet {
       const candidates = candidateInformer.lister();
       while (!signal.aborted) {
         this.step(leases, candidates);
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          pause(clock, TICK_MS, signal).then(resolve);
-        });
+        const woken = new AbortController();
+        this.wake = () => woken.abort();
+        await pause(clock, TICK_MS, AbortSignal.any([signal, woken.signal]));
       }
     } finally {
       for (const term of this.terms.values()) {
