@@ -13,26 +13,32 @@
  * Counts come from SHARDING_CSRS and SHARDING_NAMESPACES (the issue's full size is 3000 and 300; the defaults
  * are small enough for a 2-core machine shared with other work).
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webcryptoRequestWithKeys } from '../controllers/certificates/testing.ts';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
-import type { StatefulSet } from '../src/api/types/apps.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
-import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import type { AuditEvent } from '../src/controlplane/audit.ts';
-import { generateKeyPair } from '../src/pki/keys.ts';
 import { shardOf } from '../src/sharding/ranges.ts';
 import type { ShardReport } from '../src/sharding/replica.ts';
 import { shardLeaseName } from '../src/sharding/shards.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
-import { type Daemon, killAll, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
+import { type Daemon, killAll, ROOT, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
 import { freePort } from './support/free-port.ts';
+import { hasKubectl, KUBECTL } from './support/kubectl.ts';
+import {
+  createCsrs as createCsrsIn,
+  createNamespaces as createNamespacesIn,
+  unconverged,
+} from './support/sharding-workload.ts';
+
+const run = promisify(execFile);
 
 /** Lease calls time out after renewDeadline / 2: 2.5 s, which a loaded 2-core machine needs at times. */
 const LEASE_MS = 8_000;
@@ -173,6 +179,48 @@ async function diagnostics(
   }
 }
 
+/** `kubectl orch shards ARGS` as kubectl runs the plugin (on PATH), or the plugin itself without kubectl. */
+async function orchShards(args: string[]): Promise<string> {
+  const pluginPath = join(cluster.dir, 'bin');
+  await mkdir(pluginPath, { recursive: true });
+  await symlink(join(ROOT, 'bin', 'kubectl-orch'), join(pluginPath, 'kubectl-orch')).catch(() => {});
+  const [file, argv] = hasKubectl
+    ? [KUBECTL, ['orch', 'shards', ...args]]
+    : [process.execPath, [join(ROOT, 'bin', 'kubectl-orch'), 'shards', ...args]];
+  const env = { ...process.env, PATH: `${pluginPath}:${process.env.PATH}`, KUBECONFIG: cluster.kubeconfig };
+  return (await run(file, argv, { env, timeout: 60_000 })).stdout;
+}
+
+/** The replicas running now. */
+const live = () => daemons.filter((r) => !r.d.exit);
+/** Replicas the test stopped itself: the supervisor does not replace them. */
+const killed = new Set<Daemon>();
+
+/**
+ * What systemd or a Deployment does: a replica that exits on its own (losing the leader Lease ends the process,
+ * as in the reference; on a loaded machine a renewal can time out) is replaced.
+ */
+function supervise(): void {
+  const replaced = new Set<Daemon>();
+  const timer = setInterval(() => {
+    for (const { d } of daemons) {
+      if (!d.exit || killed.has(d) || replaced.has(d)) continue;
+      replaced.add(d);
+      figures.supervisorRestarts = ((figures.supervisorRestarts as number) ?? 0) + 1;
+      void replica();
+    }
+  }, 500);
+  stopHistory.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+}
+
+async function holding(r: { d: Daemon }): Promise<void> {
+  await waitFor(
+    `${r.d.name} to hold shards`,
+    async () => ((await holders()).includes(r.d.identity ?? '-') ? true : undefined),
+    120_000,
+  );
+}
+
 async function shardReport(r: { port: number }): Promise<ShardReport> {
   const res = await diagnostics(r, '/debug/shards');
   if (res.status !== 200) throw new Error(`/debug/shards: ${res.status} ${res.body}`);
@@ -182,72 +230,8 @@ async function shardReport(r: { port: number }): Promise<ShardReport> {
 // ---------------------------------------------------------------------------------------------
 // The workload
 
-const KEYS = generateKeyPair('ECDSA-P256');
-
-async function createCsrs(tag: string, count: number): Promise<void> {
-  const keys = await KEYS;
-  const csrs = cluster.client.kind<CertificateSigningRequest>('CertificateSigningRequest');
-  await inBatches(count, async (i) => {
-    const spec = { organizations: ['system:nodes'], commonName: `system:node:${tag}-${i}` };
-    const pem = (await webcryptoRequestWithKeys(keys, spec)).pem;
-    await csrs.create({
-      metadata: { name: `${tag}-${i}` },
-      spec: {
-        request: Buffer.from(pem).toString('base64'),
-        signerName: n().signers.apiServerClientNodeAgent,
-        usages: ['digital signature', 'client auth'],
-      },
-    } as CertificateSigningRequest);
-  });
-}
-
-async function createNamespaces(tag: string, count: number): Promise<void> {
-  await inBatches(count, async (i) => {
-    // FNV-1a's top bits hardly depend on the last characters: names that differ only there (ns-1, ns-2) would
-    // all fall into one shard, so the number is not last.
-    const ns = `${tag}-${i}-apps`;
-    await cluster.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    const labels = { app: 'web' };
-    await cluster.client.kind<StatefulSet>('StatefulSet').create({
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { namespace: ns, name: 'web' },
-      spec: {
-        replicas: 1,
-        serviceName: 'web',
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'app:1' }] } },
-      },
-    } as StatefulSet);
-    await cluster.client.kind<PodDisruptionBudget>('PodDisruptionBudget').create({
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { namespace: ns, name: 'web' },
-      spec: { minAvailable: 1, selector: { matchLabels: labels } },
-    } as PodDisruptionBudget);
-  });
-}
-
-async function inBatches(count: number, fn: (i: number) => Promise<void>, width = 16): Promise<void> {
-  for (let start = 0; start < count; start += width) {
-    await Promise.all(Array.from({ length: Math.min(width, count - start) }, (_, k) => fn(start + k)));
-  }
-}
-
-/** What has not converged yet: CSRs without a certificate, sets not ready, budgets not observing a healthy pod. */
-async function unconverged(): Promise<string[]> {
-  const c = cluster.client;
-  const csrs = await c.kind<CertificateSigningRequest>('CertificateSigningRequest').listAll();
-  const sets = await c.kind<StatefulSet>('StatefulSet').listAll();
-  const pdbs = await c.kind<PodDisruptionBudget>('PodDisruptionBudget').listAll();
-  return [
-    ...csrs.items.filter((x) => !x.status?.certificate).map((x) => `csr/${x.metadata.name}`),
-    ...sets.items.filter((s) => s.status?.readyReplicas !== 1).map((s) => `sts/${s.metadata.namespace}`),
-    ...pdbs.items
-      .filter((p) => p.status?.currentHealthy !== 1 || p.status?.observedGeneration !== p.metadata.generation)
-      .map((p) => `pdb/${p.metadata.namespace}`),
-  ];
-}
+const createCsrs = (tag: string, count: number) => createCsrsIn(cluster.client, n(), tag, count);
+const createNamespaces = (tag: string, count: number) => createNamespacesIn(cluster.client, tag, count);
 
 async function converge(what: string): Promise<number> {
   const started = performance.now();
@@ -255,7 +239,7 @@ async function converge(what: string): Promise<number> {
   await waitFor(
     what,
     async () => {
-      left = await unconverged();
+      left = await unconverged(cluster.client);
       if (left.length) await sleep(500);
       return left.length ? undefined : true;
     },
@@ -330,9 +314,10 @@ describe('sharded replicas', () => {
   it('split the work, fail over within a lease, fence paused replicas, and survive a rolling restart', {
     timeout: 900_000,
   }, async () => {
+    supervise();
     await Promise.all([createCsrs('csr', CSRS), createNamespaces('ns', NAMESPACES)]);
     const startedAt = performance.now();
-    const first = await Promise.all([replica(), replica(), replica()]);
+    await Promise.all([replica(), replica(), replica()]);
     figures.convergeMs = await converge('the first workload to converge');
     figures.startToConvergeMs = Math.round(performance.now() - startedAt);
 
@@ -341,13 +326,14 @@ describe('sharded replicas', () => {
       'the shards to balance',
       async () => {
         const h = await holders();
-        const counts = first.map((r) => h.filter((x) => x === r.d.identity).length);
-        return counts.every((c) => c >= 5 && c <= 6) && h.every(Boolean) ? true : undefined;
+        const counts = live().map((r) => h.filter((x) => x === r.d.identity).length);
+        return counts.length === 3 && counts.every((c) => c >= 5 && c <= 6) && h.every(Boolean) ? true : undefined;
       },
-      30_000,
+      90_000,
     );
-    await sleep(1_000); // the last rebuild's caches
-    const reports = await Promise.all(first.map(shardReport));
+    await sleep(2_000); // the last rebuild's caches
+    const balanced = live();
+    const reports = await Promise.all(balanced.map(shardReport));
     const totals = { csr: CSRS, sts: NAMESPACES, pdb: NAMESPACES };
     const shares: Record<string, number[]> = { csr: [], sts: [], pdb: [] };
     for (const r of reports) {
@@ -359,10 +345,10 @@ describe('sharded replicas', () => {
     }
     figures.cacheShares = shares;
     // The same shards in statusz; /debug/shards is authorized as the other debug paths.
-    const statusz = await diagnostics(first[0], '/statusz');
+    const statusz = await diagnostics(balanced[0], '/statusz');
     const held = reports[0].held.map((h) => `${h.shard} (since ${h.since})`).join(', ');
     expect(statusz.body).toContain(`Shards held: ${held} of ${SHARDS}`);
-    expect((await diagnostics(first[0], '/debug/shards', false)).status).toBe(401);
+    expect((await diagnostics(balanced[0], '/debug/shards', false)).status).toBe(401);
     figures.shardsHeld = reports.map((r) => r.held.length);
     for (const [kind, counts] of Object.entries(shares)) {
       const total = totals[kind as keyof typeof totals];
@@ -377,8 +363,18 @@ describe('sharded replicas', () => {
       }
     }
 
+    // `kubectl orch shards`: the same map from the Leases, one row per shard; --no-headers drops the header.
+    const printed = await orchShards([]);
+    const lines = printed.trimEnd().split('\n');
+    expect(lines[0].split(/\s+/)).toEqual(['SHARD', 'RANGE', 'HOLDER', 'RENEWED']);
+    expect(lines).toHaveLength(SHARDS + 1);
+    const now = await holders();
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[2])).toEqual(now);
+    expect((await orchShards(['--no-headers'])).trimEnd().split('\n')).toHaveLength(SHARDS);
+
     // kill -9: its shards are held by the others within lease duration + 1 s.
-    const victim = first[0].d;
+    const victim = balanced[0].d;
+    killed.add(victim);
     const its = (await holders()).flatMap((h, i) => (h === victim.identity ? [i] : []));
     const killedAt = performance.now();
     victim.child.kill('SIGKILL');
@@ -392,20 +388,26 @@ describe('sharded replicas', () => {
     );
     figures.takeoverMs = Math.round(performance.now() - killedAt);
     expect(figures.takeoverMs).toBeLessThanOrEqual(LEASE_MS + 1_000);
+    // The survivors count the takeovers and the shards they hold in their metrics.
+    const metric = (text: string, name: string) =>
+      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    const others = live();
+    const survivors = await Promise.all(others.map((r) => diagnostics(r, '/metrics')));
+    const p = n().metricPrefix;
+    const takeovers = survivors.map((m) => metric(m.body, `${p}_shard_handovers_total\\{reason="takeover"\\}`));
+    expect(takeovers.reduce((a, b) => a + (b || 0), 0)).toBeGreaterThanOrEqual(its.length);
+    const heldNow = await holders();
+    others.forEach((r, k) => {
+      const count = heldNow.filter((h) => h === r.d.identity).length;
+      expect(metric(survivors[k].body, `${p}_shards_held`), `${r.d.name} shards held`).toBe(count);
+    });
     await Promise.all([createCsrs('after-kill', 30), createNamespaces('after-kill', 3)]);
     figures.convergeAfterKillMs = await converge('the workload to converge after a kill -9');
 
     // SIGSTOP past the lease, then SIGCONT: it must write nothing for the shards it lost.
     const second = await replica();
-    await waitFor(
-      'the replacement to hold shards',
-      async () => {
-        const h = await holders();
-        return h.includes(second.d.identity ?? '-') ? true : undefined;
-      },
-      120_000,
-    );
-    const paused = first[1].d;
+    await holding(second);
+    const paused = live()[0].d;
     paused.child.kill('SIGSTOP');
     await sleep(LEASE_MS + 2_000);
     await Promise.all([createCsrs('while-paused', 30), createNamespaces('while-paused', 3)]);
@@ -415,18 +417,11 @@ describe('sharded replicas', () => {
 
     // A rolling restart: SIGTERM one at a time, its replacement started once it has gone.
     const rollFrom = Date.now();
-    for (const r of daemons.filter((x) => !x.d.exit)) {
+    for (const r of live()) {
+      killed.add(r.d);
       r.d.child.kill('SIGTERM');
       await r.d.exited;
-      const next = await replica();
-      await waitFor(
-        'the restarted replica to hold shards',
-        async () => {
-          const h = await holders();
-          return h.includes(next.d.identity ?? '-') ? true : undefined;
-        },
-        120_000,
-      );
+      await holding(await replica());
     }
     await sleep(LEASE_MS);
     figures.rollingLongestGapMs = longestGap(rollFrom, Date.now());

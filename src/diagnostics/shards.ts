@@ -2,6 +2,7 @@
  * `/debug/shards`: the shards this `--sharding` replica holds, since when, and how many objects its sharded
  * caches hold. Plain text, or JSON for `Accept: application/json`; authorized as every other debug path.
  */
+import { table } from '../cli/kubectl-orch/output.ts';
 import { rangeText } from '../sharding/ranges.ts';
 import type { ShardReport } from '../sharding/replica.ts';
 import { type RouteRegistry, textReply } from './server.ts';
@@ -24,7 +25,7 @@ export function installShards(server: RouteRegistry, report: () => ShardReport):
     const text = [
       `identity: ${r.identity}`,
       `holding ${held.length} of ${r.shards} shards`,
-      ...table(rows),
+      table(rows).trimEnd(),
       'cached objects:',
       ...(cached.length ? cached : ['  none']),
     ];
@@ -36,10 +37,4 @@ export function installShards(server: RouteRegistry, report: () => ShardReport):
 export function shardsStatuszLine(r: ShardReport): string {
   const held = r.held.map((h) => `${h.shard} (since ${h.since.toISOString()})`);
   return `Shards held: ${held.length ? held.join(', ') : 'none'} of ${r.shards}`;
-}
-
-/** Columns padded as kubectl prints them: three spaces between. */
-export function table(rows: readonly string[][]): string[] {
-  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => r[c]?.length ?? 0))) ?? [];
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c] + 3))).join(''));
 }
