@@ -47,7 +47,7 @@ const RETRY_MS = 1_000;
 const SHARDS = 16;
 const CSRS = Number(process.env.SHARDING_CSRS ?? 300);
 const NAMESPACES = Number(process.env.SHARDING_NAMESPACES ?? 45);
-const CONVERGE_MS = Number(process.env.SHARDING_CONVERGE_MS ?? 240_000);
+const CONVERGE_MS = Number(process.env.SHARDING_CONVERGE_MS ?? 480_000);
 
 let cluster: TestCluster;
 const auditLogPath = join(tmpdir(), `orch-sharding-audit-${process.pid}-${Date.now()}.jsonl`);

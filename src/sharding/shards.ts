@@ -207,7 +207,7 @@ export class ShardSet {
   private campaign(shard: number, observed: LeaderElectionConfig['observed'], takeover: boolean): void {
     const { config } = this;
     const log = config.logger.child({ shard, lease: this.names[shard] });
-    const guard = new LeaseGuard(config.renewDeadlineMs, config.clock);
+    const guard = new LeaseGuard(config.renewDeadlineMs, config.clock, `the Lease of shard ${shard}`);
     const term: Term = { stop: new AbortController(), guard, done: Promise.resolve() };
     // A write refused for a stale renewal ends the term at once, as for the leader Lease.
     guard.onExpired(() => {
