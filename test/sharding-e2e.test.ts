@@ -18,14 +18,12 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
 import type { AuditEvent } from '../src/controlplane/audit.ts';
 import { shardOf } from '../src/sharding/ranges.ts';
-import type { ShardReport } from '../src/sharding/replica.ts';
 import { shardLeaseName } from '../src/sharding/shards.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
@@ -35,6 +33,8 @@ import { hasKubectl, KUBECTL } from './support/kubectl.ts';
 import {
   createCsrs as createCsrsIn,
   createNamespaces as createNamespacesIn,
+  diagnosticsGet,
+  shardReport as shardReportOf,
   unconverged,
 } from './support/sharding-workload.ts';
 
@@ -157,28 +157,6 @@ async function holders(): Promise<string[]> {
   });
 }
 
-/** GET on a replica's diagnostics server, as the admin (its client certificate) or anonymously. */
-async function diagnostics(
-  r: { port: number },
-  path: string,
-  asAdmin = true,
-): Promise<{ status: number; body: string }> {
-  const user = cluster.kc.getCurrentUser()!;
-  const cert = asAdmin
-    ? { cert: Buffer.from(user.certData!, 'base64'), key: Buffer.from(user.keyData!, 'base64') }
-    : undefined;
-  const dispatcher = new Agent({ connect: { ...cert, rejectUnauthorized: false } });
-  try {
-    const res = await request(`https://127.0.0.1:${r.port}${path}`, {
-      dispatcher,
-      headers: path.endsWith('shards') ? { accept: 'application/json' } : {},
-    });
-    return { status: res.statusCode, body: await res.body.text() };
-  } finally {
-    await dispatcher.close();
-  }
-}
-
 /** `kubectl orch shards ARGS` as kubectl runs the plugin (on PATH), or the plugin itself without kubectl. */
 async function orchShards(args: string[]): Promise<string> {
   const pluginPath = join(cluster.dir, 'bin');
@@ -221,11 +199,10 @@ async function holding(r: { d: Daemon }): Promise<void> {
   );
 }
 
-async function shardReport(r: { port: number }): Promise<ShardReport> {
-  const res = await diagnostics(r, '/debug/shards');
-  if (res.status !== 200) throw new Error(`/debug/shards: ${res.status} ${res.body}`);
-  return JSON.parse(res.body) as ShardReport;
-}
+/** GET on a replica's diagnostics server, as the admin or anonymously. */
+const diagnostics = (r: { port: number }, path: string, asAdmin = true) =>
+  diagnosticsGet(cluster.kc, r.port, path, { anonymous: !asAdmin });
+const shardReport = (r: { port: number }) => shardReportOf(cluster.kc, r.port);
 
 // ---------------------------------------------------------------------------------------------
 // The workload

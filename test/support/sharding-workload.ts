@@ -3,6 +3,8 @@
  * and namespaces each with a one-replica StatefulSet and a PodDisruptionBudget over its pod; and what of it has
  * not converged yet.
  */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request } from 'undici';
 import { webcryptoRequestWithKeys } from '../../controllers/certificates/testing.ts';
 import type { Naming } from '../../src/api/naming.ts';
 import type { StatefulSet } from '../../src/api/types/apps.ts';
@@ -10,6 +12,7 @@ import type { CertificateSigningRequest } from '../../src/api/types/certificates
 import type { PodDisruptionBudget } from '../../src/api/types/policy.ts';
 import type { KubeClient } from '../../src/client/client.ts';
 import { generateKeyPair } from '../../src/pki/keys.ts';
+import type { ShardReport } from '../../src/sharding/replica.ts';
 
 const KEYS = generateKeyPair('ECDSA-P256');
 
@@ -77,4 +80,32 @@ export async function unconverged(client: KubeClient): Promise<string[]> {
       .filter((p) => p.status?.currentHealthy !== 1 || p.status?.observedGeneration !== p.metadata.generation)
       .map((p) => `pdb/${p.metadata.namespace}`),
   ];
+}
+
+/** GET on a daemon's diagnostics server as the kubeconfig's user (its client certificate), or anonymously. */
+export async function diagnosticsGet(
+  kc: KubeConfig,
+  port: number,
+  path: string,
+  opts: { anonymous?: boolean; accept?: string } = {},
+): Promise<{ status: number; body: string }> {
+  const user = kc.getCurrentUser()!;
+  const cert = opts.anonymous
+    ? undefined
+    : { cert: Buffer.from(user.certData!, 'base64'), key: Buffer.from(user.keyData!, 'base64') };
+  const dispatcher = new Agent({ connect: { ...cert, rejectUnauthorized: false } });
+  try {
+    const headers = opts.accept ? { accept: opts.accept } : {};
+    const res = await request(`https://127.0.0.1:${port}${path}`, { dispatcher, headers });
+    return { status: res.statusCode, body: await res.body.text() };
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+/** A `--sharding` daemon's `/debug/shards`. */
+export async function shardReport(kc: KubeConfig, port: number): Promise<ShardReport> {
+  const res = await diagnosticsGet(kc, port, '/debug/shards', { accept: 'application/json' });
+  if (res.status !== 200) throw new Error(`/debug/shards: ${res.status} ${res.body}`);
+  return JSON.parse(res.body) as ShardReport;
 }
