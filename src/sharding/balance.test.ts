@@ -183,6 +183,19 @@ describe('balance: ties and campaigns', () => {
     expect(plan.release).toEqual([2]);
   });
 
+  it('a campaign for a free shard goes on even when the plan gives it to another (no request is cut short)', () => {
+    const members = [member('a'), member('b')];
+    const plan = balance(input({ self: 'b', leases: leases('aaaabbbb_'), members, campaigning: new Set([8]) }));
+    expect(plan.release).toEqual([]);
+    expect(plan.acquire).toEqual([]);
+  });
+
+  it('a Lease naming this replica that no elector of its holds (an answer lost) is taken back at once', () => {
+    const members = [member('a'), member('b')];
+    const plan = balance(input({ self: 'b', leases: leases('aaaabbbbb'), members, held: new Set([4, 5, 6, 7]) }));
+    expect(plan.acquire).toEqual([8]);
+  });
+
   it('its own electors are trusted over a stale Lease view', () => {
     // The Lease still names b (not seen renewed by a yet) but a's elector holds it: a keeps it.
     const plan = balance(

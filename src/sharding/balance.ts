@@ -8,7 +8,7 @@
  * - Targets: `shards / live` each, the remainder (one more, `ceil`) going to the replicas that hold most now
  *   (ties: identity order), so that a joining or leaving replica moves only the shards it must.
  * - A replica above its target releases its surplus, highest shard numbers first.
- * - A free shard (no Lease, released, or expired) goes to the live replica furthest below its target (ties:
+ * - A free shard (no Lease, released, expired, or naming this replica with no elector of ours holding it) goes to the live replica furthest below its target (ties:
  *   identity order). One left free for `graceMs` (its designated taker never came: a replica that left
  *   without its candidate aging out yet) is taken by whichever live replica holding shards now holds fewest.
  */
@@ -71,9 +71,14 @@ function freeSince(l: ShardLeaseView | undefined): number {
 export function balance(input: BalanceInput): BalancePlan {
   const { self, shards, nowMs } = input;
   // Who holds what: our electors know our own shards better than the last Lease seen.
+  // A Lease naming this replica without an elector of ours holding it is a write of ours whose answer was lost
+  // (a timeout): free, and ours to take at once, before it expires with nobody renewing it.
   const owner: (string | undefined)[] = [];
+  const ours = new Set<number>();
   for (let i = 0; i < shards; i++) {
-    owner.push(input.held.has(i) ? self : validHolder(input.leases[i], nowMs));
+    const holder = input.held.has(i) ? self : validHolder(input.leases[i], nowMs);
+    if (holder === self && !input.held.has(i)) ours.add(i);
+    owner.push(holder === self && !input.held.has(i) ? undefined : holder);
   }
   const expiredHolders = new Set<string>();
   input.leases.forEach((l, i) => {
@@ -100,7 +105,7 @@ export function balance(input: BalanceInput): BalancePlan {
   const holders = live.filter((id) => id === self || (load.get(id) ?? 0) > 0);
   for (let i = 0; i < shards; i++) {
     if (owner[i] !== undefined) continue;
-    let taker = pick(live, (id) => (target.get(id) ?? 0) - (load.get(id) ?? 0));
+    let taker = ours.has(i) ? self : pick(live, (id) => (target.get(id) ?? 0) - (load.get(id) ?? 0));
     if (taker !== self && nowMs - freeSince(input.leases[i]) >= input.graceMs) {
       taker = pick(holders, (id) => -(load.get(id) ?? 0), true);
     }
@@ -109,9 +114,10 @@ export function balance(input: BalanceInput): BalancePlan {
     if (taker === self) acquire.push(i);
   }
 
-  // Campaigns for shards that are no longer ours to take (someone else got there first, or the plan changed).
+  // A campaign ends only once another replica holds the shard: aborting one mid-request could leave the Lease
+  // naming us with nobody renewing it. One won against the plan is released as surplus later.
   for (const i of input.campaigning) {
-    if (!acquire.includes(i)) release.push(i);
+    if (owner[i] !== undefined) release.push(i);
   }
   return {
     acquire: acquire.filter((i) => !input.campaigning.has(i)),
