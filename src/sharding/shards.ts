@@ -128,10 +128,12 @@ export class ShardSet {
       const leases = leaseInformer.lister();
       const candidates = candidateInformer.lister();
       while (!signal.aborted) {
-        this.step(leases, candidates);
+        const nextExpiry = this.step(leases, candidates);
         const woken = new AbortController();
         this.wake = () => woken.abort();
-        await pause(clock, TICK_MS, AbortSignal.any([signal, woken.signal]));
+        // Looked at again when the next Lease expires, so a dead holder's shard is taken on time.
+        const wait = Math.min(TICK_MS, Math.max(0, nextExpiry - clock.now() + 1));
+        await pause(clock, wait, AbortSignal.any([signal, woken.signal]));
       }
     } finally {
       for (const term of this.terms.values()) {
@@ -155,8 +157,11 @@ export class ShardSet {
     return this.seen.get(`${kind}/${name}`)?.atMs ?? this.config.clock.now();
   }
 
-  /** One look at the plan: start the campaigns it asks for, end the terms it lets go. */
-  private step(leases: Lister<Lease>, candidates: Lister<LeaseCandidate>): void {
+  /**
+   * One look at the plan: start the campaigns it asks for, end the terms it lets go. Answers when the next of the
+   * Leases held now expires (monotonic time).
+   */
+  private step(leases: Lister<Lease>, candidates: Lister<LeaseCandidate>): number {
     const { config } = this;
     const { namespace } = config;
     const views: (ShardLeaseView | undefined)[] = this.names.map((name) => {
@@ -202,6 +207,8 @@ export class ShardSet {
       const takeover = Boolean(views[shard]?.holder && views[shard]?.holder !== config.identity);
       this.campaign(shard, lease && { lease, atMs: this.observedAt('Lease', this.names[shard]) }, takeover);
     }
+    const expiries = views.flatMap((v) => (v?.holder ? [v.observedAtMs + v.durationMs] : []));
+    return Math.min(...expiries.filter((t) => t > config.clock.now()), Number.POSITIVE_INFINITY);
   }
 
   private campaign(shard: number, observed: LeaderElectionConfig['observed'], takeover: boolean): void {
