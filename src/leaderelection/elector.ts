@@ -176,6 +176,8 @@ export class LeaderElector {
   private lease: Lease | undefined;
   private reportedLeader = '';
   private started = false;
+  /** The caller's observation of the Lease, until the first attempt has used it in place of a read. */
+  private seeded = false;
 
   constructor(private readonly config: LeaderElectionConfig) {
     const lease = config.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
@@ -203,6 +205,7 @@ export class LeaderElector {
       this.lease = config.observed.lease;
       this.setObserved(recordFromLease(config.observed.lease));
       this.observedTime = config.observed.atMs;
+      this.seeded = true;
     }
     config.metrics?.leaderOff();
   }
@@ -343,9 +346,14 @@ export class LeaderElector {
 
     let current: Lease;
     try {
-      current = await this.call(signal, (s) =>
-        this.config.leases.get(this.config.lock.namespace, this.config.lock.name, { signal: s }),
-      );
+      // A Lease the caller saw expire is written at once from that observation: a stale one only costs a conflict.
+      const seeded = this.seeded && !this.isLeaseValid(now) ? this.lease : undefined;
+      this.seeded = false;
+      current =
+        seeded ??
+        (await this.call(signal, (s) =>
+          this.config.leases.get(this.config.lock.namespace, this.config.lock.name, { signal: s }),
+        ));
     } catch (err) {
       if (!isNotFound(err)) {
         this.log.error(`error retrieving resource lock ${this.lockDesc}: ${errorText(err)}`);
