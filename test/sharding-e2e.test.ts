@@ -278,12 +278,13 @@ function longestGap(fromWall: number, toWall: number): number {
   let worst = 0;
   for (let shard = 0; shard < SHARDS; shard++) {
     const vs = [...history.values()].filter((v) => v.shard === shard).sort((a, b) => a.rv - b.rv);
-    // Walk the versions: a holder's term runs until its expiry or the next version, whichever is first.
+    // Walk the versions: a holder's term runs until its expiry, or until it releases the Lease (holder '').
     let coveredUntil = fromWall;
     for (const v of vs) {
       if (v.at > toWall) break;
-      if (v.holder && v.expires > fromWall) {
-        if (v.at > coveredUntil) worst = Math.max(worst, v.at - Math.max(coveredUntil, fromWall));
+      if (!v.holder) coveredUntil = Math.max(fromWall, Math.min(coveredUntil, v.at));
+      else if (v.expires > fromWall) {
+        if (v.at > coveredUntil) worst = Math.max(worst, v.at - coveredUntil);
         coveredUntil = Math.max(coveredUntil, v.expires);
       }
     }
