@@ -15,17 +15,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { statefulSetControllerDefinition } from '../controllers/statefulset/index.ts';
 import type { StatefulSet } from '../src/api/types/apps.ts';
 import type { Pod } from '../src/api/types/core.ts';
-import { KubeClient } from '../src/client/client.ts';
+import type { KubeClient } from '../src/client/client.ts';
 import type { Enqueuer } from '../src/controller/controller.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
-import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
 import { counted, inParallel, median, pairedFigure, pairedRound, print, type Round, watchUntil } from './run.ts';
+import { startWithNodes } from './support/nodes.ts';
 
 const ROUNDS = 3;
 const BIG = 1000;
@@ -193,11 +192,7 @@ export async function run(): Promise<void> {
   const cp = new ControlPlane({ port: 0, dataDir: dir, historySize: 200_000 });
   let controller: RunningController | undefined;
   try {
-    await cp.start();
-    cp.attach(await startSimulatedNodes(cp, 3));
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfigPath);
-    const client = new KubeClient(kc, cp.registry, { qps: 0 });
+    const { client } = await startWithNodes(cp);
     const { definition, reconciled, enqueue } = counted(statefulSetControllerDefinition);
     controller = await runControllers(client, cp.registry, [definition], {
       features: DEFAULT_FEATURE_GATES,

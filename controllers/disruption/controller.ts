@@ -54,6 +54,7 @@ export const disruptionControllerDefinition: ControllerDefinition = {
   name: 'disruption-controller',
   aliases: ['disruption'],
   enabledByDefault: true,
+  shardBy: { key: 'namespace' },
   workers: 2,
   permissions: () => [
     rule(['policy'], ['poddisruptionbudgets'], READ),

@@ -57,6 +57,7 @@ export const statefulSetControllerDefinition: ControllerDefinition = {
   name: 'statefulset-controller',
   aliases: ['statefulset'],
   enabledByDefault: true,
+  shardBy: { key: 'namespace' },
   workers: 5,
   permissions: () => [
     rule(['apps'], ['statefulsets'], READ),

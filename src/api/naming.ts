@@ -23,6 +23,8 @@ export interface Naming {
   readonly controllerManager: string;
   /** Namespace of system components (leases, candidates). */
   readonly systemNamespace: string;
+  /** Prefix of the shard Leases of `--sharding` replicas: `<prefix>-00`, `<prefix>-01`, ... */
+  readonly shardLeasePrefix: string;
   /** Namespaces every cluster starts with, the default one first. */
   readonly initialNamespaces: readonly string[];
   /** The finalizer a namespace carries in `spec.finalizers` until it is emptied. */
@@ -124,6 +126,7 @@ function build(
     apiServer,
     controllerManager: `${shortWord}-controller-manager`,
     systemNamespace: `${shortWord}-system`,
+    shardLeasePrefix: `${shortWord}-controller-manager-shard`,
     initialNamespaces: ['default', `${shortWord}-system`, `${shortWord}-public`, `${shortWord}-node-lease`],
     namespaceFinalizer: product,
     metricPrefix: product,

@@ -11,6 +11,8 @@ import { isExpired } from '../client/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { SharedInformer } from './informer.ts';
+import type { ListerWatcher } from './reflector.ts';
+import { type ShardFilter, shardedListerWatcher } from './sharded.ts';
 
 export interface InformerRequest {
   namespace?: string;
@@ -35,6 +37,8 @@ export interface FactoryOptions {
   backoff?: Partial<BackoffOptions>;
   /** Errors the reflectors recovered from. Default: a warning on stderr, expired versions excepted. */
   onError?: (informer: string, err: unknown) => void;
+  /** Informers of the resources `applies` to list and watch with this `shardSelector` (see sharded.ts). */
+  shard?: ShardFilter;
 }
 
 export class SharedInformerFactory {
@@ -59,7 +63,10 @@ export class SharedInformerFactory {
     if (!informer) {
       const name = informerName(rt, namespace, labelSelector, fieldSelector);
       const report = this.options.onError ?? defaultReport;
-      informer = new SharedInformer<KubeObject>(this.client.resource(rt), {
+      const shard = this.options.shard?.applies(rt) ? this.options.shard : undefined;
+      const resource: ListerWatcher<KubeObject> = this.client.resource(rt);
+      const lw = shard ? shardedListerWatcher(resource, shard, name) : resource;
+      informer = new SharedInformer<KubeObject>(lw, {
         name,
         namespace,
         labelSelector,

@@ -35,6 +35,7 @@ import { newIdentity } from '../leaderelection/elector.ts';
 import { LeaseGuard } from '../leaderelection/guard.ts';
 import { LeaderElectionHealth } from '../leaderelection/health.ts';
 import { createLogger } from '../log/logger.ts';
+import { ShardedReplica } from '../sharding/replica.ts';
 import { realClock } from '../util/clock.ts';
 import { VERSION } from '../version.ts';
 import { startDiagnostics } from './diagnostics.ts';
@@ -244,6 +245,10 @@ async function main(): Promise<number> {
     config: controllerConfig,
   };
   const coordinated = gates.enabled('CoordinatedLeaderElection');
+  if (election.shards !== undefined && !le.leaderElect) {
+    throw new FlagError('--sharding needs --leader-elect: each shard is held through a Lease');
+  }
+  const sharded = election.shards === undefined ? [] : definitions.filter((d) => d.shardBy);
   const leaderElection: ManagerOptions['leaderElection'] = {
     enabled: le.leaderElect,
     namespace: le.resourceNamespace || n.systemNamespace,
@@ -255,8 +260,11 @@ async function main(): Promise<number> {
     releaseOnCancel: le.releaseOnCancel,
     // As kube-controller-manager: a LeaseCandidate only in coordinated mode. A classic replica that published one
     // would draw an API server's election controller (gate on) into its Lease, rewriting what the holder renews.
-    candidate: coordinated ? election.candidate : undefined,
+    // Sharded replicas publish theirs all the same: it is how they find each other.
+    candidate: coordinated || sharded.length ? election.candidate : undefined,
     coordinated,
+    // Sharded replicas' candidates are renewed every retry period, so a stopped one shows soon.
+    candidateRenewMs: sharded.length ? le.retryPeriod : undefined,
   };
   const managerOptions = {
     workers: workersByName(definitions, cfg.concurrency),
@@ -265,7 +273,7 @@ async function main(): Promise<number> {
   };
   const manager = new Manager(ctx, {
     ...managerOptions,
-    controllers: definitions.filter((d) => !d.lease),
+    controllers: definitions.filter((d) => !d.lease && !sharded.includes(d)),
     leaderElection,
     health,
     guard,
@@ -288,6 +296,17 @@ async function main(): Promise<number> {
       );
     }),
   ];
+  const replica =
+    election.shards === undefined
+      ? undefined
+      : new ShardedReplica({
+          ctx,
+          recorder: (c) => new ApiEventRecorder(c.resource(eventsRt), n.controllerManager, identity, realClock, logger),
+          controllers: sharded,
+          shards: election.shards,
+          leaderElection,
+          ...managerOptions,
+        });
   // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
   // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...
   if (embedded && !cfg.serving.clientCAFile) cfg.serving.clientCAFile = embedded.caFiles.certFile;
@@ -309,6 +328,7 @@ async function main(): Promise<number> {
     startTime,
     why: whyAnswerers,
     controllerConfig,
+    shards: replica,
   }).catch((err) => {
     throw isAddressInUse(err) ? portInUse(cfg.serving.bindAddress, cfg.serving.securePort, 'secure-port') : err;
   });
@@ -320,7 +340,10 @@ async function main(): Promise<number> {
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
   // The first manager to end (a lost Lease, a failure, or the signal) ends them all.
-  const runs = await Promise.allSettled(managers.map((m) => m.run(stop.signal).finally(() => stop.abort())));
+  const runs = await Promise.allSettled([
+    ...managers.map((m) => m.run(stop.signal).finally(() => stop.abort())),
+    ...(replica ? [replica.run(stop.signal).then((): RunOutcome => 'stopped')] : []),
+  ]);
   await diagnostics.stop();
   await embedded?.stop();
   const failed = runs.find((r) => r.status === 'rejected');

@@ -20,9 +20,11 @@ import { sliMetrics } from '../diagnostics/metrics/slis.ts';
 import { flagzValues, reviewCacheTtls } from '../diagnostics/options.ts';
 import { installMetricsRoutes } from '../diagnostics/routes.ts';
 import { DiagnosticsServer } from '../diagnostics/server.ts';
+import { installShards, shardsStatuszLine } from '../diagnostics/shards.ts';
 import { installWhy } from '../diagnostics/why.ts';
 import { installZPages } from '../diagnostics/zpages.ts';
 import type { LeaderElectionHealth } from '../leaderelection/health.ts';
+import type { ShardReport } from '../sharding/replica.ts';
 import { Notifier } from '../systemd/notify.ts';
 import { API_LEVEL } from '../version.ts';
 import type { FlagSpec, Flags } from './flags.ts';
@@ -46,6 +48,8 @@ export interface DiagnosticsInputs {
   why: readonly WhyAnswerer[];
   /** The controller part of the configuration the daemon runs with (what `why` answers reason from). */
   controllerConfig: Record<string, unknown>;
+  /** With `--sharding`: what `/debug/shards` and statusz show. */
+  shards?: { report(): ShardReport };
 }
 
 export interface Diagnostics {
@@ -56,7 +60,7 @@ export interface Diagnostics {
 }
 
 export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostics> {
-  const { cfg, gates, naming: n, logger, manager } = d;
+  const { cfg, gates, naming: n, logger, manager, shards } = d;
   const serving = cfg.serving;
   const server = new DiagnosticsServer({
     bindAddress: serving.bindAddress,
@@ -105,7 +109,9 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     features: (g) => gates.enabled(g),
     configz: () => ({ [configzSectionName(n)]: encodeConfiguration(d.schema, cfg, n) }),
     version: versionInfo(d.version),
+    extraLines: shards && (() => [shardsStatuszLine(shards.report())]),
   });
+  if (shards) installShards(server, () => shards.report());
   installWhy(server, d.why, () =>
     apiSources(d.client, { config: d.controllerConfig, features: (g) => gates.enabled(g) }),
   );

@@ -36,6 +36,13 @@ describe('coordinated election flags', () => {
     expect(settings('--binary-version=1.3.0-rc.1').candidate.emulationVersion).toBe('1.3.0');
   });
 
+  it('sharding is off by default; on, 16 shards unless --shards says otherwise', () => {
+    expect(settings().shards).toBeUndefined();
+    expect(settings('--shards=4').shards).toBeUndefined();
+    expect(settings('--sharding').shards).toBe(16);
+    expect(settings('--sharding', '--shards=4').shards).toBe(4);
+  });
+
   it.each([
     [
       ['--binary-version=v1.2.3'],
@@ -49,6 +56,8 @@ describe('coordinated election flags', () => {
       '"--leader-elect-strategy" flag: strategy.strategy: Unsupported value: "Newest"',
     ],
     [['--leasecandidate-gc-period=0'], '"--leasecandidate-gc-period" flag: must be positive'],
+    [['--sharding', '--shards=0'], '"--shards" flag: must be between 1 and 256'],
+    [['--shards=257'], '"--shards" flag: must be between 1 and 256'],
   ])('%j is refused naming the flag and the rule', (argv, message) => {
     expect(() => settings(...argv)).toThrow(message);
   });

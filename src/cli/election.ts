@@ -11,6 +11,8 @@ import { VERSION } from '../version.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 
 const GC_PERIOD = '30m';
+export const DEFAULT_SHARDS = 16;
+const MAX_SHARDS = 256;
 
 export function electionFlags(): FlagSpec[] {
   const section = SECTIONS.election;
@@ -38,6 +40,20 @@ export function electionFlags(): FlagSpec[] {
       usage: `How the election controller picks among candidates: ${OLDEST_EMULATION_VERSION}, or a domain-qualified name that another controller implements.`,
     },
     {
+      name: 'sharding',
+      type: 'bool',
+      section,
+      usage:
+        'Run every replica active: the CSR, StatefulSet and disruption controllers split their objects by shard, each shard held through its own Lease; the other controllers stay on the leader Lease.',
+    },
+    {
+      name: 'shards',
+      type: 'int',
+      section,
+      default: String(DEFAULT_SHARDS),
+      usage: `With --sharding, how many shards the hash space is cut into (1 to ${MAX_SHARDS}); every replica must agree.`,
+    },
+    {
       name: 'leasecandidate-gc-period',
       type: 'duration',
       section,
@@ -50,6 +66,8 @@ export function electionFlags(): FlagSpec[] {
 export interface ElectionSettings {
   candidate: { binaryVersion: string; emulationVersion: string; strategy: string };
   gcPeriodMs: number;
+  /** With `--sharding`, the shard count; undefined when off. */
+  shards?: number;
 }
 
 /** The settings from the flags; a bad value is a FlagError naming the flag and the rule. */
@@ -73,5 +91,13 @@ export function electionSettings(flags: Flags): ElectionSettings {
   const gcPeriodMs = flags.durationMs('leasecandidate-gc-period') ?? 0;
   if (gcPeriodMs <= 0)
     throw bad('leasecandidate-gc-period', flags.string('leasecandidate-gc-period') ?? '', 'must be positive');
-  return { candidate: { binaryVersion, emulationVersion, strategy }, gcPeriodMs };
+  const shards = flags.int('shards') ?? DEFAULT_SHARDS;
+  if (shards < 1 || shards > MAX_SHARDS) {
+    throw bad('shards', String(shards), `must be between 1 and ${MAX_SHARDS}`);
+  }
+  return {
+    candidate: { binaryVersion, emulationVersion, strategy },
+    gcPeriodMs,
+    shards: flags.bool('sharding') ? shards : undefined,
+  };
 }

@@ -23,8 +23,14 @@ import { WatchDecoder } from './watch-decoder.ts';
 
 /** What a client consults before each write (the leader election's lease guard). */
 export interface WriteGuard {
-  /** Throws unless a write may leave the process now; `what` names the write. */
-  check(what: string): void;
+  /** Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. */
+  check(what: string, target: WriteTarget): void;
+}
+
+/** A write as the guard sees it: its path and body (an object, or text already serialized). */
+export interface WriteTarget {
+  path: string;
+  body?: unknown;
 }
 
 export interface ClientOptions {
@@ -177,7 +183,7 @@ export class KubeClient implements Transport {
     const url = this.url(path, opts.query);
     const { headers, dispatcher } = await this.security(url);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now.
-    if (!READ_METHODS.has(method)) this.options.writeGuard?.check(`${method} ${path}`);
+    if (!READ_METHODS.has(method)) this.options.writeGuard?.check(`${method} ${path}`, { path, body: opts.body });
     const started = performance.now();
     const limit = new Deadline(this.options.timeoutMs, opts.signal);
     const body =

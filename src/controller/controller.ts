@@ -12,6 +12,7 @@ import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
 import { isConflict } from '../client/errors.ts';
 import { V } from '../log/logger.ts';
+import type { ShardBy } from '../sharding/ranges.ts';
 import type { Clock } from '../util/clock.ts';
 import { WorkQueue } from '../workqueue/queue.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from '../workqueue/ratelimit.ts';
@@ -72,6 +73,11 @@ export interface ControllerDefinition {
   lease?: string;
   /** Runs only while this feature gate is on. */
   featureGate?: string;
+  /**
+   * With `--sharding`, runs on every replica over the objects of the shards it holds, keyed so: by namespace
+   * (every namespaced cache confined), or by the uid of one kind. Others stay on the leader Lease.
+   */
+  shardBy?: ShardBy;
   /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */

@@ -28,6 +28,8 @@ export interface LeaderElectionOptions {
   candidate?: { binaryVersion: string; emulationVersion: string; strategy: string };
   /** Coordinated mode: the election controller assigns the Lease; this replica only renews it while it holds it. */
   coordinated?: boolean;
+  /** How often the LeaseCandidate is renewed (default 5 min); sharded replicas find each other by it. */
+  candidateRenewMs?: number;
 }
 
 export interface ManagerOptions {
@@ -84,6 +86,7 @@ export class Manager {
       name: le.identity,
       leaseName: le.name,
       ...le.candidate!,
+      renewIntervalMs: le.candidateRenewMs,
       clock: this.ctx.clock,
       logger: { info: (m) => log.info(m), error: (m) => log.error(m) },
     });
@@ -161,9 +164,7 @@ export class Manager {
 
   /** The client of the election itself: never fenced by the guard it feeds. */
   private electionClient(): KubeClient {
-    const client = this.ctx.client;
-    if (!this.opts.guard) return client;
-    return client.derive({ writeGuard: undefined, userAgent: `${client.options.userAgent}/leader-election` });
+    return this.opts.guard ? electionClient(this.ctx.client) : this.ctx.client;
   }
 
   /** Starts the controllers and keeps them running until `signal` aborts. */
@@ -204,4 +205,9 @@ export class Manager {
     this.ctx.recorder.stop?.();
     this.synced = false;
   }
+}
+
+/** A client for Lease and LeaseCandidate calls: unfenced, `/leader-election` in its user agent. */
+export function electionClient(client: KubeClient): KubeClient {
+  return client.derive({ writeGuard: undefined, userAgent: `${client.options.userAgent}/leader-election` });
 }

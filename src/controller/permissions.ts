@@ -16,7 +16,8 @@ export function rule(apiGroups: string[], resources: string[], verbs: string[], 
 export function managerPermissions(n: Naming): PolicyRule[] {
   const coordination = group(n, 'coordination');
   return [
-    rule([coordination], ['leases'], ['get', 'create', 'update']),
+    // list and watch: `--sharding` replicas watch every shard Lease.
+    rule([coordination], ['leases'], [...READ, 'create', 'update']),
     rule([coordination], ['leasecandidates'], [...READ, 'create', 'update']),
     rule([group(n, 'events')], ['events'], ['create', 'update', 'patch']),
     rule([group(n, 'authentication')], ['tokenreviews'], ['create']),

@@ -118,6 +118,8 @@ export interface StatuszOptions {
   /** The runtime and its version (default `Node.js <process.version>`). */
   runtimeVersion?: string;
   now?: () => Date;
+  /** More `Name: value` lines of the plain text form (the structured form has the spec's fields only). */
+  extraLines?: () => string[];
 }
 
 /** Distinct top-level paths, sorted, without the API's own ones. */
@@ -193,6 +195,7 @@ export function statuszHandler(options: StatuszOptions): (req: Pick<DiagnosticsR
     ];
     if (options.emulationVersion) lines.push(`Emulation version: ${escapeHtml(options.emulationVersion)}`);
     if (paths.length) lines.push(`Paths: ${escapeHtml(paths.join(' '))}`);
+    for (const line of options.extraLines?.() ?? []) lines.push(escapeHtml(line));
     return textReply(200, `\n${options.componentName} statusz\n${WARNING}\n\n${lines.join('\n')}\n`);
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { coordinatedRenewal, coordinatedVerdict } from './coordinated.ts';
-import type { LeaderElectionRecord } from './elector.ts';
+import type { LeaderElectionRecord } from './record.ts';
 
 const ME = 'host-a_1';
 const record = (r: Partial<LeaderElectionRecord>): LeaderElectionRecord => ({

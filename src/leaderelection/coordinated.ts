@@ -3,7 +3,7 @@
  * Lease: the election controller writes this process's identity as holder, and the elector then keeps it by
  * renewing, until the controller names a `preferredHolder` ("end of term") and the renewals stop.
  */
-import type { LeaderElectionRecord } from './elector.ts';
+import type { LeaderElectionRecord } from './record.ts';
 
 /** The one strategy the election controller implements: the candidate with the oldest emulationVersion leads. */
 export const OLDEST_EMULATION_VERSION = 'OldestEmulationVersion';

@@ -241,6 +241,47 @@ describe('LeaderElector acquire', () => {
     await h.done;
   });
 
+  it('starts from an observation the caller made: a Lease it saw expire is taken at once', async () => {
+    const foreign = { holderIdentity: OTHER, leaseDurationSeconds: 15, leaseTransitions: 3 };
+    // Without a seed the elector waits 15 s from its own first read (the test above). The clock starts at 0:
+    // an observation made 15 s before has just expired, one made at 0 is valid for 15 s.
+    const h = start({}, (l) => l.put(foreign));
+    const lease = h.leases.lease!;
+    h.stop.abort();
+    await h.done;
+    const expired = start({ observed: { lease, atMs: -15_000 } }, (l) => l.put(foreign));
+    await advance(expired.clock, 10);
+    expect(isLeading(expired)).toBe(true);
+    expect(expired.leases.calls[0]).toBe('replace'); // no read first
+    expect(expired.leases.spec).toMatchObject({ holderIdentity: ME, leaseTransitions: 4 });
+    expired.stop.abort();
+    await expired.done;
+    const fresh = start({ observed: { lease, atMs: 0 } }, (l) => l.put(foreign));
+    await advance(fresh.clock, 14_900, 50);
+    expect(isLeading(fresh)).toBe(false);
+    fresh.stop.abort();
+    await fresh.done;
+  });
+
+  it('a stale observation costs a conflict, never a takeover of a renewed Lease', async () => {
+    const foreign = { holderIdentity: OTHER, leaseDurationSeconds: 15, leaseTransitions: 3 };
+    const h = start({}, (l) => l.put(foreign));
+    const stale = h.leases.lease!;
+    h.stop.abort();
+    await h.done;
+    // Seen expired by the caller, but renewed since (a newer resourceVersion).
+    const renewed = start({ observed: { lease: stale, atMs: -15_000 } }, (l) => {
+      l.put(foreign);
+      l.put({ ...foreign, renewTime: '2026-01-02T03:04:05.000000Z' });
+    });
+    await advance(renewed.clock, 5_000, 50);
+    expect(renewed.leases.calls.slice(0, 2)).toEqual(['replace', 'get']);
+    expect(isLeading(renewed)).toBe(false);
+    expect(renewed.leases.spec.holderIdentity).toBe(OTHER);
+    renewed.stop.abort();
+    await renewed.done;
+  });
+
   it('counts the holder’s own leaseDurationSeconds', async () => {
     const h = start({}, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 40 }));
     await advance(h.clock, 39_000, 100);

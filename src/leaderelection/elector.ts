@@ -8,13 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Lease, LeaseSpec } from '../api/types/coordination.ts';
+import type { Lease } from '../api/types/coordination.ts';
 import { isConflict, isNotFound } from '../client/errors.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { rfc3339Micro } from '../util/time.ts';
 import { coordinatedRenewal, coordinatedVerdict } from './coordinated.ts';
 import type { LeaseGuard } from './guard.ts';
 import type { LeaderMetrics } from './metrics.ts';
+import { type LeaderElectionRecord, leaseSpecFromRecord, recordFromLease } from './record.ts';
 import { pause, withDeadline } from './timing.ts';
 
 /** Acquire retries wait `retryPeriod · [1, 1 + JITTER_FACTOR)`. */
@@ -85,49 +86,16 @@ export interface LeaderElectionConfig {
    * election controller names this process as holder and asks nobody else to take over (see coordinated.ts).
    */
   coordinated?: boolean;
-}
-
-/** The Lease spec fields the elector owns; absent fields read as empty / 0. */
-export interface LeaderElectionRecord {
-  holderIdentity: string;
-  leaseDurationSeconds: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions: number;
-  strategy?: string;
-  preferredHolder?: string;
+  /**
+   * The Lease as the caller already observed it, and when (on `clock`): the elector starts from that observation,
+   * so a Lease the caller has watched expire is taken at once instead of after another leaseDuration.
+   */
+  observed?: { lease: Lease; atMs: number };
 }
 
 /** `<hostname>_<uuid>`, the identity KCM uses. */
 export function newIdentity(): string {
   return `${hostname()}_${randomUUID()}`;
-}
-
-export function recordFromLease(lease: Lease): LeaderElectionRecord {
-  const s: LeaseSpec = lease.spec ?? {};
-  return {
-    holderIdentity: s.holderIdentity ?? '',
-    leaseDurationSeconds: s.leaseDurationSeconds ?? 0,
-    acquireTime: s.acquireTime,
-    renewTime: s.renewTime,
-    leaseTransitions: s.leaseTransitions ?? 0,
-    strategy: s.strategy,
-    preferredHolder: s.preferredHolder,
-  };
-}
-
-/** A fresh spec from a record: strategy and preferredHolder only when set. */
-export function leaseSpecFromRecord(r: LeaderElectionRecord): LeaseSpec {
-  const spec: LeaseSpec = {
-    holderIdentity: r.holderIdentity,
-    leaseDurationSeconds: r.leaseDurationSeconds,
-    acquireTime: r.acquireTime,
-    renewTime: r.renewTime,
-    leaseTransitions: r.leaseTransitions,
-  };
-  if (r.strategy) spec.strategy = r.strategy;
-  if (r.preferredHolder) spec.preferredHolder = r.preferredHolder;
-  return spec;
 }
 
 /** Fixed field order, so equal records serialize equally. */
@@ -171,6 +139,8 @@ export class LeaderElector {
   private lease: Lease | undefined;
   private reportedLeader = '';
   private started = false;
+  /** The caller's observation of the Lease, until the first attempt has used it in place of a read. */
+  private seeded = false;
 
   constructor(private readonly config: LeaderElectionConfig) {
     const lease = config.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
@@ -194,6 +164,12 @@ export class LeaderElector {
     this.clock = config.clock ?? realClock;
     this.log = config.logger ?? silent;
     this.lockDesc = `${config.lock.namespace}/${config.lock.name}`;
+    if (config.observed) {
+      this.lease = config.observed.lease;
+      this.setObserved(recordFromLease(config.observed.lease));
+      this.observedTime = config.observed.atMs;
+      this.seeded = true;
+    }
     config.metrics?.leaderOff();
   }
 
@@ -333,9 +309,14 @@ export class LeaderElector {
 
     let current: Lease;
     try {
-      current = await this.call(signal, (s) =>
-        this.config.leases.get(this.config.lock.namespace, this.config.lock.name, { signal: s }),
-      );
+      // A Lease the caller saw expire is written at once from that observation: a stale one only costs a conflict.
+      const seeded = this.seeded && !this.isLeaseValid(now) ? this.lease : undefined;
+      this.seeded = false;
+      current =
+        seeded ??
+        (await this.call(signal, (s) =>
+          this.config.leases.get(this.config.lock.namespace, this.config.lock.name, { signal: s }),
+        ));
     } catch (err) {
       if (!isNotFound(err)) {
         this.log.error(`error retrieving resource lock ${this.lockDesc}: ${errorText(err)}`);

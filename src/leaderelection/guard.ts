@@ -22,6 +22,8 @@ export class LeaseGuard implements WriteGuard {
   constructor(
     readonly renewDeadlineMs: number,
     private readonly clock: Clock = realClock,
+    /** The Lease it fences for, in refusals. */
+    private readonly lease = 'the leader lease',
   ) {}
 
   /** The elector's acquire or renew request sent at `sentAt` (monotonic) succeeded. */
@@ -42,7 +44,7 @@ export class LeaseGuard implements WriteGuard {
   /** Throws {@link LeaseLostError} unless a write may leave the process now. */
   check(what: string): void {
     if (this.renewedAt === undefined) {
-      throw new LeaseLostError(`refusing ${what}: this replica does not hold the leader lease`);
+      throw new LeaseLostError(`refusing ${what}: this replica does not hold ${this.lease}`);
     }
     const age = this.clock.now() - this.renewedAt;
     if (age < this.renewDeadlineMs) return;

@@ -149,6 +149,7 @@ export const approvingController: ControllerDefinition = {
   name: APPROVING_CONTROLLER,
   aliases: ['csrapproving'],
   enabledByDefault: true,
+  shardBy: { key: 'uid', kind: 'CertificateSigningRequest' },
   workers: 5,
   permissions: (n, config) => {
     const certificates = group(n, 'certificates');

@@ -270,6 +270,7 @@ export const signingController: ControllerDefinition = {
   name: SIGNING_CONTROLLER,
   aliases: ['csrsigning'],
   enabledByDefault: true,
+  shardBy: { key: 'uid', kind: 'CertificateSigningRequest' },
   workers: 5,
   permissions: (n) => {
     const certificates = group(n, 'certificates');

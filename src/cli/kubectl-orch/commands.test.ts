@@ -5,6 +5,7 @@ import { rulesTable } from './auth.ts';
 import { withDecision } from './certificate.ts';
 import { aggregationSelector, bindingParts, dryRunMode, roleRules } from './create.ts';
 import { resolveResource } from './resources.ts';
+import { shardRows } from './shards.ts';
 import { parseTarget } from './why.ts';
 
 const registry = new ResourceRegistry('orch');
@@ -171,5 +172,38 @@ describe('resources, targets and tables', () => {
         'pods.apps   []                  []               [get]\n' +
         '            [/healthz]          []               [get]\n',
     );
+  });
+});
+
+describe('shards', () => {
+  const lease = (name: string, holderIdentity: string, renewTime: string) => ({
+    metadata: { namespace: 'orch-system', name },
+    spec: { holderIdentity, renewTime, leaseDurationSeconds: 15 },
+  });
+  const now = Date.parse('2026-11-28T01:00:10Z');
+  const prefix = 'orch-controller-manager-shard';
+
+  it('one row per shard up to the highest Lease, ranges of that many, holders and renewal ages', () => {
+    const rows = shardRows(
+      [
+        lease(`${prefix}-01`, 'vm_b', '2026-11-28T01:00:07.000000Z'),
+        lease(`${prefix}-00`, 'vm_a', '2026-11-28T01:00:09.500000Z'),
+        lease(`${prefix}-03`, '', '2026-11-28T00:57:10.000000Z'),
+        lease('orch-controller-manager', 'vm_a', '2026-11-28T01:00:09.000000Z'),
+      ],
+      prefix,
+      now,
+    );
+    expect(rows).toEqual([
+      ['0', '0x0000000000000000-0x4000000000000000', 'vm_a', '0s'],
+      ['1', '0x4000000000000000-0x8000000000000000', 'vm_b', '3s'],
+      ['2', '0x8000000000000000-0xc000000000000000', '<none>', '<none>'],
+      ['3', '0xc000000000000000-0x10000000000000000', '<none>', '3m'],
+    ]);
+  });
+
+  it('--shards fixes the count; no Lease gives no rows', () => {
+    expect(shardRows([lease(`${prefix}-00`, 'vm_a', '2026-11-28T01:00:09Z')], prefix, now, 2)).toHaveLength(2);
+    expect(shardRows([], prefix, now)).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import { type CreateKind, create, dryRunMode } from './create.ts';
 import { describeCsr } from './describe.ts';
 import { errorLine, outputFormat, UsageError } from './output.ts';
 import { openSession } from './session.ts';
+import { shards } from './shards.ts';
 import { why } from './why.ts';
 
 const USAGE = `kubectl orch: what kubectl's built-in commands cannot do for the orch naming flavor, and "why".
@@ -24,6 +25,7 @@ Commands:
   create rolebinding|clusterrolebinding NAME --role=...|--clusterrole=... [--user=...] [--group=...] [--serviceaccount=ns:name]
   describe csr NAME                             the decoded request, its conditions and the issued certificate
   why KIND/NAME                                 why an object is as it is (pdb, pod, csr, sts)
+  shards [--no-headers] [--shards=N]            the shard map of --sharding replicas, from their shard Leases
 
 Global flags: --kubeconfig, --context, -n/--namespace, --as, --as-group, --as-uid, -o/--output.
 `;
@@ -53,6 +55,8 @@ const OPTIONS = {
   serviceaccount: { type: 'string', multiple: true },
   'dry-run': { type: 'string' },
   'field-manager': { type: 'string', default: 'kubectl-create' },
+  'no-headers': { type: 'boolean' },
+  shards: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -144,6 +148,10 @@ export async function run(argv: string[], out: (t: string) => void, err: (t: str
       const rt = s.registry.byKind('CertificateSigningRequest')!;
       out(describeCsr(await s.client.resource<CertificateSigningRequest>(rt).get(undefined, rest[0])));
       return 0;
+    }
+    if (command === 'shards') {
+      if (sub !== undefined) throw new UsageError('usage: kubectl orch shards [--no-headers] [--shards=N]');
+      return await shards(await session(), { shards: v.shards, noHeaders: Boolean(v['no-headers']) }, out);
     }
     if (command === 'why') return await why(await session(), p.slice(1), outputFormat(v.output, ['', 'json']), out);
     throw new UsageError(`unknown command "${p.join(' ')}" for "kubectl orch"\nRun 'kubectl orch --help' for usage.`);

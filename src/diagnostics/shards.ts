@@ -1,0 +1,40 @@
+/**
+ * `/debug/shards`: the shards this `--sharding` replica holds, since when, and how many objects its sharded
+ * caches hold. Plain text, or JSON for `Accept: application/json`; authorized as every other debug path.
+ */
+import { table } from '../cli/kubectl-orch/output.ts';
+import { rangeText } from '../sharding/ranges.ts';
+import type { ShardReport } from '../sharding/replica.ts';
+import { type RouteRegistry, textReply } from './server.ts';
+
+export const SHARDS_PATH = '/debug/shards';
+
+export function installShards(server: RouteRegistry, report: () => ShardReport): void {
+  server.route(SHARDS_PATH, (req) => {
+    const r = report();
+    const held = r.held.map((h) => ({ ...h, range: rangeText(h.shard, r.shards), since: h.since.toISOString() }));
+    if (req.headers.accept?.includes('application/json')) {
+      const body = JSON.stringify({ ...r, held });
+      return { status: 200, headers: { 'Content-Type': 'application/json' }, body };
+    }
+    const rows = [
+      ['SHARD', 'RANGE', 'LEASE', 'SINCE'],
+      ...held.map((h) => [String(h.shard), h.range, h.lease, h.since]),
+    ];
+    const cached = Object.entries(r.cached).map(([informer, n]) => `  ${informer}: ${n}`);
+    const text = [
+      `identity: ${r.identity}`,
+      `holding ${held.length} of ${r.shards} shards`,
+      table(rows).trimEnd(),
+      'cached objects:',
+      ...(cached.length ? cached : ['  none']),
+    ];
+    return textReply(200, `${text.join('\n')}\n`);
+  });
+}
+
+/** The statusz line: `Shards held: 3 (since ...), 7 (since ...)`. */
+export function shardsStatuszLine(r: ShardReport): string {
+  const held = r.held.map((h) => `${h.shard} (since ${h.since.toISOString()})`);
+  return `Shards held: ${held.length ? held.join(', ') : 'none'} of ${r.shards}`;
+}
