@@ -246,13 +246,14 @@ export class WatchStream implements WatchSubscriber {
     this.queue.push(line);
     this.queuedChars += line.length;
     // A burst (a collection deleted) goes out, and is held to the bounds, as it comes.
-    if (this.queuedChars >= BATCH_CHARS) return this.flush();
-    if (this.flushPending) return;
-    this.flushPending = true;
-    setImmediate(() => {
-      this.flushPending = false;
-      this.flush();
-    });
+    if (this.queuedChars >= BATCH_CHARS) this.flush();
+    else if (!this.flushPending) {
+      this.flushPending = true;
+      setImmediate(() => {
+        this.flushPending = false;
+        this.flush();
+      });
+    }
   }
 
   /**
