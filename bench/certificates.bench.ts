@@ -230,17 +230,16 @@ class Child {
   }
 }
 
+/** A side's CPU time per CSR in each process. */
+type CpuRow = { ca: KeyAlgorithm; side: 'floor' | 'ceiling' | 'reference' | 'matched' } & Measured['cpuPerCsr'];
+
 /** Per process, the median over rounds of its CPU time per CSR (ms). */
 function medianCpu(rounds: Measured[]): Measured['cpuPerCsr'] {
   const of = (p: keyof Measured['cpuPerCsr']) => median(rounds.map((r) => r.cpuPerCsr[p]));
   return { server: of('server'), client: of('client'), daemon: of('daemon') };
 }
 
-async function endToEnd(
-  caAlg: KeyAlgorithm,
-  cpuTable: ({ figure: string } & Measured['cpuPerCsr'])[],
-  profileDir: string | undefined,
-): Promise<Paired[]> {
+async function endToEnd(caAlg: KeyAlgorithm, cpuTable: CpuRow[], profileDir: string | undefined): Promise<Paired[]> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-certs-'));
   const ca = await createSelfSignedCa({ commonName: `bench ${caAlg} CA`, keyAlg: caAlg });
   await writeFile(join(dir, 'ca.crt'), ca.certPem);
@@ -336,7 +335,8 @@ async function endToEnd(
     });
     cpuTable.push(
       ...(['floor', 'ceiling', 'reference', 'matched'] as const).map((side) => ({
-        figure: `${caAlg} ${side}`,
+        ca: caAlg,
+        side,
         ...medianCpu(rounds.map((r) => r[side])),
       })),
     );
@@ -527,7 +527,7 @@ export async function run(): Promise<void> {
     signatures,
   );
   const e2e: Paired[] = [];
-  const cpuTable: ({ figure: string } & Measured['cpuPerCsr'])[] = [];
+  const cpuTable: CpuRow[] = [];
   const profileDir = process.env.CERTS_BENCH_PROFILE;
   if (profileDir) await mkdir(profileDir, { recursive: true });
   for (const alg of CA_ALGS) e2e.push(...(await endToEnd(alg, cpuTable, profileDir)));
@@ -540,10 +540,16 @@ export async function run(): Promise<void> {
     e2e,
   );
   printGoal(e2e);
-  console.log('\nCPU per CSR in the timed window, ms (median of the rounds): server, bench client, daemon');
+  console.log(
+    '\nCPU per CSR in the timed window, ms (median of the rounds): server, bench client, daemon, all three; ' +
+      "and the ceiling's all ÷ this all: the ratio to the ceiling when the cores are what limits both",
+  );
+  const all = (row: CpuRow) => row.server + row.client + row.daemon;
   for (const row of cpuTable) {
-    const ms = [row.server, row.client, row.daemon].map((x) => x.toFixed(2).padStart(6)).join(' ');
-    console.log(`${row.figure.padEnd(24)} ${ms}`);
+    const ms = [row.server, row.client, row.daemon, all(row)].map((x) => x.toFixed(2).padStart(6)).join(' ');
+    const ceiling = cpuTable.find((r) => r.ca === row.ca && r.side === 'ceiling');
+    const bound = row.daemon > 0 && ceiling ? `  ${(all(ceiling) / all(row)).toFixed(3)}×` : '';
+    console.log(`${`${row.ca} ${row.side}`.padEnd(24)} ${ms}${bound}`);
   }
 }
 
