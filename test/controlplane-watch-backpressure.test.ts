@@ -87,10 +87,13 @@ function readToStreamEnd(socket: TLSSocket, timeoutMs: number): Promise<string> 
 /** A watch that reads as fast as it is sent to, keeping of each event only its type and the object's `data.round`. */
 function readingWatch(tls: RequestOptions, port: number, path: string) {
   const events: { type: string; round?: string }[] = [];
+  /** The pieces of body the client was handed: one per HTTP chunk, as the server wrote them. */
+  const pieces = { count: 0 };
   let rest = '';
   const req = httpsRequest({ ...tls, host: '127.0.0.1', port, path, agent: false }, (res) => {
     res.setEncoding('utf8');
     res.on('data', (text: string) => {
+      pieces.count++;
       const lines = (rest + text).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) {
@@ -101,7 +104,7 @@ function readingWatch(tls: RequestOptions, port: number, path: string) {
   });
   req.on('error', () => {});
   req.end();
-  return { events, close: () => req.destroy() };
+  return { events, pieces, close: () => req.destroy() };
 }
 
 function configMap(round: number) {
@@ -242,6 +245,25 @@ describe('watch queues in an embedded control plane', () => {
     } finally {
       reader.close();
       warned.mockRestore();
+    }
+  });
+
+  it('hands a watcher the events of one request together, as one chunk rather than one per event', async () => {
+    const ns = await namespaceWith('together', 50, 16);
+    const rv = cluster.cp.storage.currentRv();
+    const before = watchers();
+    const reader = readingWatch(tls, port, `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${rv}`);
+    try {
+      await waitFor('the watch to start', () => (watchers() > before ? true : undefined), 5_000);
+      const deleted = await client.send({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/configmaps` });
+      expect(deleted.code).toBe(200);
+      const count = () => reader.events.filter((e) => e.type === 'DELETED').length;
+      await waitFor('every deletion', () => (count() >= 50 ? true : undefined), 15_000);
+      expect(count()).toBe(50);
+      // About 20 KB of events: one chunk, or a few should the connection be short of room.
+      expect(reader.pieces.count).toBeLessThanOrEqual(5);
+    } finally {
+      reader.close();
     }
   });
 

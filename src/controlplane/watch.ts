@@ -101,8 +101,8 @@ function eventLine(type: WatchEventType, objectJson: string): string {
   return `{"type":"${type}","object":${objectJson}}\n`;
 }
 
-/** The initial events are written in pieces of about this many characters... */
-const REPLAY_BATCH_CHARS = 64 * 1024;
+/** Events are written in pieces of about this many characters (the initial ones; live ones that came together)... */
+const BATCH_CHARS = 64 * 1024;
 /**
  * ...and events are handed to the connection while less than this waits in it; past it, the rest waits until it
  * has drained. Deeper than one batch, to keep the client fed while the server waits to be scheduled again; no
@@ -124,6 +124,8 @@ export class WatchStream implements WatchSubscriber {
   private queuedChars = 0;
   /** Whether a flush waits for the connection to drain. */
   private awaitingDrain = false;
+  /** Whether a flush is due once this round of I/O is over (see enqueue). */
+  private flushPending = false;
   /**
    * Since when (performance.now()) the queue is over a bound with the client taking nothing, and the timer that
    * looks again at the grace.
@@ -207,7 +209,7 @@ export class WatchStream implements WatchSubscriber {
     let batch = '';
     for (const line of lines) {
       batch += line;
-      if (batch.length < REPLAY_BATCH_CHARS) continue;
+      if (batch.length < BATCH_CHARS) continue;
       if (!this.handOver(batch) && this.sink.backlog() >= CONNECTION_QUEUE_BYTES) {
         await this.sink.drained();
         this.clientTookSome();
@@ -251,11 +253,24 @@ export class WatchStream implements WatchSubscriber {
     return !this.stopped && this.sink.write(lines);
   }
 
+  /**
+   * Queues a line, handed to the connection once the event loop's round of I/O callbacks is over (`setImmediate`),
+   * with the other lines queued meanwhile (the changes of the writes the server served in that round): one chunk,
+   * where one per event would cost this server and every client reading it a chunk's work each.
+   */
   private enqueue(line: string): void {
     if (this.stopped) return;
     this.queue.push(line);
     this.queuedChars += line.length;
-    this.flush();
+    // A burst (a collection deleted) goes out, and is held to the bounds, as it comes.
+    if (this.queuedChars >= BATCH_CHARS) this.flush();
+    else if (!this.flushPending) {
+      this.flushPending = true;
+      setImmediate(() => {
+        this.flushPending = false;
+        this.flush();
+      });
+    }
   }
 
   /**
@@ -266,9 +281,10 @@ export class WatchStream implements WatchSubscriber {
     if (this.stopped) return;
     let sent = 0;
     while (!this.replaying && sent < this.queue.length && this.sink.backlog() < CONNECTION_QUEUE_BYTES) {
-      const line = this.queue[sent++];
-      this.queuedChars -= line.length;
-      this.handOver(line);
+      let batch = this.queue[sent++];
+      while (sent < this.queue.length && batch.length < BATCH_CHARS) batch += this.queue[sent++];
+      this.queuedChars -= batch.length;
+      this.handOver(batch);
     }
     // Taken off at once: shifting one by one costs the queue's length each time.
     this.queue.splice(0, sent);
@@ -354,6 +370,12 @@ export class WatchStream implements WatchSubscriber {
   /** Ends the stream; what is still queued is dropped (the client resumes from the last resourceVersion it got). */
   stop(): void {
     if (this.stopped) return;
+    // What came before the end is sent, as far as the connection has room for it (a flush may end it itself).
+    if (this.flushPending) {
+      this.flushPending = false;
+      this.flush();
+      if (this.stopped) return;
+    }
     this.stopped = true;
     this.unsubscribe();
     for (const t of this.timers) clearTimeout(t);

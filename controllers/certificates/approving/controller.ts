@@ -137,7 +137,8 @@ class ApprovingReconciler implements Reconciler {
 
   private async approve(csr: CertificateSigningRequest, message: string, signal: AbortSignal): Promise<void> {
     try {
-      await this.csrs.replaceApproval(withApproval(structuredClone(csr), message, nowStamp()), { signal });
+      // withApproval copies what it changes: the cached object is left as it is, with no deep copy.
+      await this.csrs.replaceApproval(withApproval(csr, message, nowStamp()), { signal });
     } catch (err) {
       throw new Error(`error updating approval for csr: ${(err as Error).message}`);
     }

@@ -209,7 +209,8 @@ class SigningReconciler implements Reconciler {
       recordEvent(this.ctx, this.rt, csr, 'Warning', SIGNING_EVENT.notRunning, ACTION, note);
       return done;
     }
-    return this.loops.get(decision.signer)!.handle(structuredClone(csr), signal);
+    // The cached object as it is: handle() writes new objects, never into the one it is given.
+    return this.loops.get(decision.signer)!.handle(csr, signal);
   }
 
   healthy(): { ok: boolean; message?: string } {
