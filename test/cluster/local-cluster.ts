@@ -2,7 +2,7 @@
  * A real Kubernetes control plane on loopback, from the binaries `npm run k8s:build` makes: etcd, kube-apiserver
  * (RBAC and Node authorizers, NodeRestriction, bootstrap tokens, service-account keys, a front-proxy CA, the
  * feature gates our controllers use), kube-scheduler, kube-controller-manager running every controller except
- * those our daemon implements, and kwok, which runs the pods of `nodes` simulated nodes through the stages of
+ * those our daemon implements (its CSR signer, when chosen, signs with the cluster CA), and kwok, which runs the pods of `nodes` simulated nodes through the stages of
  * `kwok-stages.yaml`. Every child logs to `<dir>/logs/` and is stopped by `stop()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -56,8 +56,13 @@ export interface LocalCluster {
   /** An admin (`system:masters`) kubeconfig. */
   kubeconfig: string;
   dir: string;
+  /** The cluster CA's certificate and key files, which kube-controller-manager's CSR signer signs with too. */
+  caCertFile: string;
+  caKeyFile: string;
   /** One request as the admin; the body is JSON both ways. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+  /** Stops kube-controller-manager and starts it again with the same flags (its start-time passes run again). */
+  restartControllerManager(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -179,23 +184,31 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   const children: Child[] = [];
   const start = (name: string, binary: string, args: string[]) => {
-    const out = createWriteStream(join(dir, 'logs', `${name}.log`));
+    const out = createWriteStream(join(dir, 'logs', `${name}.log`), { flags: 'a' });
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
     children.push({ name, process: child, exited });
   };
+  const end = async (child: Child) => {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+    child.process.kill('SIGTERM');
+    const timer = setTimeout(() => child.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await child.exited;
+    clearTimeout(timer);
+  };
   const stop = async () => {
-    for (const child of children.reverse()) {
-      if (child.process.exitCode !== null || child.process.signalCode !== null) continue;
-      child.process.kill('SIGTERM');
-      const timer = setTimeout(() => child.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await child.exited;
-      clearTimeout(timer);
-    }
+    for (const child of children.reverse()) await end(child);
   };
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+  let kcmArgs: string[] = [];
+  const restartControllerManager = async () => {
+    const at = children.findIndex((child) => child.name === 'kube-controller-manager');
+    await end(children[at]);
+    children.splice(at, 1);
+    start('kube-controller-manager', builtBinary('kube-controller-manager') as string, kcmArgs);
+  };
 
   try {
     log('starting etcd');
@@ -245,7 +258,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
     const controllers = options.kcmControllers ?? ['*', ...OUR_KCM_CONTROLLERS.map((name) => `-${name}`)];
     log(`starting kube-controller-manager (--controllers=${controllers.join(',')}) and kube-scheduler`);
-    start('kube-controller-manager', builtBinary('kube-controller-manager') as string, [
+    kcmArgs = [
       `--kubeconfig=${kcmKubeconfig}`,
       `--authentication-kubeconfig=${kcmKubeconfig}`,
       `--authorization-kubeconfig=${kcmKubeconfig}`,
@@ -256,8 +269,11 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       `--controllers=${controllers.join(',')}`,
       `--root-ca-file=${p('ca.crt')}`,
       `--service-account-private-key-file=${p('sa.key')}`,
+      `--cluster-signing-cert-file=${p('ca.crt')}`,
+      `--cluster-signing-key-file=${p('ca.key')}`,
       '--feature-gates=CoordinatedLeaderElection=true,StatefulSetRecreateStrategy=true',
-    ]);
+    ];
+    start('kube-controller-manager', builtBinary('kube-controller-manager') as string, kcmArgs);
     start('kube-scheduler', builtBinary('kube-scheduler') as string, [
       `--kubeconfig=${schedulerKubeconfig}`,
       `--authentication-kubeconfig=${schedulerKubeconfig}`,
@@ -283,7 +299,16 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     throw error;
   }
   const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
-  return { server, kubeconfig, dir, request, stop };
+  return {
+    server,
+    kubeconfig,
+    dir,
+    caCertFile: files.get('ca.crt') as string,
+    caKeyFile: files.get('ca.key') as string,
+    request,
+    restartControllerManager,
+    stop,
+  };
 }
 
 type Tls = { ca: string; cert: string; key: string };

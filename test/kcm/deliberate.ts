@@ -1,0 +1,64 @@
+/**
+ * The differences from kube-controller-manager that are deliberate, each with its reason: where the spec
+ * (/work/shared/spec/) or the reference's own documented intent says otherwise, or an extension of ours that KCM
+ * lacks. A difference is written down when `<scenario> <checkpoint> <object key> <field path>` matches an entry's
+ * `match`, and, for an `addition`, KCM has nothing there.
+ */
+export interface Deliberate {
+  match: RegExp;
+  /** Only ours has the field or event: KCM's value must be absent. */
+  addition?: boolean;
+  reason: string;
+}
+
+/** The reasons of our StatefulSet `RolloutProgressing` condition (controllers/statefulset/core.ts). */
+const ROLLOUT_REASONS = [
+  'RolloutComplete',
+  'Progressing',
+  'PodNotRunning',
+  'PodNotReady',
+  'WaitingForMinReadySeconds',
+  'PodTerminating',
+  'ClaimTerminating',
+  'StaleClaimOwner',
+  'ScalingDown',
+  'OnDelete',
+  'BudgetSpent',
+  'PartitionReached',
+].join('|');
+
+export const DELIBERATE: Deliberate[] = [
+  {
+    match: /^\S+ \S+ StatefulSet\/\S+ status\.conditions$/,
+    addition: true,
+    reason:
+      'our documented extension (README, statefulset-controller): a RolloutProgressing condition naming the pod and ' +
+      'the reason a rollout waits on; KCM writes no StatefulSet conditions',
+  },
+  {
+    match: new RegExp(`^\\S+ \\S+ events StatefulSet/\\S+ Normal (${ROLLOUT_REASONS})$`),
+    addition: true,
+    reason:
+      'our documented extension (README: "Each new wait is also an event on the set"): each new reason of the ' +
+      'RolloutProgressing condition is also an event; KCM records only SuccessfulCreate/SuccessfulDelete and failures',
+  },
+  {
+    match: /^csr-\S+ \S+ events CertificateSigningRequest\/\S+ Warning SignerValidationFailure$/,
+    addition: true,
+    reason:
+      'ours also records the Failed condition the signer writes (reason SignerValidationFailure) as a Warning event ' +
+      'on the CSR, so `kubectl describe csr` and event watchers see the refusal; KCM writes only the condition',
+  },
+  {
+    match:
+      /^csr-cleaner end (CertificateSigningRequest\/csr-cleaner-(issued-old|denied-old|failed-old|expired)|recorded wait: old CSRs cleaned)$/,
+    reason:
+      'both cleaners pass over every CSR at start and hourly after (reference §4), and ours does so at the restart; ' +
+      "KCM's pass at start lists its informer cache before the cache has synced (cleaner.go runs the worker without " +
+      'WaitForCacheSync), sees no CSRs, and so deletes the expired and past-deadline ones only an hour later',
+  },
+];
+
+export function writtenDown(where: string, kcm: unknown): Deliberate | undefined {
+  return DELIBERATE.find((entry) => entry.match.test(where) && (!entry.addition || kcm === undefined));
+}

@@ -1,0 +1,153 @@
+/**
+ * A scenario's frame: the namespace and name prefix it owns, the identities it writes as, its waits (each one's
+ * outcome is part of what is compared, so a wait one side never meets is a difference, not a crash), and its
+ * checkpoints: the cluster settles, then every object the scenario owns is read and normalized.
+ */
+import { type Call, type Identities, sleep } from './client.ts';
+import { type NormalizeContext, normalize } from './compare.ts';
+
+const SETTLE_QUIET_MS = 2_000;
+const SETTLE_MAX_MS = 30_000;
+
+export interface ScenarioContext {
+  /** The scenario's own namespace, created before it runs. */
+  ns: string;
+  /** The prefix of the names of the cluster-scoped objects it makes (CSRs, ClusterRoles): its name. */
+  prefix: string;
+  admin: Call;
+  id: Identities;
+  /** Stops and starts the controller manager under test (KCM, or our daemon), as an operator would. */
+  restartControllerManager(): Promise<void>;
+  /** Keeps an answer the scenario got (an eviction's status, say) for the comparison. */
+  record(what: string, value: unknown): void;
+  /** Polls `probe` until it returns a value; the outcome (met or timed out) is recorded. */
+  waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms?: number): Promise<T | undefined>;
+  /** Waits until the scenario's objects stop changing, then snapshots them under `name`. */
+  checkpoint(name: string): Promise<void>;
+}
+
+export interface Scenario {
+  name: string;
+  /** In the reduced set `--quick` runs (CI). */
+  quick?: boolean;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+/** Checkpoint name → object key (`Kind/name`, or `recorded`, `events`) → normalized object. */
+export type Snapshot = Record<string, Record<string, unknown>>;
+
+export type Outcome = { snapshot: Snapshot } | { error: string };
+
+const NAMESPACED: [string, string][] = [
+  ['StatefulSet', '/apis/apps/v1/namespaces/NS/statefulsets'],
+  ['ControllerRevision', '/apis/apps/v1/namespaces/NS/controllerrevisions'],
+  ['Pod', '/api/v1/namespaces/NS/pods'],
+  ['PersistentVolumeClaim', '/api/v1/namespaces/NS/persistentvolumeclaims'],
+  ['PodDisruptionBudget', '/apis/policy/v1/namespaces/NS/poddisruptionbudgets'],
+];
+const CLUSTER: [string, string][] = [
+  ['CertificateSigningRequest', '/apis/certificates.k8s.io/v1/certificatesigningrequests'],
+  ['ClusterRole', '/apis/rbac.authorization.k8s.io/v1/clusterroles'],
+];
+
+async function list(admin: Call, path: string): Promise<any[]> {
+  const reply = await admin('GET', path);
+  if (reply.status !== 200) throw new Error(`GET ${path}: ${reply.status} ${reply.json?.message ?? ''}`);
+  return reply.json.items ?? [];
+}
+
+/**
+ * The scenario's objects, normalized: everything of the namespaced kinds in its namespace, the cluster-scoped ones
+ * named with its prefix, and the distinct (object, type, reason) of the controllers' events about them.
+ */
+async function collect(admin: Call, ns: string, prefix: string, nctx: NormalizeContext) {
+  const objects: Record<string, unknown> = {};
+  for (const [kind, path] of NAMESPACED) {
+    for (const item of await list(admin, path.replace('NS', ns))) {
+      objects[`${kind}/${item.metadata.name}`] = normalize(item, nctx);
+    }
+  }
+  for (const [kind, path] of CLUSTER) {
+    for (const item of await list(admin, path)) {
+      if (item.metadata.name.startsWith(`${prefix}-`)) objects[`${kind}/${item.metadata.name}`] = normalize(item, nctx);
+    }
+  }
+  // Events about pods and nodes are the scheduler's and kwok's, not the controllers'.
+  const events = [
+    ...(await list(admin, `/api/v1/namespaces/${ns}/events`)),
+    ...(await list(admin, '/api/v1/namespaces/default/events')).filter((event) =>
+      event.involvedObject?.name?.startsWith(`${prefix}-`),
+    ),
+  ].filter((event) => !['Pod', 'Node'].includes(event.involvedObject?.kind));
+  // Keyed by what they say, so that a difference names the event; how often each was seen depends on timing.
+  objects.events = Object.fromEntries(
+    events
+      .map((event) => `${event.involvedObject.kind}/${event.involvedObject.name} ${event.type} ${event.reason}`)
+      .sort()
+      .map((key) => [key, 'seen']),
+  );
+  return objects;
+}
+
+export interface RunOptions {
+  admin: Call;
+  id: Identities;
+  nctx: NormalizeContext;
+  restartControllerManager(): Promise<void>;
+}
+
+/** Runs one scenario in a namespace of its own; a failure is its outcome rather than the end of the run. */
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<Outcome> {
+  const { admin, nctx } = options;
+  const ns = `diff-${scenario.name}`;
+  const snapshot: Snapshot = {};
+  const recorded: Record<string, unknown> = {};
+  const ctx: ScenarioContext = {
+    ns,
+    prefix: scenario.name,
+    admin,
+    id: options.id,
+    restartControllerManager: options.restartControllerManager,
+    record: (what, value) => {
+      recorded[what] = value;
+    },
+    async waitFor(what, probe, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline) {
+        const value = await probe();
+        if (value !== undefined) {
+          recorded[`wait: ${what}`] = 'met';
+          return value;
+        }
+        await sleep(250);
+      }
+      recorded[`wait: ${what}`] = `not met within ${ms / 1000} s`;
+      return undefined;
+    },
+    async checkpoint(name) {
+      let last = JSON.stringify(await collect(admin, ns, scenario.name, nctx));
+      const deadline = Date.now() + SETTLE_MAX_MS;
+      while (Date.now() < deadline) {
+        await sleep(SETTLE_QUIET_MS);
+        const next = JSON.stringify(await collect(admin, ns, scenario.name, nctx));
+        if (next === last) break;
+        last = next;
+      }
+      snapshot[name] = { ...JSON.parse(last), recorded: { ...recorded } };
+    },
+  };
+  try {
+    const created = await admin('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+    if (created.status !== 201) throw new Error(`creating namespace ${ns}: ${created.status}`);
+    // Pods are admitted only once the namespace's default ServiceAccount exists.
+    await ctx.waitFor('default ServiceAccount', async () => {
+      const reply = await admin('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`);
+      return reply.status === 200 ? true : undefined;
+    });
+    await scenario.run(ctx);
+    await ctx.checkpoint('end');
+    return { snapshot };
+  } catch (error) {
+    return { error: (error as Error).stack ?? String(error) };
+  }
+}
