@@ -5,6 +5,8 @@
  * `match`, and, for an `addition`, KCM has nothing there.
  */
 export interface Deliberate {
+  /** A short name, printed with each difference it explains. */
+  id: string;
   match: RegExp;
   /** Only ours has the field or event: KCM's value must be absent. */
   addition?: boolean;
@@ -29,6 +31,7 @@ const ROLLOUT_REASONS = [
 
 export const DELIBERATE: Deliberate[] = [
   {
+    id: 'rollout-condition',
     match: /^\S+ \S+ StatefulSet\/\S+ status\.conditions$/,
     addition: true,
     reason:
@@ -36,6 +39,7 @@ export const DELIBERATE: Deliberate[] = [
       'the reason a rollout waits on; KCM writes no StatefulSet conditions',
   },
   {
+    id: 'rollout-events',
     match: new RegExp(`^\\S+ \\S+ events StatefulSet/\\S+ Normal (${ROLLOUT_REASONS})$`),
     addition: true,
     reason:
@@ -43,6 +47,7 @@ export const DELIBERATE: Deliberate[] = [
       'RolloutProgressing condition is also an event; KCM records only SuccessfulCreate/SuccessfulDelete and failures',
   },
   {
+    id: 'signer-failure-event',
     match: /^csr-\S+ \S+ events CertificateSigningRequest\/\S+ Warning SignerValidationFailure$/,
     addition: true,
     reason:
@@ -50,6 +55,7 @@ export const DELIBERATE: Deliberate[] = [
       'on the CSR, so `kubectl describe csr` and event watchers see the refusal; KCM writes only the condition',
   },
   {
+    id: 'cleaner-start-pass',
     match:
       /^csr-cleaner end (CertificateSigningRequest\/csr-cleaner-(issued-old|denied-old|failed-old|expired)|recorded wait: old CSRs cleaned)$/,
     reason:

@@ -20,7 +20,7 @@ import { type LocalCluster, OUR_KCM_CONTROLLERS, startLocalCluster } from '../cl
 import { ROOT } from '../support/daemons.ts';
 import { identities } from './client.ts';
 import { type Difference, differences } from './compare.ts';
-import { writtenDown } from './deliberate.ts';
+import { type Deliberate, writtenDown } from './deliberate.ts';
 import { type Outcome, runScenario, type Scenario } from './scenario.ts';
 import { SCENARIOS } from './scenarios/index.ts';
 
@@ -140,12 +140,17 @@ function compareScenario(name: string, kcm: Outcome, ours: Outcome): (Difference
   });
 }
 
-const show = (value: unknown) => (value === undefined ? '(absent)' : JSON.stringify(value));
+const MAX_SHOWN = 240;
+const show = (value: unknown) => {
+  const text = value === undefined ? '(absent)' : JSON.stringify(value);
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
+};
 
 let identical = 0;
 let differ = 0;
 let explained = 0;
 let unexplained = 0;
+const used = new Set<Deliberate>();
 for (const scenario of chosen) {
   const found = compareScenario(scenario.name, await runOnce('kcm', scenario), await runOnce('ours', scenario));
   if (found.length === 0) {
@@ -156,8 +161,9 @@ for (const scenario of chosen) {
   let all = true;
   for (const d of found) {
     const entry = writtenDown(d.where, d.kcm);
-    if (!entry) all = false;
-    const mark = entry ? `written down: ${entry.reason}` : 'UNEXPLAINED';
+    if (entry) used.add(entry);
+    else all = false;
+    const mark = entry ? `written down: ${entry.id}` : 'UNEXPLAINED';
     console.log(`${d.where}: kcm ${show(d.kcm)}, ours ${show(d.ours)} [${mark}]`);
   }
   if (all) explained++;

@@ -3,7 +3,17 @@
  * deleted, and the evictions the API server answers from the status the controller wrote.
  */
 import type { Scenario } from '../scenario.ts';
-import { createPdb, createPod, createSet, deletePod, evict, pdbStatus, setReady, settledSet } from './workloads.ts';
+import {
+  createPdb,
+  createPod,
+  createSet,
+  deletePod,
+  evict,
+  patchSet,
+  pdbStatus,
+  setReady,
+  settledSet,
+} from './workloads.ts';
 
 export const pdbScenarios: Scenario[] = [
   {
@@ -17,14 +27,12 @@ export const pdbScenarios: Scenario[] = [
         ['max-int', { maxUnavailable: 1 }],
         ['max-pct', { maxUnavailable: '34%' }],
       ];
-      for (const [name, spec] of budgets) {
-        await createSet(ctx, name, { replicas: 3, parallel: true });
-        await createPdb(ctx, name, name, spec);
-      }
-      for (const [name] of budgets) {
-        await settledSet(ctx, name, 3);
-        await pdbStatus(ctx, name, 'sees 3 healthy', (s) => s.currentHealthy === 3);
-      }
+      for (const [name] of budgets) await createSet(ctx, name, { replicas: 3, parallel: true });
+      // Budgets made once the pods exist, so whether one first saw no pods is not a race; one that matches none.
+      for (const [name] of budgets) await settledSet(ctx, name, 3);
+      for (const [name, spec] of budgets) await createPdb(ctx, name, name, spec);
+      await createPdb(ctx, 'matches-nothing', 'nothing', { minAvailable: 1 });
+      for (const [name] of budgets) await pdbStatus(ctx, name, 'sees 3 healthy', (s) => s.currentHealthy === 3);
       await ctx.checkpoint('ready');
       // Each budget allows the first eviction; the second finds the first in its disruptedPods.
       for (const [name] of budgets) {
@@ -36,6 +44,10 @@ export const pdbScenarios: Scenario[] = [
         await settledSet(ctx, name, 3);
         await pdbStatus(ctx, name, 'sees 3 healthy again', (s) => s.currentHealthy === 3);
       }
+      // A percentage follows the set's scale.
+      await patchSet(ctx, 'min-pct', { spec: { replicas: 4 } });
+      await settledSet(ctx, 'min-pct', 4);
+      await pdbStatus(ctx, 'min-pct', 'expects 4', (s) => s.expectedPods === 4 && s.currentHealthy === 4);
     },
   },
   {

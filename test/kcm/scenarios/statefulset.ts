@@ -1,13 +1,22 @@
 /** StatefulSets created, scaled, rolled (partition, maxUnavailable, OnDelete), broken and reverted, with claims. */
 import type { Scenario } from '../scenario.ts';
-import { createSet, deletePod, deleteSet, patchSet, podsAre, setImage, settledSet } from './workloads.ts';
+import {
+  createPod,
+  createSet,
+  deletePod,
+  deleteSet,
+  IMAGE,
+  patchSet,
+  podsAre,
+  setImage,
+  settledSet,
+} from './workloads.ts';
 
 const IMAGE_2 = 'registry.example/web:2';
 
 export const statefulSetScenarios: Scenario[] = [
   {
     name: 'sts-scale',
-    quick: true,
     async run(ctx) {
       await createSet(ctx, 'web', { replicas: 3 });
       await settledSet(ctx, 'web', 3);
@@ -63,7 +72,6 @@ export const statefulSetScenarios: Scenario[] = [
   },
   {
     name: 'sts-broken',
-    quick: true,
     async run(ctx) {
       await createSet(ctx, 'web', { replicas: 3 });
       await settledSet(ctx, 'web', 3);
@@ -77,6 +85,37 @@ export const statefulSetScenarios: Scenario[] = [
       await ctx.checkpoint('broken');
       await setImage(ctx, 'web', 'registry.example/web:1');
       await settledSet(ctx, 'web', 3, 30_000);
+    },
+  },
+  {
+    name: 'sts-broken-recover',
+    async run(ctx) {
+      await createSet(ctx, 'web', { replicas: 2 });
+      await settledSet(ctx, 'web', 2);
+      // Our extension's opt-in: a never-Ready pod of a reverted revision is replaced; KCM ignores the annotation.
+      await patchSet(ctx, 'web', {
+        metadata: { annotations: { 'statefulset.kubernetes.io/recover-broken-rollout': 'true' } },
+      });
+      await setImage(ctx, 'web', 'registry.example/web:broken');
+      await ctx.waitFor('web-1 replaced by a broken pod', async () => {
+        const { json } = await ctx.admin('GET', `/api/v1/namespaces/${ctx.ns}/pods/web-1`);
+        return json?.spec?.containers?.[0]?.image.endsWith(':broken') && json.status?.phase === 'Running'
+          ? true
+          : undefined;
+      });
+      await setImage(ctx, 'web', IMAGE);
+      await settledSet(ctx, 'web', 2, 30_000);
+    },
+  },
+  {
+    name: 'sts-adoption',
+    async run(ctx) {
+      // Pods made by hand with the set's labels: the set adopts those named as its own (and deletes one above its
+      // replicas, replaces one without its revision), and leaves a pod of another name alone.
+      for (const name of ['web-1', 'web-7', 'stray']) await createPod(ctx, name, { app: 'web' }, IMAGE);
+      await createSet(ctx, 'web', { replicas: 2, parallel: true });
+      await podsAre(ctx, ['stray', 'web-0', 'web-1']);
+      await settledSet(ctx, 'web', 2);
     },
   },
   {

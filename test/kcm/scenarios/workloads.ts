@@ -75,15 +75,18 @@ export const settledSet = (ctx: ScenarioContext, name: string, replicas: number,
   );
 
 export async function deleteSet(ctx: ScenarioContext, name: string): Promise<void> {
-  const reply = await ctx.admin('DELETE', stsPath(ctx, name), { propagationPolicy: 'Background' });
+  const reply = await ctx.admin('DELETE', `${stsPath(ctx, name)}?propagationPolicy=Background`);
   expectStatus(reply, `deleting StatefulSet ${name}`, 200, 202);
 }
 
-export async function createPod(ctx: ScenarioContext, name: string, labels: Record<string, string>): Promise<void> {
-  const pod = {
-    metadata: { name, labels },
-    spec: { nodeName: 'kwok-node-1', containers: [{ name: 'c', image: 'registry.example/bare:broken' }] },
-  };
+/** A pod on kwok-node-1; with the default image kwok runs it but never makes it Ready (setReady does). */
+export async function createPod(
+  ctx: ScenarioContext,
+  name: string,
+  labels: Record<string, string>,
+  image = 'registry.example/bare:broken',
+): Promise<void> {
+  const pod = { metadata: { name, labels }, spec: { nodeName: 'kwok-node-1', containers: [{ name: 'c', image }] } };
   expectStatus(await ctx.admin('POST', podPath(ctx), pod), `creating pod ${name}`, 201);
   await ctx.waitFor(`${name} running`, async () => {
     const { json } = await ctx.admin('GET', podPath(ctx, name));
