@@ -36,7 +36,8 @@ export interface Scenario {
 /** Checkpoint name → object key (`Kind/name`, or `recorded`, `events`) → normalized object. */
 export type Snapshot = Record<string, Record<string, unknown>>;
 
-export type Outcome = { snapshot: Snapshot } | { error: string };
+/** A run's snapshots, and its events' messages (not compared: kept to explain a difference). */
+export type Outcome = { snapshot: Snapshot; notes: string[] } | { error: string };
 
 const NAMESPACED: [string, string][] = [
   ['StatefulSet', '/apis/apps/v1/namespaces/NS/statefulsets'],
@@ -56,6 +57,21 @@ async function list(admin: Call, path: string): Promise<any[]> {
   return reply.json.items ?? [];
 }
 
+const eventKey = (event: any) =>
+  `${event.involvedObject.kind}/${event.involvedObject.name} ${event.type} ${event.reason}`;
+
+/** The events in the namespace and those about its cluster-scoped objects, but for pods' and nodes'. */
+async function controllerEvents(admin: Call, ns: string, prefix: string): Promise<any[]> {
+  const events = [
+    ...(await list(admin, `/api/v1/namespaces/${ns}/events`)),
+    ...(await list(admin, '/api/v1/namespaces/default/events')).filter((event) =>
+      event.involvedObject?.name?.startsWith(`${prefix}-`),
+    ),
+  ];
+  // Those about pods and nodes are the scheduler's and kwok's, not the controllers'.
+  return events.filter((event) => !['Pod', 'Node'].includes(event.involvedObject?.kind));
+}
+
 /**
  * The scenario's objects, normalized: everything of the namespaced kinds in its namespace, the cluster-scoped ones
  * named with its prefix, and the distinct (object, type, reason) of the controllers' events about them.
@@ -72,19 +88,9 @@ async function collect(admin: Call, ns: string, prefix: string, nctx: NormalizeC
       if (item.metadata.name.startsWith(`${prefix}-`)) objects[`${kind}/${item.metadata.name}`] = normalize(item, nctx);
     }
   }
-  // Events about pods and nodes are the scheduler's and kwok's, not the controllers'.
-  const events = [
-    ...(await list(admin, `/api/v1/namespaces/${ns}/events`)),
-    ...(await list(admin, '/api/v1/namespaces/default/events')).filter((event) =>
-      event.involvedObject?.name?.startsWith(`${prefix}-`),
-    ),
-  ].filter((event) => !['Pod', 'Node'].includes(event.involvedObject?.kind));
   // Keyed by what they say, so that a difference names the event; how often each was seen depends on timing.
   objects.events = Object.fromEntries(
-    events
-      .map((event) => `${event.involvedObject.kind}/${event.involvedObject.name} ${event.type} ${event.reason}`)
-      .sort()
-      .map((key) => [key, 'seen']),
+    (await controllerEvents(admin, ns, prefix)).map((event) => [eventKey(event), 'seen']).sort(),
   );
   return objects;
 }
@@ -146,7 +152,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     });
     await scenario.run(ctx);
     await ctx.checkpoint('end');
-    return { snapshot };
+    const events = await controllerEvents(admin, ns, scenario.name);
+    return { snapshot, notes: [...new Set(events.map((event) => `${eventKey(event)}: ${event.message}`))].sort() };
   } catch (error) {
     return { error: (error as Error).stack ?? String(error) };
   }

@@ -21,6 +21,19 @@ export const clusterRoleScenarios: Scenario[] = [
     async run(ctx) {
       const label = { 'diff-kcm/aggregate-to': ctx.prefix };
       await createRole(ctx, 'aggregate', { aggregationRule: { clusterRoleSelectors: [{ matchLabels: label }] } });
+      // Two selectors, one by expression: a role matching either is aggregated, once.
+      await createRole(ctx, 'either', {
+        aggregationRule: {
+          clusterRoleSelectors: [
+            { matchLabels: label },
+            { matchExpressions: [{ key: 'diff-kcm/extra', operator: 'Exists' }] },
+          ],
+        },
+      });
+      await createRole(ctx, 'extra', {
+        metadata: { name: `${ctx.prefix}-extra`, labels: { 'diff-kcm/extra': 'yes', ...label } },
+        rules: [{ nonResourceURLs: ['/healthz'], verbs: ['get'] }],
+      });
       await createRole(ctx, 'matches-nothing', {
         aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'diff-kcm/aggregate-to': 'nobody' } }] },
       });
@@ -36,7 +49,7 @@ export const clusterRoleScenarios: Scenario[] = [
           { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
         ],
       });
-      await ruleCount(ctx, 2);
+      await ruleCount(ctx, 3);
       await ctx.checkpoint('aggregated');
       const unlabel = { metadata: { labels: { 'diff-kcm/aggregate-to': null } } };
       const patched = await ctx.admin('PATCH', `${ROLES}/${ctx.prefix}-one`, unlabel, 'application/merge-patch+json');
@@ -46,10 +59,10 @@ export const clusterRoleScenarios: Scenario[] = [
       const two = expectStatus(await ctx.admin('GET', `${ROLES}/${ctx.prefix}-two`), 'reading two', 200);
       two.rules.push(rule);
       expectStatus(await ctx.admin('PUT', `${ROLES}/${ctx.prefix}-two`, two), 'adding a rule to two', 200);
-      await ruleCount(ctx, 3);
+      await ruleCount(ctx, 4);
       await ctx.checkpoint('rule-added');
       expectStatus(await ctx.admin('DELETE', `${ROLES}/${ctx.prefix}-two`), 'deleting two', 200);
-      await ruleCount(ctx, 0);
+      await ruleCount(ctx, 1);
     },
   },
 ];

@@ -2,6 +2,8 @@
  * PodDisruptionBudgets of every mode over a StatefulSet and over bare pods while pods turn Ready, unready and are
  * deleted, and the evictions the API server answers from the status the controller wrote.
  */
+
+import { expectStatus } from '../client.ts';
 import type { Scenario } from '../scenario.ts';
 import {
   createPdb,
@@ -9,6 +11,7 @@ import {
   createSet,
   deletePod,
   evict,
+  IMAGE,
   patchSet,
   pdbStatus,
   setReady,
@@ -92,6 +95,32 @@ export const pdbScenarios: Scenario[] = [
       await deletePod(ctx, 'a-1');
       await deletePod(ctx, 'b-0');
       await pdbStatus(ctx, 'a-min', 'counts two fewer', (s) => s.expectedPods === 1);
+    },
+  },
+  {
+    name: 'pdb-deployment',
+    async run(ctx) {
+      // Pods of a ReplicaSet of a Deployment: the budget's expected count is the Deployment's scale.
+      const deployment = {
+        metadata: { name: 'api' },
+        spec: {
+          replicas: 4,
+          selector: { matchLabels: { app: 'api' } },
+          template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: IMAGE }] } },
+        },
+      };
+      const path = `/apis/apps/v1/namespaces/${ctx.ns}/deployments`;
+      expectStatus(await ctx.admin('POST', path, deployment), 'creating Deployment api', 201);
+      await ctx.waitFor('api available', async () => {
+        const { json } = await ctx.admin('GET', `${path}/api`);
+        return json?.status?.availableReplicas === 4 ? true : undefined;
+      });
+      await createPdb(ctx, 'api-max-pct', 'api', { maxUnavailable: '25%' });
+      await pdbStatus(ctx, 'api-max-pct', 'allows one', (s) => s.disruptionsAllowed === 1);
+      await ctx.checkpoint('ready');
+      const scaled = await ctx.admin('PATCH', `${path}/api`, { spec: { replicas: 8 } }, 'application/merge-patch+json');
+      expectStatus(scaled, 'scaling api', 200);
+      await pdbStatus(ctx, 'api-max-pct', 'expects 8', (s) => s.expectedPods === 8 && s.currentHealthy === 8);
     },
   },
 ];

@@ -50,7 +50,7 @@ export const statefulSetScenarios: Scenario[] = [
     name: 'sts-max-unavailable',
     async run(ctx) {
       const updateStrategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } };
-      await createSet(ctx, 'web', { replicas: 4, parallel: true, updateStrategy });
+      await createSet(ctx, 'web', { replicas: 4, parallel: true, updateStrategy, minReadySeconds: 2 });
       await settledSet(ctx, 'web', 4);
       await setImage(ctx, 'web', IMAGE_2);
       await settledSet(ctx, 'web', 4);

@@ -14,6 +14,7 @@ export interface SetOptions {
   image?: string;
   parallel?: boolean;
   updateStrategy?: unknown;
+  minReadySeconds?: number;
   /** A volumeClaimTemplate `data` and this retention policy. */
   retention?: { whenScaled: string; whenDeleted: string };
 }
@@ -23,9 +24,10 @@ const stsPath = (ctx: ScenarioContext, name = '') =>
 const podPath = (ctx: ScenarioContext, name = '') => `/api/v1/namespaces/${ctx.ns}/pods${name ? `/${name}` : ''}`;
 
 export async function createSet(ctx: ScenarioContext, name: string, options: SetOptions): Promise<void> {
-  const { replicas, image = IMAGE, parallel, updateStrategy, retention } = options;
+  const { replicas, image = IMAGE, parallel, updateStrategy, minReadySeconds, retention } = options;
   const spec = {
     replicas,
+    minReadySeconds,
     serviceName: name,
     selector: { matchLabels: { app: name } },
     podManagementPolicy: parallel ? 'Parallel' : 'OrderedReady',
@@ -67,6 +69,7 @@ export const settledSet = (ctx: ScenarioContext, name: string, replicas: number,
         s.observedGeneration === json?.metadata?.generation &&
         s.replicas === replicas &&
         (s.readyReplicas ?? 0) === replicas &&
+        (s.availableReplicas ?? 0) === replicas &&
         (s.updatedReplicas ?? 0) === replicas &&
         s.currentRevision === s.updateRevision;
       return done ? true : undefined;
