@@ -16,7 +16,7 @@ import type { ControllerRevision, StatefulSet } from '../../src/api/types/apps.t
 import type { PersistentVolumeClaim, Pod } from '../../src/api/types/core.ts';
 import { isTombstone, type Lister } from '../../src/cache/informer.ts';
 import { keyOf } from '../../src/cache/store.ts';
-import { isAlreadyExists, isNotFound } from '../../src/client/errors.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../../src/client/errors.ts';
 import type { ResourceClient } from '../../src/client/resource.ts';
 import {
   type ControllerContext,
@@ -307,7 +307,7 @@ export class StatefulSetReconciler implements Reconciler {
   }
 
   private record(set: StatefulSet, action: Action, error?: unknown): void {
-    const e = eventFor(set, action, error === undefined ? undefined : errorText(error));
+    const e = eventFor(set, action, error === undefined ? undefined : errorText(error), isConflict(error));
     if (e) this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, verbOf(action), e.note);
   }
 

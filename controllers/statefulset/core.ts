@@ -692,8 +692,14 @@ export function planSync(input: SyncInput): SyncPlan {
   };
 }
 
-/** The event the reference records for an action's outcome (none for revisions and claim owners). */
-export function eventFor(set: StatefulSet, action: Action, error?: string): PlannedEvent | undefined {
+/**
+ * The event the reference records for an action's outcome (none for revisions and claim owners). Its message
+ * title-cases the verb, as kube-controller-manager v1.37 does ("Create Pod web-0 in StatefulSet web successful").
+ * A pod update that conflicts makes none: the reference retries it on the fresh pod before it records anything,
+ * and ours retries it with the set's next sync.
+ */
+export function eventFor(set: StatefulSet, action: Action, error?: string, conflict = false): PlannedEvent | undefined {
+  if (conflict && action.kind === 'updatePod') return undefined;
   const s = set.metadata.name;
   const outcome = (verb: string, what: string, okReason: string, failReason: string): PlannedEvent =>
     error === undefined
@@ -701,22 +707,22 @@ export function eventFor(set: StatefulSet, action: Action, error?: string): Plan
       : { type: 'Warning', reason: failReason, note: `${verb} ${what} in StatefulSet ${s} failed error: ${error}` };
   switch (action.kind) {
     case 'createPod':
-      return outcome('create', `Pod ${action.pod.metadata.name}`, 'SuccessfulCreate', 'FailedCreate');
+      return outcome('Create', `Pod ${action.pod.metadata.name}`, 'SuccessfulCreate', 'FailedCreate');
     case 'deletePod':
-      return outcome('delete', `Pod ${action.name}`, 'SuccessfulDelete', 'FailedDelete');
+      return outcome('Delete', `Pod ${action.name}`, 'SuccessfulDelete', 'FailedDelete');
     case 'updatePod':
-      return outcome('update', `Pod ${action.pod.metadata.name}`, 'SuccessfulUpdate', 'FailedUpdate');
+      return outcome('Update', `Pod ${action.pod.metadata.name}`, 'SuccessfulUpdate', 'FailedUpdate');
     case 'createClaim':
       return error === undefined
         ? {
             type: 'Normal',
             reason: 'SuccessfulCreate',
-            note: `create Claim ${action.claim.metadata.name} Pod ${action.pod} in StatefulSet ${s} success`,
+            note: `Create Claim ${action.claim.metadata.name} Pod ${action.pod} in StatefulSet ${s} success`,
           }
         : {
             type: 'Warning',
             reason: 'FailedCreate',
-            note: `create Claim ${action.claim.metadata.name} for Pod ${action.pod} in StatefulSet ${s} failed error: ${error}`,
+            note: `Create Claim ${action.claim.metadata.name} for Pod ${action.pod} in StatefulSet ${s} failed error: ${error}`,
           };
     default:
       return undefined;

@@ -97,12 +97,26 @@ describe('differences', () => {
 
 describe('writtenDown', () => {
   it.each([
-    ['our rollout condition, absent from KCM', 'sts-scale end StatefulSet/web status.conditions', undefined, true],
-    ['a StatefulSet condition KCM has too', 'sts-scale end StatefulSet/web status.conditions', [], false],
-    ['a rollout event', 'sts-broken end events StatefulSet/web Normal PodNotReady', undefined, true],
-    ['an event KCM records too', 'sts-scale end events StatefulSet/web Normal SuccessfulCreate', undefined, false],
-    ['a status field', 'pdb-statefulset end PodDisruptionBudget/a status.currentHealthy', 0, false],
-  ])('%s', (_what, where, kcm, expected) => {
-    expect(writtenDown(where, kcm) !== undefined).toBe(expected);
+    ['our rollout condition, absent from KCM', 'sts-scale end StatefulSet/web status.conditions', undefined, [], true],
+    ['a StatefulSet condition KCM has too', 'sts-scale end StatefulSet/web status.conditions', [], [], false],
+    ['a rollout event', 'sts-broken end events StatefulSet/web Normal PodNotReady', undefined, ['m'], true],
+    [
+      'an event KCM records too',
+      'sts-scale end events StatefulSet/web Normal SuccessfulCreate',
+      undefined,
+      ['m'],
+      false,
+    ],
+    [
+      'a KCM-only event of a KCM-only race',
+      'sts-claims end events StatefulSet/d Warning FailedUpdate',
+      ['m'],
+      undefined,
+      true,
+    ],
+    ['the same event from ours', 'sts-claims end events StatefulSet/d Warning FailedUpdate', undefined, ['m'], false],
+    ['a status field', 'pdb-statefulset end PodDisruptionBudget/a status.currentHealthy', 0, 1, false],
+  ])('%s', (_what, where, kcm, ours, expected) => {
+    expect(writtenDown(where, kcm, ours) !== undefined).toBe(expected);
   });
 });

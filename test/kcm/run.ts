@@ -1,10 +1,11 @@
 /**
  * `npm run diff:kcm [-- --full] [-- --only a,b]`: every scenario runs twice, each time on a fresh real cluster
  * (test/cluster/local-cluster.ts): once with kube-controller-manager running every controller, ours included, once
- * with KCM running all but ours and our daemon in their place. Each scenario has its own namespace and name prefix
- * on that cluster. The objects are compared after normalizing what must differ; each difference is printed, marked
- * when deliberate.ts writes it down, and the last line counts the scenarios. Exits 1 when a difference is
- * unexplained or a scenario failed. The reduced set (CI) is the default; `--full` runs every scenario.
+ * with KCM running all but ours and our daemon in their place (a cluster starts in about 5 s, so no run sees
+ * another's objects, restarts or leftovers). The objects are compared after normalizing what must differ; each
+ * difference is printed, marked when deliberate.ts writes it down, and the last line counts the scenarios. Exits 1
+ * when a difference is unexplained or a scenario failed. The reduced set (CI) is the default (`--quick` says so);
+ * `--full` runs every scenario; `--keep` keeps each run's directory and its outcome.json.
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -160,7 +161,7 @@ for (const scenario of chosen) {
   differ++;
   let all = true;
   for (const d of found) {
-    const entry = writtenDown(d.where, d.kcm);
+    const entry = writtenDown(d.where, d.kcm, d.ours);
     if (entry) used.add(entry);
     else all = false;
     const mark = entry ? `written down: ${entry.id}` : 'UNEXPLAINED';

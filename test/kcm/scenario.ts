@@ -36,8 +36,7 @@ export interface Scenario {
 /** Checkpoint name → object key (`Kind/name`, or `recorded`, `events`) → normalized object. */
 export type Snapshot = Record<string, Record<string, unknown>>;
 
-/** A run's snapshots, and its events' messages (not compared: kept to explain a difference). */
-export type Outcome = { snapshot: Snapshot; notes: string[] } | { error: string };
+export type Outcome = { snapshot: Snapshot } | { error: string };
 
 const NAMESPACED: [string, string][] = [
   ['StatefulSet', '/apis/apps/v1/namespaces/NS/statefulsets'],
@@ -57,6 +56,9 @@ async function list(admin: Call, path: string): Promise<any[]> {
   return reply.json.items ?? [];
 }
 
+/** The five characters the API server appends to a `generateName` (a StatefulSet pod's ordinal is not one). */
+const RANDOM_SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+
 const eventKey = (event: any) =>
   `${event.involvedObject.kind}/${event.involvedObject.name} ${event.type} ${event.reason}`;
 
@@ -74,23 +76,39 @@ async function controllerEvents(admin: Call, ns: string, prefix: string): Promis
 
 /**
  * The scenario's objects, normalized: everything of the namespaced kinds in its namespace, the cluster-scoped ones
- * named with its prefix, and the distinct (object, type, reason) of the controllers' events about them.
+ * named with its prefix, and the controllers' events about them (object, type, reason, and their messages).
  */
 async function collect(admin: Call, ns: string, prefix: string, nctx: NormalizeContext) {
   const objects: Record<string, unknown> = {};
   for (const [kind, path] of NAMESPACED) {
-    for (const item of await list(admin, path.replace('NS', ns))) {
-      objects[`${kind}/${item.metadata.name}`] = normalize(item, nctx);
-    }
+    const items = (await list(admin, path.replace('NS', ns))).map((item) => normalize(item, nctx) as any);
+    // A generated name's random suffix differs between runs: such objects are named by their prefix and numbered
+    // in the order of their content.
+    const generated = items.filter(
+      ({ metadata: m }) => m.generateName && RANDOM_SUFFIX.test(m.name.slice(m.generateName.length)),
+    );
+    for (const item of items) if (!generated.includes(item)) objects[`${kind}/${item.metadata.name}`] = item;
+    generated
+      .map((item) => ({ ...item, metadata: { ...item.metadata, name: `${item.metadata.generateName}*` } }))
+      .map((item) => [JSON.stringify(item), item])
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .forEach(([, item], i) => {
+        objects[`${kind}/${item.metadata.name}#${i}`] = item;
+      });
   }
   for (const [kind, path] of CLUSTER) {
     for (const item of await list(admin, path)) {
       if (item.metadata.name.startsWith(`${prefix}-`)) objects[`${kind}/${item.metadata.name}`] = normalize(item, nctx);
     }
   }
-  // Keyed by what they say, so that a difference names the event; how often each was seen depends on timing.
+  // Keyed by object, type and reason, with their distinct messages; how often each was seen depends on timing.
+  const events = new Map<string, Set<string>>();
+  for (const event of await controllerEvents(admin, ns, prefix)) {
+    const key = eventKey(event);
+    events.set(key, (events.get(key) ?? new Set()).add(event.message));
+  }
   objects.events = Object.fromEntries(
-    (await controllerEvents(admin, ns, prefix)).map((event) => [eventKey(event), 'seen']).sort(),
+    [...events.keys()].sort().map((key) => [key, [...(events.get(key) as Set<string>)].sort()]),
   );
   return objects;
 }
@@ -152,8 +170,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     });
     await scenario.run(ctx);
     await ctx.checkpoint('end');
-    const events = await controllerEvents(admin, ns, scenario.name);
-    return { snapshot, notes: [...new Set(events.map((event) => `${eventKey(event)}: ${event.message}`))].sort() };
+    return { snapshot };
   } catch (error) {
     return { error: (error as Error).stack ?? String(error) };
   }
