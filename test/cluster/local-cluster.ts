@@ -2,8 +2,9 @@
  * A real Kubernetes control plane on loopback, from the binaries `npm run k8s:build` makes: etcd, kube-apiserver
  * (RBAC and Node authorizers, NodeRestriction, bootstrap tokens, service-account keys, a front-proxy CA, the
  * feature gates our controllers use), kube-scheduler, kube-controller-manager running every controller except
- * those our daemon implements (its CSR signer, when chosen, signs with the cluster CA), and kwok, which runs the pods of `nodes` simulated nodes through the stages of
- * `kwok-stages.yaml`. Every child logs to `<dir>/logs/` and is stopped by `stop()`.
+ * those our daemon implements (its CSR signer, when chosen, signs with the cluster CA), and kwok, which runs the
+ * pods of `nodes` simulated nodes through the stages of `kwok-stages.yaml`. Every child logs to `<dir>/logs/` and
+ * is stopped by `stop()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * The scenarios' client: requests to the real cluster as an identity of their own (a client certificate of the
- * cluster CA or a bearer token), JSON both ways, and waits with deadlines.
+ * cluster CA or a bearer token), JSON both ways.
  */
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -73,19 +73,6 @@ export async function identities(cluster: LocalCluster): Promise<Identities> {
     user,
     token: (token) => caller(cluster.server, caPem, { token }),
   };
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` every 250 ms until it returns a value; throws at the deadline naming `what`. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`${what}: not within ${ms / 1000} s`);
 }
 
 /** Throws unless the reply's status is one of `ok`, naming the request. */

@@ -69,7 +69,7 @@ export function normalize(value: unknown, ctx: NormalizeContext, key = ''): unkn
   return out;
 }
 
-export interface CertificateSummary {
+interface CertificateSummary {
   subject: string;
   issuer: string;
   dnsNames: string[];
@@ -86,7 +86,7 @@ const KEY_USAGES: [number, string][] = Object.entries(x509.KeyUsageFlags)
   .map(([name, bit]) => [bit as number, name]);
 
 /** The certificates of a base64 PEM bundle, decoded to the fields a user's TLS stack reads. */
-export function describeCertificates(base64: string, ctx: NormalizeContext): CertificateSummary[] | string {
+function describeCertificates(base64: string, ctx: NormalizeContext): CertificateSummary[] | string {
   try {
     const blocks = splitPemBlocks(Buffer.from(base64, 'base64').toString('latin1'));
     return blocks.map((block) => describeCertificate(new x509.X509Certificate(block.der), ctx));

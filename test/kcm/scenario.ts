@@ -3,7 +3,8 @@
  * outcome is part of what is compared, so a wait one side never meets is a difference, not a crash), and its
  * checkpoints: the cluster settles, then every object the scenario owns is read and normalized.
  */
-import { type Call, type Identities, sleep } from './client.ts';
+import { sleep } from '../support/daemons.ts';
+import type { Call, Identities } from './client.ts';
 import { type NormalizeContext, normalize } from './compare.ts';
 
 const SETTLE_QUIET_MS = 2_000;
