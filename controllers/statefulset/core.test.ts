@@ -603,7 +603,9 @@ describe('status', () => {
 
   it('a new wait makes one event (kubectl describe shows events); the same wait again makes none', () => {
     const first = planSync(input(v1, pods(v1, ['ready', 'running'])));
-    expect(first.events).toEqual([{ type: 'Normal', reason: 'PodNotReady', note: condition(first)!.message }]);
+    expect(first.events).toEqual([
+      { type: 'Normal', reason: 'PodNotReady', note: condition(first)!.message, wait: true },
+    ]);
     expect(planSync(input({ ...v1, status: first.status }, pods(v1, ['ready', 'running']))).events).toEqual([]);
     expect(planSync(input(v1, pods(v1, ['ready']))).events).toEqual([]);
   });

@@ -85,6 +85,8 @@ export interface PlannedEvent {
   type: 'Normal' | 'Warning';
   reason: string;
   note: string;
+  /** A rollout wait, which the reference does not record: rate-limited apart from the reference's events. */
+  wait?: true;
 }
 
 /** What holds the rollout, for the condition (and the reason a sync stopped). */
@@ -656,7 +658,8 @@ function transitionEvent(set: StatefulSet, status: StatefulSetStatus): PlannedEv
   const now = ours(status)!;
   const quiet = ['Progressing', 'FailedCreate'];
   if (quiet.includes(now.reason ?? '') || (before?.reason === now.reason && before?.message === now.message)) return [];
-  return [{ type: now.status === 'True' ? 'Normal' : 'Warning', reason: now.reason ?? '', note: now.message ?? '' }];
+  const type = now.status === 'True' ? 'Normal' : 'Warning';
+  return [{ type, reason: now.reason ?? '', note: now.message ?? '', wait: true }];
 }
 
 /** One sync of a set. */

@@ -64,6 +64,13 @@ export const DELIBERATE: Deliberate[] = [
       'WaitForCacheSync), sees no CSRs, and so deletes the expired and past-deadline ones only an hour later',
   },
   {
+    id: 'unmanaged-pods-note',
+    match: /^pdb-bare-pods \S+ events PodDisruptionBudget\/\S+ Warning UnmanagedPods\[\d+\]$/,
+    reason:
+      'the same UnmanagedPods warning (type and reason) with our own note: it names the pods (at most five) and ' +
+      "prints the selector as JSON, where KCM prints Go's LabelSelector struct dump and no pod names",
+  },
+  {
     id: 'recover-broken-rollout',
     match: /^sts-broken-recover end /,
     reason:

@@ -93,12 +93,28 @@ async function stopDaemon(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Stops what the current run started: on its way out, and on a signal or a crash, so no process is left. */
+let stopCurrent: (() => Promise<void>) | undefined;
+const exitAfterCleanup = async (code: number) => {
+  await stopCurrent?.();
+  process.exit(code);
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void exitAfterCleanup(130));
+process.on('uncaughtException', (error) => {
+  console.error(error);
+  void exitAfterCleanup(1);
+});
+
 /** One run of a scenario on a fresh cluster, everything stopped after. */
 async function runOnce(side: Side, scenario: Scenario): Promise<Outcome> {
   const since = Date.now();
   const dir = await mkdtemp(join(tmpdir(), `diff-kcm-${scenario.name}-${side}-`));
   let cluster: LocalCluster | undefined;
   let daemon: ChildProcess | undefined;
+  stopCurrent = async () => {
+    if (daemon) await stopDaemon(daemon);
+    await cluster?.stop();
+  };
   try {
     cluster = await startLocalCluster({ dir, nodes: 3, kcmControllers: side === 'kcm' ? ['*'] : undefined });
     const local = cluster;
@@ -117,8 +133,8 @@ async function runOnce(side: Side, scenario: Scenario): Promise<Outcome> {
     console.log(`${scenario.name} on ${side}: ${result} in ${seconds(since)}`);
     return outcome;
   } finally {
-    if (daemon) await stopDaemon(daemon);
-    await cluster?.stop();
+    await stopCurrent();
+    stopCurrent = undefined;
     if (values.keep) console.log(`${scenario.name} on ${side}: kept ${dir}`);
     else await rm(dir, { recursive: true, force: true });
   }

@@ -57,13 +57,15 @@ async function list(admin: Call, path: string): Promise<any[]> {
   return reply.json.items ?? [];
 }
 
+const REPORTED_KINDS = ['StatefulSet', 'PodDisruptionBudget', 'CertificateSigningRequest', 'ClusterRole'];
+
 /** The five characters the API server appends to a `generateName` (a StatefulSet pod's ordinal is not one). */
 const RANDOM_SUFFIX = /^[bcdfghjklmnpqrstvwxz2456789]{5}$/;
 
 const eventKey = (event: any) =>
   `${event.involvedObject.kind}/${event.involvedObject.name} ${event.type} ${event.reason}`;
 
-/** The events in the namespace and those about its cluster-scoped objects, but for pods' and nodes'. */
+/** The compared controllers' events in the namespace and about its cluster-scoped objects. */
 async function controllerEvents(admin: Call, ns: string, prefix: string): Promise<any[]> {
   const events = [
     ...(await list(admin, `/api/v1/namespaces/${ns}/events`)),
@@ -71,8 +73,9 @@ async function controllerEvents(admin: Call, ns: string, prefix: string): Promis
       event.involvedObject?.name?.startsWith(`${prefix}-`),
     ),
   ];
-  // Those about pods and nodes are the scheduler's and kwok's, not the controllers'.
-  return events.filter((event) => !['Pod', 'Node'].includes(event.involvedObject?.kind));
+  // Only those about the kinds the compared controllers report on: pods, nodes, ReplicaSets and claims have
+  // events of the scheduler, kwok and KCM's other controllers, with generated names in them.
+  return events.filter((event) => REPORTED_KINDS.includes(event.involvedObject?.kind));
 }
 
 /**
