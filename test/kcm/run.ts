@@ -17,7 +17,12 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import * as x509 from '@peculiar/x509';
 import { pemToDer } from '../../src/pki/pem.ts';
-import { type LocalCluster, OUR_KCM_CONTROLLERS, startLocalCluster } from '../cluster/local-cluster.ts';
+import {
+  type LocalCluster,
+  missingBinaries,
+  OUR_KCM_CONTROLLERS,
+  startLocalCluster,
+} from '../cluster/local-cluster.ts';
 import { ROOT } from '../support/daemons.ts';
 import { identities } from './client.ts';
 import { type Difference, differences } from './compare.ts';
@@ -41,6 +46,10 @@ const only = values.only?.split(',');
 const chosen = SCENARIOS.filter((s) => (only ? only.includes(s.name) : values.full || s.quick));
 if (only && chosen.length !== only.length) {
   console.error(`--only: unknown scenario; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+if (missingBinaries().length) {
+  console.error(`diff:kcm: not built: ${missingBinaries().join(', ')}; run \`npm run k8s:build\``);
   process.exit(2);
 }
 const started = Date.now();
@@ -186,6 +195,7 @@ for (const scenario of chosen) {
   if (all) explained++;
   else unexplained++;
 }
+for (const entry of used) console.log(`written down, ${entry.id}: ${entry.reason}`);
 console.log(
   `wall time ${seconds(started)}${unexplained ? `; ${unexplained} scenarios with unexplained differences` : ''}`,
 );
