@@ -324,7 +324,7 @@ describe.each<FlavorName>(['orch', 'kubernetes'])('Events through both APIs (%s 
 
       const describeSts = await kubectl.ok(['describe', 'sts', 'web', '-n', NS]);
       expect(describeSts).toMatch(
-        /Events:[\s\S]*Normal\s+SuccessfulCreate\s+\S+\s+statefulset-controller\s+create Pod web-0/,
+        /Events:[\s\S]*Normal\s+SuccessfulCreate\s+\S+\s+statefulset-controller\s+Create Pod web-0/,
       );
 
       // An Event about the pod written through the events group, as a scheduler would: describe pod reads core Events.

@@ -176,7 +176,9 @@ export class StatefulSetReconciler implements Reconciler {
       nowMs: this.nowMs(),
       gates: this.gates(),
     });
-    for (const e of plan.events) this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, 'Sync', e.note);
+    for (const e of plan.events) {
+      this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, 'Sync', e.note, e.wait && 'rollout-waits');
+    }
     const outcome = await this.execute(key, set, plan, signal);
     if (outcome === 'collision') {
       await this.writeStatus(set, { collisionCount: (plan.status.collisionCount ?? 0) + 1 }, signal);

@@ -616,7 +616,9 @@ describe('status', () => {
 
   it('a new wait makes one event (kubectl describe shows events); the same wait again makes none', () => {
     const first = planSync(input(v1, pods(v1, ['ready', 'running'])));
-    expect(first.events).toEqual([{ type: 'Normal', reason: 'PodNotReady', note: condition(first)!.message }]);
+    expect(first.events).toEqual([
+      { type: 'Normal', reason: 'PodNotReady', note: condition(first)!.message, wait: true },
+    ]);
     expect(planSync(input({ ...v1, status: first.status }, pods(v1, ['ready', 'running']))).events).toEqual([]);
     expect(planSync(input(v1, pods(v1, ['ready']))).events).toEqual([]);
   });
@@ -647,6 +649,7 @@ describe('maxUnavailable rounding (the spec: up, at least 1)', () => {
 });
 
 describe('events for action outcomes', () => {
+  // The messages title-case the verb, as kube-controller-manager v1.37 does (cases.Title in stateful_pod_control.go).
   const p = pod(v1, 0, rev1);
   it.each([
     [
@@ -654,49 +657,56 @@ describe('events for action outcomes', () => {
       undefined,
       'Normal',
       'SuccessfulCreate',
-      'create Pod web-0 in StatefulSet web successful',
+      'Create Pod web-0 in StatefulSet web successful',
     ],
     [
       { kind: 'createPod' as const, pod: p },
       'boom',
       'Warning',
       'FailedCreate',
-      'create Pod web-0 in StatefulSet web failed error: boom',
+      'Create Pod web-0 in StatefulSet web failed error: boom',
     ],
     [
       { kind: 'deletePod' as const, name: 'web-0', uid: 'u' },
       undefined,
       'Normal',
       'SuccessfulDelete',
-      'delete Pod web-0 in StatefulSet web successful',
+      'Delete Pod web-0 in StatefulSet web successful',
     ],
     [
       { kind: 'deletePod' as const, name: 'web-0', uid: 'u' },
       'no',
       'Warning',
       'FailedDelete',
-      'delete Pod web-0 in StatefulSet web failed error: no',
+      'Delete Pod web-0 in StatefulSet web failed error: no',
     ],
     [
       { kind: 'updatePod' as const, pod: p },
       undefined,
       'Normal',
       'SuccessfulUpdate',
-      'update Pod web-0 in StatefulSet web successful',
+      'Update Pod web-0 in StatefulSet web successful',
+    ],
+    [
+      { kind: 'updatePod' as const, pod: p },
+      'conflict',
+      'Warning',
+      'FailedUpdate',
+      'Update Pod web-0 in StatefulSet web failed error: conflict',
     ],
     [
       { kind: 'createClaim' as const, claim: claim('data-web-0'), pod: 'web-0' },
       undefined,
       'Normal',
       'SuccessfulCreate',
-      'create Claim data-web-0 Pod web-0 in StatefulSet web success',
+      'Create Claim data-web-0 Pod web-0 in StatefulSet web success',
     ],
     [
       { kind: 'createClaim' as const, claim: claim('data-web-0'), pod: 'web-0' },
       'x',
       'Warning',
       'FailedCreate',
-      'create Claim data-web-0 for Pod web-0 in StatefulSet web failed error: x',
+      'Create Claim data-web-0 for Pod web-0 in StatefulSet web failed error: x',
     ],
   ])('%j (%s)', (action, error, type, reason, note) => {
     expect(eventFor(v1, action, error)).toEqual({ type, reason, note });
@@ -704,6 +714,16 @@ describe('events for action outcomes', () => {
 
   it('revisions and claim owners make no events', () => {
     expect(eventFor(v1, { kind: 'deleteRevision', name: 'x' })).toBeUndefined();
+  });
+
+  it.each([
+    ['a pod update that conflicts: retried, no event', { kind: 'updatePod' as const, pod: p }, undefined],
+    ['a pod create that conflicts: an event', { kind: 'createPod' as const, pod: p }, 'FailedCreate'],
+    ['a pod delete that conflicts: an event', { kind: 'deletePod' as const, name: 'web-0', uid: 'u' }, 'FailedDelete'],
+  ])('%s', (_what, action, reason) => {
+    const outcome = writeOutcome(v1, action, { reason: 'Conflict', message: 'the object has been modified' });
+    expect(outcome.fails).toBe(true);
+    expect(outcome.events.map((e) => e.reason)).toEqual(reason ? [reason] : []);
   });
 });
 

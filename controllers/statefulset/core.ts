@@ -91,6 +91,8 @@ export interface PlannedEvent {
   type: 'Normal' | 'Warning';
   reason: string;
   note: string;
+  /** A rollout wait, which the reference does not record: rate-limited apart from the reference's events. */
+  wait?: true;
 }
 
 /** What holds the rollout, for the condition (and the reason a sync stopped). */
@@ -663,7 +665,8 @@ function transitionEvent(set: StatefulSet, status: StatefulSetStatus): PlannedEv
   const now = ours(status)!;
   const quiet = ['Progressing', 'FailedCreate'];
   if (quiet.includes(now.reason ?? '') || (before?.reason === now.reason && before?.message === now.message)) return [];
-  return [{ type: now.status === 'True' ? 'Normal' : 'Warning', reason: now.reason ?? '', note: now.message ?? '' }];
+  const type = now.status === 'True' ? 'Normal' : 'Warning';
+  return [{ type, reason: now.reason ?? '', note: now.message ?? '', wait: true }];
 }
 
 /** One sync of a set. */
@@ -699,7 +702,12 @@ export function planSync(input: SyncInput): SyncPlan {
   };
 }
 
-/** The event the reference records for an action's outcome (none for revisions and claim owners). */
+/**
+ * The event the reference records for an action's outcome (none for revisions and claim owners). Its message
+ * title-cases the verb, as kube-controller-manager v1.37 does ("Create Pod web-0 in StatefulSet web successful").
+ * A pod update that conflicts makes none: the reference retries it on the fresh pod before it records anything,
+ * and ours retries it with the set's next sync.
+ */
 export function eventFor(set: StatefulSet, action: Action, error?: string): PlannedEvent | undefined {
   const s = set.metadata.name;
   const outcome = (verb: string, what: string, okReason: string, failReason: string): PlannedEvent =>
@@ -708,22 +716,22 @@ export function eventFor(set: StatefulSet, action: Action, error?: string): Plan
       : { type: 'Warning', reason: failReason, note: `${verb} ${what} in StatefulSet ${s} failed error: ${error}` };
   switch (action.kind) {
     case 'createPod':
-      return outcome('create', `Pod ${action.pod.metadata.name}`, 'SuccessfulCreate', 'FailedCreate');
+      return outcome('Create', `Pod ${action.pod.metadata.name}`, 'SuccessfulCreate', 'FailedCreate');
     case 'deletePod':
-      return outcome('delete', `Pod ${action.name}`, 'SuccessfulDelete', 'FailedDelete');
+      return outcome('Delete', `Pod ${action.name}`, 'SuccessfulDelete', 'FailedDelete');
     case 'updatePod':
-      return outcome('update', `Pod ${action.pod.metadata.name}`, 'SuccessfulUpdate', 'FailedUpdate');
+      return outcome('Update', `Pod ${action.pod.metadata.name}`, 'SuccessfulUpdate', 'FailedUpdate');
     case 'createClaim':
       return error === undefined
         ? {
             type: 'Normal',
             reason: 'SuccessfulCreate',
-            note: `create Claim ${action.claim.metadata.name} Pod ${action.pod} in StatefulSet ${s} success`,
+            note: `Create Claim ${action.claim.metadata.name} Pod ${action.pod} in StatefulSet ${s} success`,
           }
         : {
             type: 'Warning',
             reason: 'FailedCreate',
-            note: `create Claim ${action.claim.metadata.name} for Pod ${action.pod} in StatefulSet ${s} failed error: ${error}`,
+            note: `Create Claim ${action.claim.metadata.name} for Pod ${action.pod} in StatefulSet ${s} failed error: ${error}`,
           };
     default:
       return undefined;
@@ -756,6 +764,8 @@ export function writeOutcome(set: StatefulSet, action: Action, failure?: WriteFa
   if (!failure) return { fails: false, events: own() };
   const deletes = action.kind === 'deletePod' || action.kind === 'deleteRevision';
   if (deletes && failure.reason === 'NotFound') return { fails: false, events: [] };
+  // The reference retries a conflicting pod update before it records anything; here the set's next sync retries it.
+  if (failure.reason === 'Conflict' && action.kind === 'updatePod') return { fails: true, events: [] };
   const exists = failure.reason === 'AlreadyExists';
   if (action.kind !== 'createClaim')
     return { fails: true, events: exists && action.kind === 'createPod' ? [] : own(failure.message) };

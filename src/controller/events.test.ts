@@ -172,6 +172,15 @@ describe('ApiEventRecorder', () => {
     expect(created).toHaveLength(2);
   });
 
+  it('gives events of a named budget a bucket of their own, so they cannot crowd out the others', async () => {
+    const { recorder, created } = setup();
+    for (let i = 0; i < 30; i++) recorder.event(pod('web'), 'Normal', 'Waiting', 'Sync', `wait ${i}`, 'rollout');
+    recorder.event(pod('web'), 'Normal', 'SuccessfulDelete', 'Delete', 'Delete Pod web-4');
+    await settle();
+    expect(created.map((e) => e.note)).toHaveLength(26);
+    expect(created.at(-1)?.note).toBe('Delete Pod web-4');
+  });
+
   it('caps a burst at 25 events per object, refilling one every 5 minutes', async () => {
     const { clock, recorder, created } = setup();
     for (let i = 0; i < 40; i++) recorder.event(pod('noisy'), 'Warning', 'Flap', 'Reconcile', `flap ${i}`);

@@ -2,7 +2,7 @@
  * The event recorder: writes `events.<group>/v1` Events about objects, as client-go's events
  * library does. Identical events (same object, type, reason, action and note) within six minutes
  * become one Event with a `series` whose count and lastObservedTime are patched at most every 30 s;
- * a token bucket per (controller, object) — burst 25, one token per 5 min — stops spam. Writes
+ * a token bucket per (controller, object, budget) — burst 25, one token per 5 min — stops spam. Writes
  * happen in the background and never block a reconcile; a failed write is logged and dropped after
  * a few tries.
  */
@@ -15,8 +15,11 @@ import { rfc3339Micro } from '../util/time.ts';
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
-  /** Records an event about `regarding`; `action` is what the controller did or failed to do. */
-  event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string): void;
+  /**
+   * Records an event about `regarding`; `action` is what the controller did or failed to do. Events given a
+   * `budget` (ones the reference does not record) are rate-limited apart, so they never crowd out the others.
+   */
+  event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string, budget?: string): void;
   /** Drops pending series updates; nothing is written after it. */
   stop?(): void;
 }
@@ -50,11 +53,11 @@ export class ApiEventRecorder implements EventRecorder {
     private readonly logger: Logger,
   ) {}
 
-  event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string): void {
+  event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string, budget?: string): void {
     if (this.stopped) return;
     const m = regarding.metadata;
     const objectKey = `${regarding.kind}/${m.namespace ?? ''}/${m.name}/${m.uid ?? ''}`;
-    if (!this.allow(objectKey)) return;
+    if (!this.allow(budget ? `${objectKey}|${budget}` : objectKey)) return;
     const key = `${objectKey}|${type}|${reason}|${action}|${note}`;
     const now = this.clock.now();
     const existing = this.series.get(key);

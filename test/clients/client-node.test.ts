@@ -297,6 +297,6 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
       200,
     );
     expect(event).toMatchObject({ involvedObject: { kind: 'StatefulSet' }, type: 'Normal' });
-    expect(event.message).toMatch(/create Pod web-0 in StatefulSet web successful/);
+    expect(event.message).toMatch(/Create Pod web-0 in StatefulSet web successful/);
   });
 });

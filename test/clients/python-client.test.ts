@@ -132,6 +132,6 @@ describe.skipIf(!present).each(FLAVORS)('the Python client, %s flavor', (flavor:
   it("list_namespaced_event (core/v1) sees the StatefulSet controller's SuccessfulCreate", () => {
     const f = facts('statefulset-events');
     expect(f).toMatchObject({ kind: 'StatefulSet', reason: 'SuccessfulCreate', type: 'Normal' });
-    expect(f.message).toMatch(/create Pod web-0 in StatefulSet web successful/);
+    expect(f.message).toMatch(/Create Pod web-0 in StatefulSet web successful/);
   });
 });

@@ -2,8 +2,9 @@
  * A real Kubernetes control plane on loopback, from the binaries `npm run k8s:build` makes: etcd, kube-apiserver
  * (RBAC and Node authorizers, NodeRestriction, bootstrap tokens, service-account keys, a front-proxy CA, the
  * feature gates our controllers use), kube-scheduler, kube-controller-manager running every controller except
- * those our daemon implements, and kwok, which runs the pods of `nodes` simulated nodes through the stages of
- * `kwok-stages.yaml`. Every child logs to `<dir>/logs/` and is stopped by `stop()`.
+ * those our daemon implements (its CSR signer, when chosen, signs with the cluster CA), and kwok, which runs the
+ * pods of `nodes` simulated nodes through the stages of `kwok-stages.yaml`. Every child logs to `<dir>/logs/` and
+ * is stopped by `stop()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
@@ -68,7 +69,10 @@ export interface LocalClusterInfo {
   /** An admin (`system:masters`) kubeconfig. */
   kubeconfig: string;
   dir: string;
-  /** The cluster CA (kube-apiserver's `--client-ca-file`): it signs identities' client certificates. */
+  /**
+   * The cluster CA (kube-apiserver's `--client-ca-file`): it signs identities' client certificates, and
+   * kube-controller-manager's CSR signer signs with it too.
+   */
   caFiles: { certFile: string; keyFile: string };
   /** kube-apiserver's audit log: every write, one `audit.k8s.io/v1` Event (level Metadata) per line. */
   auditLogPath: string;
@@ -77,6 +81,8 @@ export interface LocalClusterInfo {
 export interface LocalCluster extends LocalClusterInfo {
   /** One request as the admin; the body is JSON both ways. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+  /** Stops kube-controller-manager and starts it again with the same flags (its start-time passes run again). */
+  restartControllerManager(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -199,26 +205,34 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   const children: Child[] = [];
   const start = (name: string, binary: string, args: string[]) => {
-    const out = createWriteStream(join(dir, 'logs', `${name}.log`));
+    const out = createWriteStream(join(dir, 'logs', `${name}.log`), { flags: 'a' });
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
     children.push({ name, process: child, exited });
   };
+  const end = async (child: Child) => {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+    child.process.kill('SIGTERM');
+    const timer = setTimeout(() => child.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await child.exited;
+    clearTimeout(timer);
+  };
   const stop = async () => {
-    for (const child of children.reverse()) {
-      if (child.process.exitCode !== null || child.process.signalCode !== null) continue;
-      child.process.kill('SIGTERM');
-      const timer = setTimeout(() => child.process.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await child.exited;
-      clearTimeout(timer);
-    }
+    for (const child of children.reverse()) await end(child);
   };
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
   const p = (name: string) => files.get(name) as string;
   const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
   const caFiles = { certFile: p('ca.crt'), keyFile: p('ca.key') };
+  let kcmArgs: string[] = [];
+  const restartControllerManager = async () => {
+    const at = children.findIndex((child) => child.name === 'kube-controller-manager');
+    await end(children[at]);
+    children.splice(at, 1);
+    start('kube-controller-manager', builtBinary('kube-controller-manager') as string, kcmArgs);
+  };
 
   try {
     log('starting etcd');
@@ -267,11 +281,12 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     ]);
     await waitFor(`${server}/readyz`, adminTls, 'kube-apiserver', children);
     for (const binding of KUBEADM_BINDINGS) await createBinding(server, adminTls, binding);
-    if (options.apiServerOnly) return { server, kubeconfig, dir, caFiles, auditLogPath, request, stop };
+    if (options.apiServerOnly)
+      return { server, kubeconfig, dir, caFiles, auditLogPath, request, restartControllerManager, stop };
 
     const controllers = options.kcmControllers ?? ['*', ...OUR_KCM_CONTROLLERS.map((name) => `-${name}`)];
     log(`starting kube-controller-manager (--controllers=${controllers.join(',')}) and kube-scheduler`);
-    start('kube-controller-manager', builtBinary('kube-controller-manager') as string, [
+    kcmArgs = [
       `--kubeconfig=${kcmKubeconfig}`,
       `--authentication-kubeconfig=${kcmKubeconfig}`,
       `--authorization-kubeconfig=${kcmKubeconfig}`,
@@ -282,8 +297,11 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       `--controllers=${controllers.join(',')}`,
       `--root-ca-file=${p('ca.crt')}`,
       `--service-account-private-key-file=${p('sa.key')}`,
+      `--cluster-signing-cert-file=${p('ca.crt')}`,
+      `--cluster-signing-key-file=${p('ca.key')}`,
       '--feature-gates=CoordinatedLeaderElection=true,StatefulSetRecreateStrategy=true',
-    ]);
+    ];
+    start('kube-controller-manager', builtBinary('kube-controller-manager') as string, kcmArgs);
     start('kube-scheduler', builtBinary('kube-scheduler') as string, [
       `--kubeconfig=${schedulerKubeconfig}`,
       `--authentication-kubeconfig=${schedulerKubeconfig}`,
@@ -308,7 +326,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await stop();
     throw error;
   }
-  return { server, kubeconfig, dir, caFiles, auditLogPath, request, stop };
+  return { server, kubeconfig, dir, caFiles, auditLogPath, request, restartControllerManager, stop };
 }
 
 /**
