@@ -4,7 +4,7 @@
  * ValidatingAdmissionPolicy type checking, the coordinated election), so two writers never fight over one status.
  * On the real cluster kube-apiserver writes those statuses, and none of the writes is the daemon's.
  */
-import { beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { eventually } from '../support/eventually.ts';
 import { describeOnSubstrate, type SubstrateDaemon } from '../support/substrate.ts';
@@ -30,6 +30,15 @@ describeOnSubstrate('apiserver-own', (s) => {
 
   beforeAll(async () => {
     daemon = await s().startDaemon();
+  });
+
+  // An APIService whose server is missing fails discovery of its group, and kube-apiserver's namespace deletion
+  // waits for all of discovery: left behind, it would keep every namespace of the shared cluster from going.
+  afterAll(async () => {
+    await s()
+      .admin.kind('APIService')
+      .delete(undefined, `v1alpha1.${s().name('metrics')}.example.com`)
+      .catch(() => undefined);
   });
 
   it("leaves the API server's own controllers out of its defaults", () => {
