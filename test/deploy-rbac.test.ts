@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
-import { FLAVORS, group } from '../src/api/naming.ts';
+import { DAEMON_NAME, FLAVORS, group } from '../src/api/naming.ts';
 import type { PolicyRule } from '../src/api/types/rbac.ts';
 import { CHART_RBAC, rbacPath, renderChartRbac, renderRbac } from '../src/cli/manifests.ts';
 import { KubeClient } from '../src/client/client.ts';
@@ -80,7 +80,7 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
 
   it('takes the lease and publishes the serving CA bundle', async () => {
     await waitFor('the lease', async () => {
-      const l = await c.client.kind('Lease').get(n().systemNamespace, n().controllerManager);
+      const l = await c.client.kind('Lease').get(n().systemNamespace, DAEMON_NAME);
       return (l.spec as { holderIdentity?: string }).holderIdentity ? l : undefined;
     });
     await waitFor('a trust bundle of the serving signer', async () => {

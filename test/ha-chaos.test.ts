@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../src/api/meta.ts';
+import { DAEMON_NAME } from '../src/api/naming.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
 import type { AuditEvent } from '../src/controlplane/audit.ts';
 import { createBootstrapToken } from '../src/simulation/bootstrap-token.ts';
@@ -86,7 +87,7 @@ function recordLeaseHistory(signal: AbortSignal): Map<number, LeaseVersion> {
   const onEvent = (e: WatchEvent<Lease>) => {
     const lease = e.object;
     rv = lease.metadata.resourceVersion ?? rv;
-    if (lease.metadata.name !== n.controllerManager || e.type === 'BOOKMARK') return;
+    if (lease.metadata.name !== DAEMON_NAME || e.type === 'BOOKMARK') return;
     const spec = lease.spec ?? {};
     versions.set(Number(rv), {
       rv: Number(rv),
@@ -172,7 +173,7 @@ async function holder(): Promise<Daemon | undefined> {
   const n = cluster.cp.registry.naming;
   const lease = await cluster.client
     .kind<Lease>('Lease')
-    .get(n.systemNamespace, n.controllerManager)
+    .get(n.systemNamespace, DAEMON_NAME)
     .catch(() => undefined);
   const id = lease?.spec?.holderIdentity;
   return daemons.find((d) => d.identity === id && !d.exit);

@@ -8,6 +8,7 @@
  * that stopped answering pings is never elected; stale candidates are collected after the (shortened) GC period.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAEMON_NAME } from '../src/api/naming.ts';
 import type { Lease, LeaseCandidate } from '../src/api/types/coordination.ts';
 import { microTime } from '../src/leaderelection/candidate.ts';
 import { rfc3339Micro } from '../src/util/time.ts';
@@ -35,7 +36,7 @@ let sampler: Promise<void> = Promise.resolve();
 beforeAll(async () => {
   cluster = await startTestCluster({ featureGates: { CoordinatedLeaderElection: true } });
   namespace = cluster.cp.registry.naming.systemNamespace;
-  leaseName = cluster.cp.registry.naming.controllerManager;
+  leaseName = DAEMON_NAME;
   sampler = (async () => {
     while (sampling) {
       const leading = group.believers();

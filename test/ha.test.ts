@@ -1,6 +1,6 @@
 /**
  * High availability of the daemon: one embedded control plane in this process, real
- * `orch-controller-manager` processes electing a leader on `<systemNamespace>/<controllerManager>`
+ * `orch-controller-manager` processes electing a leader on `<systemNamespace>/orch-controller-manager`
  * with short timings (lease 2 s, renew deadline 1.5 s, retry 250 ms). Checked: exactly one leader
  * at sampled moments; SIGTERM of the leader hands over within about one retry period and exits 0;
  * SIGKILL of the leader hands over within lease duration + retry period; a leader that cannot renew
@@ -8,6 +8,7 @@
  * Timings come from the daemons' JSON logs (`ts`, wall clock) and from polling the Lease.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAEMON_NAME } from '../src/api/naming.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import {
@@ -38,7 +39,7 @@ const measured: Record<string, number> = {};
 beforeAll(async () => {
   cluster = await startTestCluster();
   leaseNamespace = cluster.cp.registry.naming.systemNamespace;
-  leaseName = cluster.cp.registry.naming.controllerManager;
+  leaseName = DAEMON_NAME;
 });
 
 afterAll(async () => {

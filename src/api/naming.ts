@@ -7,6 +7,14 @@
 export type FlavorName = 'orch' | 'kubernetes';
 export const FLAVORS: readonly FlavorName[] = ['orch', 'kubernetes'];
 
+/**
+ * This daemon's own name, the same in both flavors: its shipped RBAC and its default leader Lease. Not the flavor's
+ * controller-manager name: in the kubernetes flavor that is kube-controller-manager's, whose bootstrap ClusterRole
+ * our RBAC would replace and whose Lease (`kube-system/kube-controller-manager`) a kube-controller-manager running
+ * the other controllers beside this daemon holds.
+ */
+export const DAEMON_NAME = 'orch-controller-manager';
+
 export interface Naming {
   readonly flavor: FlavorName;
   /** The product word itself: `orch` or `kubernetes` (metric prefix, component names). */
@@ -19,7 +27,7 @@ export interface Naming {
   readonly nodeAgent: string;
   /** The API server's component name. */
   readonly apiServer: string;
-  /** The controller manager's component name (lease name, user agent, statusz). */
+  /** The controller manager's component name (user agent, events, statusz). */
   readonly controllerManager: string;
   /** Namespace of system components (leases, candidates). */
   readonly systemNamespace: string;

@@ -9,7 +9,7 @@ import { register } from 'prom-client';
 import type { CertificatesConfig, FilePair, SignerKey, SigningConfig } from '../../controllers/certificates/config.ts';
 import { controllerDefinitions } from '../../controllers/index.ts';
 import { whyAnswerers } from '../../controllers/why.ts';
-import { FLAVORS, group, isFlavorName, naming } from '../api/naming.ts';
+import { DAEMON_NAME, FLAVORS, group, isFlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { versionInfo } from '../build-info.ts';
 import { KubeClient } from '../client/client.ts';
@@ -252,7 +252,7 @@ async function main(): Promise<number> {
   const leaderElection: ManagerOptions['leaderElection'] = {
     enabled: le.leaderElect,
     namespace: le.resourceNamespace || n.systemNamespace,
-    name: le.resourceName || n.controllerManager,
+    name: le.resourceName || DAEMON_NAME,
     identity,
     leaseDurationMs: le.leaseDuration,
     renewDeadlineMs: le.renewDeadline,

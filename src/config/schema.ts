@@ -7,7 +7,7 @@
  * Durations are milliseconds in memory and Go duration strings (`15s`, `8760h0m0s`) in files and on `/configz`.
  */
 import { isIP } from 'node:net';
-import type { Naming } from '../api/naming.ts';
+import { DAEMON_NAME, type Naming } from '../api/naming.ts';
 import type { FlagSpec, FlagType } from '../cli/flags.ts';
 import { DEFAULT_ALWAYS_ALLOW_PATHS, pathMatcher } from '../diagnostics/auth.ts';
 import { REFERENCE_SERVING_FLAG_NAMES, type ServingFlagNames } from '../diagnostics/options.ts';
@@ -448,13 +448,17 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
               "The type of resource object that is used for locking during leader election. Supported option is 'leases'.",
           },
         }),
-        resourceName: str('', 'Name of the Lease; empty means the component name.', {
-          flag: {
-            name: 'leader-elect-resource-name',
-            section: SECTIONS.election,
-            usage: 'Name of the Lease (default the component name).',
+        resourceName: str(
+          '',
+          `Name of the Lease; empty means ${DAEMON_NAME} (not the component name, in both flavors).`,
+          {
+            flag: {
+              name: 'leader-elect-resource-name',
+              section: SECTIONS.election,
+              usage: `Name of the Lease (default ${DAEMON_NAME}).`,
+            },
           },
-        }),
+        ),
         resourceNamespace: str('', 'Namespace of the Lease; empty means the system namespace.', {
           flag: {
             name: 'leader-elect-resource-namespace',

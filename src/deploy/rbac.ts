@@ -4,17 +4,10 @@
  * ServiceAccount (in a pod).
  */
 import type { KubeObject } from '../api/meta.ts';
-import { group, type Naming } from '../api/naming.ts';
+import { DAEMON_NAME, group, type Naming } from '../api/naming.ts';
 import type { PolicyRule } from '../api/types/rbac.ts';
 import type { ControllerDefinition } from '../controller/controller.ts';
 import { managerPermissions, mergeRules } from '../controller/permissions.ts';
-
-/**
- * The daemon's own name in the RBAC it ships (the package's, in both flavors). Not the flavor's controller-manager
- * name: in the kubernetes flavor that would be `system:kube-controller-manager`, the bootstrap ClusterRole and
- * binding of a real cluster's kube-controller-manager, which applying our RBAC would replace.
- */
-export const DAEMON_NAME = 'orch-controller-manager';
 
 /** The user the daemon authenticates as outside a pod (a client certificate or kubeconfig identity). */
 export function controllerManagerUser(): string {
