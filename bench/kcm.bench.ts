@@ -313,8 +313,10 @@ class Bench {
       },
       TIMEOUT_MS,
     );
-    await inParallel(pems.length, (i) => this.csrs.create(csr(`${tag}-${i}`, pems[i]!)), CSR_IN_FLIGHT);
-    await done;
+    await Promise.all([
+      done,
+      inParallel(pems.length, (i) => this.csrs.create(csr(`${tag}-${i}`, pems[i]!)), CSR_IN_FLIGHT),
+    ]);
     return pems.length / seconds(started);
   }
 
@@ -450,21 +452,29 @@ class Bench {
     for (const pod of (await this.pods.listAll(PDB_NS)).items) pods.set(pod.metadata.name!, pod);
     const waiters = new Map<string, { healthy: number; resolve: (at: number) => void }>();
     const stop = new AbortController();
-    const { resourceVersion } = (await this.pdbs.list(PDB_NS, { limit: 1 })).metadata;
-    const watching = this.pdbs
-      .watch(
-        PDB_NS,
-        { resourceVersion },
-        (e) => {
-          const waiter = waiters.get(e.object.metadata.name ?? '');
-          if (e.type === 'MODIFIED' && waiter && e.object.status?.currentHealthy === waiter.healthy) {
-            waiters.delete(e.object.metadata.name!);
-            waiter.resolve(performance.now());
-          }
-        },
-        stop.signal,
-      )
-      .catch(() => undefined);
+    // Watched from before the first write; a watch that ends early resumes where it was (listed again on an error).
+    let { resourceVersion } = (await this.pdbs.list(PDB_NS, { limit: 1 })).metadata;
+    const watching = (async () => {
+      while (!stop.signal.aborted) {
+        await this.pdbs
+          .watch(
+            PDB_NS,
+            { resourceVersion },
+            (e) => {
+              resourceVersion = e.object.metadata.resourceVersion;
+              const waiter = waiters.get(e.object.metadata.name ?? '');
+              if (e.type === 'MODIFIED' && waiter && e.object.status?.currentHealthy === waiter.healthy) {
+                waiters.delete(e.object.metadata.name!);
+                waiter.resolve(performance.now());
+              }
+            },
+            stop.signal,
+          )
+          .catch(async () => {
+            if (!stop.signal.aborted) ({ resourceVersion } = (await this.pdbs.list(PDB_NS, { limit: 1 })).metadata);
+          });
+      }
+    })();
     let churning = true;
     const churn = (async () => {
       for (let n = 0; churning; n++) {
