@@ -631,6 +631,13 @@ export async function run(): Promise<void> {
   await mkdir(logs, { recursive: true });
   if (PROFILE_DIR) await mkdir(PROFILE_DIR, { recursive: true });
   console.log(`cluster and process logs in ${dir}`);
+  // Our daemon runs from a bundle built at its first start after a source change (bin/launch.js): built here,
+  // not inside the first timed start.
+  await new Promise<void>((resolve, reject) =>
+    spawn(process.execPath, [join(ROOT, 'bin', 'orch-controller-manager.js'), '--help'], { stdio: 'ignore' })
+      .on('error', reject)
+      .on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`--help exited with ${code}`)))),
+  );
   const cluster = await startLocalCluster({ dir: join(dir, 'cluster'), nodes: NODES });
   const sides = new Sides(cluster, logs);
   try {

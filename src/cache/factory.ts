@@ -33,6 +33,8 @@ export interface FactoryOptions {
   watchList?: boolean;
   pageSize?: number;
   backoff?: Partial<BackoffOptions>;
+  /** Drop `metadata.managedFields` from the cached objects (see SharedInformerOptions). */
+  trimManagedFields?: boolean;
   /** Errors the reflectors recovered from. Default: a warning on stderr, expired versions excepted. */
   onError?: (informer: string, err: unknown) => void;
 }
@@ -71,6 +73,7 @@ export class SharedInformerFactory {
         initialEventsEndAnnotation: this.client.registry.naming.annotations.initialEventsEnd,
         pageSize: this.options.pageSize,
         backoff: this.options.backoff,
+        trimManagedFields: this.options.trimManagedFields,
         clock: this.clock,
         onError: (err) => report(name, err),
       });

@@ -174,6 +174,7 @@ export class Manager {
       ...this.ctx,
       informers: new SharedInformerFactory(this.ctx.client.derive({}), this.ctx.clock, {
         watchList: this.ctx.features('WatchListClient'),
+        trimManagedFields: true,
         onError: (informer, err) =>
           this.ctx.logger.warn({ informer, err: String(err) }, 'informer recovering from an error'),
       }),
