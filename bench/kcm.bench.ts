@@ -394,6 +394,8 @@ class Bench {
     await this.pods.deleteCollection(STS_NS, { gracePeriodSeconds: 0 });
     await this.client.kind('ControllerRevision').deleteCollection(STS_NS, {});
     await watchUntil(this.pods, STS_NS, (o) => o.size === 0, TIMEOUT_MS);
+    // Orphaning is the garbage collector's to finish: the next session's sets reuse the names.
+    await watchUntil(this.sets, STS_NS, (o) => o.size === 0, TIMEOUT_MS);
   }
 
   // --- Budgets ------------------------------------------------------------------------------------------------
