@@ -145,7 +145,8 @@ export async function inParallel(n: number, fn: (i: number) => Promise<unknown>,
  * Resolves once `done` holds for the objects of `resource` in `namespace` (all namespaces if undefined), keyed
  * `namespace/name` (`name` alone when cluster-scoped), as a
  * watch shows them, listed first and then kept current by the events: completion seen as a client sees it,
- * not by polling the server's storage. Rejects after `timeoutMs`.
+ * not by polling the server's storage. A watch that ends or fails early is listed and watched again. Rejects
+ * after `timeoutMs`.
  */
 export async function watchUntil<T extends KubeObject>(
   resource: ResourceClient<T>,
@@ -153,14 +154,16 @@ export async function watchUntil<T extends KubeObject>(
   done: (objects: ReadonlyMap<string, T>) => boolean,
   timeoutMs: number,
 ): Promise<void> {
-  const { items, resourceVersion } = await resource.listAll(namespace);
-  const objects = new Map(items.map((o) => [objectKey(o.metadata), o]));
-  if (done(objects)) return;
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(new Error(`not done within ${timeoutMs} ms`)), timeoutMs);
   try {
-    await new Promise<void>((resolve, reject) => {
-      resource
+    while (!stop.signal.aborted) {
+      const { items, resourceVersion } = await resource.listAll(namespace);
+      const objects = new Map(items.map((o) => [objectKey(o.metadata), o]));
+      if (done(objects)) return;
+      const seen = new AbortController();
+      let finished = false;
+      await resource
         .watch(
           namespace,
           { resourceVersion },
@@ -168,12 +171,18 @@ export async function watchUntil<T extends KubeObject>(
             const key = objectKey(e.object.metadata);
             if (e.type === 'DELETED') objects.delete(key);
             else if (e.type === 'ADDED' || e.type === 'MODIFIED') objects.set(key, e.object);
-            if (done(objects)) resolve();
+            if (!finished && done(objects)) {
+              finished = true;
+              seen.abort();
+            }
           },
-          stop.signal,
+          AbortSignal.any([stop.signal, seen.signal]),
         )
-        .then(() => reject(stop.signal.reason ?? new Error('the watch ended before done')), reject);
-    });
+        // An error (a resource version too old, a broken connection) is met like an end: listed again.
+        .catch(() => new Promise((resolve) => setTimeout(resolve, 100)));
+      if (finished) return;
+    }
+    throw stop.signal.reason;
   } finally {
     clearTimeout(timer);
     stop.abort();

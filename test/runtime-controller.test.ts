@@ -55,7 +55,11 @@ interface LogLine {
   [k: string]: unknown;
 }
 
-function newManager(controllers: ControllerDefinition[], options: Partial<ManagerOptions> = {}) {
+function newManager(
+  controllers: ControllerDefinition[],
+  options: Partial<ManagerOptions> = {},
+  client = cluster.client,
+) {
   const logs: LogLine[] = [];
   const sink = new Writable({
     write(chunk, _encoding, callback) {
@@ -65,7 +69,7 @@ function newManager(controllers: ControllerDefinition[], options: Partial<Manage
   });
   const manager = new Manager(
     {
-      client: cluster.client,
+      client,
       registry: cluster.cp.registry,
       naming: cluster.cp.registry.naming,
       recorder: { event() {} },
@@ -328,7 +332,7 @@ describe('write conflicts in a reconcile', () => {
 });
 
 describe('Manager', () => {
-  it('fails start-up with an error naming the informer that did not sync, and starts no worker', async () => {
+  it('fails start-up with an error naming the informer that did not sync; controllers whose caches synced ran', async () => {
     const ns = await newNamespace();
     await cluster.client
       .kind('ConfigMap')
@@ -368,10 +372,45 @@ describe('Manager', () => {
     expect(outcome?.message).toBe('informer deployments.apps[labelSelector=sample=true] did not sync within 1500 ms');
     expect(elapsed).toBeGreaterThanOrEqual(1_400);
     expect(elapsed).toBeLessThan(4_000);
-    // The ConfigMap informer synced, but no controller ran: workers start only once every cache is in.
-    expect(configMapKeys).toEqual([]);
+    // Each controller starts once its own caches are in, as the reference's do: the ConfigMap controller ran
+    // while the Deployment informer kept failing.
+    expect(configMapKeys).toEqual([`${ns}/present`]);
     expect(manager.hasSynced()).toBe(false);
     expect(sample.ctx!.informers.all().some((i) => i.isRunning())).toBe(false);
+  });
+
+  it('gives each controller a rate limiter of its own: a busy one does not hold back the others', async () => {
+    const ns = await newNamespace();
+    const configMaps = () => cluster.client.kind('ConfigMap');
+    await configMaps().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'one' } });
+    const reconciledAt: Record<string, number> = {};
+    const controller = (name: string, gets: number, delayMs: number): ControllerDefinition => ({
+      name,
+      aliases: [],
+      enabledByDefault: true,
+      permissions: () => [rule([''], ['configmaps'], READ)],
+      workers: 1,
+      setup(ctx, enqueue) {
+        const informer = ctx.informers.informerFor(ctx.registry.byKind('ConfigMap')!, { namespace: ns });
+        informer.addEventHandler({ add: (o) => enqueue.add(`${ns}/${o.metadata.name}`) });
+        return {
+          reconcile: async () => {
+            await sleep(delayMs);
+            await Promise.all(Array.from({ length: gets }, () => ctx.client.kind('ConfigMap').get(ns, 'one')));
+            reconciledAt[name] = performance.now();
+            return undefined;
+          },
+        };
+      },
+    });
+    // At 2 requests a second, the busy controller's 10 GETs hold a shared limiter for 5 s.
+    const limited = cluster.client.derive({ qps: 2, burst: 1 });
+    const { manager } = newManager([controller('busy', 10, 0), controller('quick', 1, 100)], {}, limited);
+    const started = performance.now();
+    start(manager);
+    await eventually(() => reconciledAt.quick !== undefined, 10_000);
+    expect(reconciledAt.quick - started).toBeLessThan(2_500);
+    await eventually(() => reconciledAt.busy !== undefined, 10_000);
   });
 
   it('with leader election, a sync failure also ends the election (lease released) and rejects run', async () => {

@@ -35,6 +35,8 @@ export interface FactoryOptions {
   watchList?: boolean;
   pageSize?: number;
   backoff?: Partial<BackoffOptions>;
+  /** Drop `metadata.managedFields` from the cached objects (see SharedInformerOptions). */
+  trimManagedFields?: boolean;
   /** Errors the reflectors recovered from. Default: a warning on stderr, expired versions excepted. */
   onError?: (informer: string, err: unknown) => void;
   /** Informers of the resources `applies` to list and watch with this `shardSelector` (see sharded.ts). */
@@ -44,6 +46,8 @@ export interface FactoryOptions {
 export class SharedInformerFactory {
   private readonly informers = new Map<string, SharedInformer<KubeObject>>();
   private stopped = false;
+  /** While `requestedBy` runs: the informers asked for. */
+  private recording?: Set<SharedInformer<KubeObject>>;
 
   constructor(
     private readonly client: KubeClient,
@@ -76,12 +80,26 @@ export class SharedInformerFactory {
         initialEventsEndAnnotation: this.client.registry.naming.annotations.initialEventsEnd,
         pageSize: this.options.pageSize,
         backoff: this.options.backoff,
+        trimManagedFields: this.options.trimManagedFields,
         clock: this.clock,
         onError: (err) => report(name, err),
       });
       this.informers.set(id, informer);
     }
+    this.recording?.add(informer);
     return informer as unknown as SharedInformer<T>;
+  }
+
+  /** Runs `fn` (a controller's setup) and returns the informers it asked for, shared or not. */
+  requestedBy(fn: () => void): SharedInformer<KubeObject>[] {
+    const requested = new Set<SharedInformer<KubeObject>>();
+    this.recording = requested;
+    try {
+      fn();
+    } finally {
+      this.recording = undefined;
+    }
+    return [...requested];
   }
 
   /** Every informer handed out so far, in creation order. */
@@ -100,9 +118,8 @@ export class SharedInformerFactory {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }
 
-  /** Resolves when every informer has synced; otherwise rejects naming the first one that did not. */
-  async waitForSync(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const informers = this.all();
+  /** Resolves when every informer (or each of `informers`) has synced; else rejects naming the first that did not. */
+  async waitForSync(timeoutMs: number, signal?: AbortSignal, informers = this.all()): Promise<void> {
     // One listener on the caller's signal; the waits listen on a signal of their own, one each: a
     // known number, not a leak, so its listener limit is raised to match.
     const cancel = new AbortController();

@@ -24,7 +24,7 @@ const endBookmark = (rv: string) => ({
   metadata: { resourceVersion: rv, annotations: { [END]: 'true' } },
 });
 
-function setup(opts: { resyncMs?: number; watchList?: boolean } = {}) {
+function setup(opts: { resyncMs?: number; watchList?: boolean; trimManagedFields?: boolean } = {}) {
   const clock = new FakeClock();
   const lw = new FakeListerWatcher<KubeObject>();
   const errors: unknown[] = [];
@@ -192,6 +192,46 @@ describe('SharedInformer: watch-list', () => {
     expect(seen).toEqual(['update b@2→b@5', 'tombstone ns/c c@3']);
     expect(l.byIndex('app', 'web').map(keyOf)).toEqual(['ns/a', 'ns/b']);
     expect(l.byIndex('app', 'db')).toEqual([]);
+    await informer.stop();
+  });
+});
+
+describe('SharedInformer: trimManagedFields', () => {
+  const managed = (name: string, rv: string): KubeObject => {
+    const p = pod(name, rv);
+    p.metadata.managedFields = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: {} }];
+    return p;
+  };
+  const fieldsOf = (informer: SharedInformer<KubeObject>) =>
+    informer
+      .lister()
+      .list()
+      .map((o) => `${o.metadata.name}:${o.metadata.managedFields ? 'kept' : 'trimmed'}`);
+
+  it.each([false, true])('drops managed fields from listed and watched objects (watch-list %s)', async (watchList) => {
+    const { lw, informer } = setup({ watchList, trimManagedFields: true });
+    const handled: string[] = [];
+    informer.addEventHandler({ add: (o) => handled.push(`${o.metadata.name}:${o.metadata.managedFields?.length}`) });
+    lw.onList = () => page([managed('a', '1')], '1');
+    informer.start();
+    await settle();
+    if (watchList) {
+      lw.lastWatch.emit('ADDED', managed('a', '1'));
+      lw.lastWatch.emit('BOOKMARK', endBookmark('1'));
+    }
+    lw.lastWatch.emit('ADDED', managed('b', '2'));
+    await settle();
+    expect(fieldsOf(informer)).toEqual(['a:trimmed', 'b:trimmed']);
+    expect(handled).toEqual(['a:undefined', 'b:undefined']);
+    await informer.stop();
+  });
+
+  it('keeps them by default', async () => {
+    const { lw, informer } = setup();
+    lw.onList = () => page([managed('a', '1')], '1');
+    informer.start();
+    await settle();
+    expect(fieldsOf(informer)).toEqual(['a:kept']);
     await informer.stop();
   });
 });

@@ -52,6 +52,17 @@ export interface SharedInformerOptions<T extends KubeObject> extends ReflectorOp
   /** Resync period for handlers that do not name their own; 0 or absent means none. */
   resyncMs?: number;
   indexers?: Record<string, IndexFunc<T>>;
+  /**
+   * Drop `metadata.managedFields` from what is cached, as the reference's controller manager does: controllers
+   * never read them, and they are a large share of each object. An update sent from a cached copy leaves the
+   * server's own untouched (omitted, not emptied).
+   */
+  trimManagedFields?: boolean;
+}
+
+function trimmed<T extends KubeObject>(obj: T): T {
+  if (obj.metadata.managedFields) obj.metadata.managedFields = undefined;
+  return obj;
 }
 
 /** client-go's minimum handler resync period. */
@@ -81,13 +92,17 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
     this.clock = opts.clock ?? realClock;
     this.onError = opts.onError ?? (() => {});
     this.store = new Store<T>(opts.indexers);
+    const trim = opts.trimManagedFields ? trimmed : (obj: T) => obj;
     this.reflector = new Reflector<T>(
       lw,
       {
-        add: (obj) => this.upsert(obj),
-        update: (obj) => this.upsert(obj),
+        add: (obj) => this.upsert(trim(obj)),
+        update: (obj) => this.upsert(trim(obj)),
         delete: (obj) => this.remove(obj),
-        replace: (items, rv) => this.replace(items, rv),
+        replace: (items, rv) => {
+          if (opts.trimManagedFields) for (const obj of items instanceof Store ? items.list() : items) trimmed(obj);
+          this.replace(items, rv);
+        },
         emptyCopy: () => this.store.emptyCopy(),
       },
       opts,

@@ -1,7 +1,7 @@
 /**
  * The manager: runs the selected controllers only while this replica leads. On winning the lease
- * it registers the controllers' informers, starts them, waits for their caches (naming any that do
- * not sync in time), then starts the workers. On losing the lease or on shutdown it stops workers
+ * it registers the controllers' informers, starts them, and starts each controller's workers once the
+ * caches it reads have synced (naming any that do not sync in time). On losing the lease or on shutdown it stops workers
  * and informers within a bounded time. Losing the lease ends `run` with `lostLeadership` so the
  * process can exit non-zero, as the reference does, and its supervisor restarts it.
  */
@@ -169,32 +169,41 @@ export class Manager {
 
   /** Starts the controllers and keeps them running until `signal` aborts. */
   private async lead(signal: AbortSignal): Promise<void> {
+    // The informers and each controller get a client with a rate limiter of their own (the same QPS and burst),
+    // as the reference's controllers get a client each: one busy controller does not hold back the others.
     const ctx: ControllerContext = {
       ...this.ctx,
-      informers: new SharedInformerFactory(this.ctx.client, this.ctx.clock, {
+      informers: new SharedInformerFactory(this.ctx.client.derive({}), this.ctx.clock, {
         watchList: this.ctx.features('WatchListClient'),
+        trimManagedFields: true,
         onError: (informer, err) =>
           this.ctx.logger.warn({ informer, err: String(err) }, 'informer recovering from an error'),
       }),
     };
     this.informers = ctx.informers;
-    this.loops = this.opts.controllers.map((d) => new ControllerLoop(d, ctx, this.opts.workers[d.name] ?? d.workers));
-    for (const loop of this.loops) loop.setup();
+    this.loops = this.opts.controllers.map(
+      (d) => new ControllerLoop(d, { ...ctx, client: ctx.client.derive({}) }, this.opts.workers[d.name] ?? d.workers),
+    );
+    const needs = this.loops.map((loop) => ctx.informers.requestedBy(() => loop.setup()));
     ctx.informers.start();
-    try {
-      await ctx.informers.waitForSync(this.opts.syncTimeoutMs, signal);
-    } catch (err) {
+    // Each controller starts once the informers it reads have synced, as the reference's controllers each wait
+    // for their own caches: a big cache (every pod) holds back only the controllers that read it.
+    const waits = await Promise.allSettled(
+      this.loops.map(async (loop, i) => {
+        await ctx.informers.waitForSync(this.opts.syncTimeoutMs, signal, needs[i]);
+        if (!signal.aborted) loop.start();
+      }),
+    );
+    const failed = waits.find((w) => w.status === 'rejected');
+    if (failed || signal.aborted) {
       await this.stopAll();
       // Shutdown during the initial sync is a stop, not a failure.
       if (signal.aborted) return;
-      throw err;
+      throw (failed as PromiseRejectedResult).reason;
     }
     this.synced = true;
-    if (!signal.aborted) {
-      for (const loop of this.loops) loop.start();
-      this.ctx.logger.info({ controllers: this.loops.map((l) => l.definition.name) }, 'controllers started');
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    }
+    this.ctx.logger.info({ controllers: this.loops.map((l) => l.definition.name) }, 'controllers started');
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await this.stopAll();
   }
 
