@@ -36,7 +36,10 @@ export function fieldNode(node: Node, field: string): Node {
 export function itemKey(list: ListNode, item: Json): string {
   const keys: Record<string, Json> = {};
   if (isPlainObject(item)) {
-    for (const name of keyNamesInOrder(list)) if (item[name] !== undefined) keys[name] = item[name];
+    for (const name of keyNamesInOrder(list)) {
+      const value = item[name] ?? list.keyDefaults?.[name];
+      if (value !== undefined) keys[name] = value;
+    }
   }
   return `k:${JSON.stringify(keys)}`;
 }
@@ -58,9 +61,9 @@ export function itemElement(list: ListNode, item: Json): string {
   return list.listType === 'map' ? itemKey(list, item) : `v:${JSON.stringify(item)}`;
 }
 
-/** An object the schema marks atomic: a leaf, as an atomic list is. */
+/** An object or map the schema marks atomic: a leaf, as an atomic list is. */
 export function isAtomicObject(node: Node): boolean {
-  return typeof node === 'object' && 'object' in node && node.atomic === true;
+  return typeof node === 'object' && ('object' in node || 'map' in node) && node.atomic === true;
 }
 
 export function isGranular(node: Node): node is ListNode {
@@ -116,6 +119,69 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
     if (fieldValue === null || empty || isAtomicObject(fieldSchema)) leaf(fieldKey, fieldValue, out, options);
     else if (!known || !Object.hasOwn(known, field) || mapField) out.add(fieldKey);
   }
+}
+
+/**
+ * Every path of `value` as the reference's Update compares it (its typed form of the object): each field, map
+ * entry and list item, with the fields the Go zero value of an object holds although the JSON leaves them out
+ * (value structs as `{}`, lists without omitempty as null). `leaves` gets each leaf's value: an object or list
+ * holding nothing is one. `topLevel` says which fields of the root count.
+ */
+export function presentPaths(
+  value: unknown,
+  node: Node,
+  leaves: Map<string, unknown>,
+  topLevel: (field: string) => boolean,
+): FieldSet {
+  const out: FieldSet = new Set();
+  walkPresent(value as Json, node, '', out, leaves, topLevel);
+  return out;
+}
+
+/** `value` undefined: an object only the zero value holds. */
+function walkPresent(
+  value: Json | undefined,
+  node: Node,
+  key: string,
+  out: FieldSet,
+  leaves: Map<string, unknown>,
+  counts: (field: string) => boolean = () => true,
+): void {
+  if (Array.isArray(value) && isGranular(node) && value.length > 0) {
+    for (const item of value) {
+      const itemKey = child(key, itemElement(node, item));
+      out.add(itemKey);
+      if (node.listType === 'map') walkPresent(item, node.list, itemKey, out, leaves);
+      else leaves.set(itemKey, item);
+    }
+    return;
+  }
+  if (value !== undefined && (!isPlainObject(value) || isAtomicObject(node))) {
+    leaves.set(key, value);
+    return;
+  }
+  const fields = value ?? {};
+  let holds = false;
+  for (const field in fields) {
+    if (!counts(field)) continue;
+    const fieldKey = child(key, `f:${field}`);
+    out.add(fieldKey);
+    walkPresent(fields[field], fieldNode(node, field), fieldKey, out, leaves);
+    holds = true;
+  }
+  const known = typeof node === 'object' && 'object' in node ? node.object : {};
+  for (const field in known) {
+    const fieldSchema = known[field];
+    if (Object.hasOwn(fields, field) || !counts(field) || typeof fieldSchema !== 'object') continue;
+    const valueStruct = 'object' in fieldSchema && !fieldSchema.pointer;
+    if (!valueStruct && !('list' in fieldSchema && fieldSchema.inZeroValue)) continue;
+    const fieldKey = child(key, `f:${field}`);
+    out.add(fieldKey);
+    if (valueStruct) walkPresent(undefined, fieldSchema, fieldKey, out, leaves);
+    else leaves.set(fieldKey, null);
+    holds = true;
+  }
+  if (!holds) leaves.set(key, fields);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@
 import type { ListNode, Node } from '../../api/schema.ts';
 import { jsonEqual } from '../../util/equal.ts';
 import {
-  createdFieldsV1,
   describePath,
   type FieldSet,
   fieldNode,
@@ -24,6 +23,7 @@ import {
   itemElement,
   pathElements,
   pathKey,
+  presentPaths,
   toFieldSet,
   toFieldsV1,
   valueAt,
@@ -248,19 +248,16 @@ function newEntry(
  * it added or changed, and what it removed leaves every manager.
  */
 export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
-  if (old === undefined) {
-    // A create: everything is gained, by the only manager there is. Its set is read back from the entry at the
-    // object's first update (a set kept beside every stored object would cost memory).
-    const fieldsV1 = createdFieldsV1(trackedPart(next, owner), owner.schema);
-    return isEmpty(fieldsV1) ? [] : [newEntry(owner, 'Update', fieldsV1)];
-  }
+  // A create compares against the kind's zero value, as the reference does.
   const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
   const oldLeaves = new Map<string, unknown>();
   const nextLeaves = new Map<string, unknown>();
-  const oldSet = toFieldSet(trackedPart(old, owner), owner.schema, [], { mapsAreMembers: true, leaves: oldLeaves });
-  const nextSet = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true, leaves: nextLeaves });
+  const topLevel = (field: string) => field !== 'apiVersion' && field !== 'kind' && owner.tracked(field);
+  const oldSet = presentPaths(trackedPart(old, owner), owner.schema, oldLeaves, topLevel);
+  const nextSet = presentPaths(trackedPart(next, owner), owner.schema, nextLeaves, topLevel);
   const removed = [...oldSet].filter((key) => !nextSet.has(key));
-  // New paths, and leaves whose value changed (list items and maps count only by appearing).
+  // New paths (containers too: the reference records an object that appears as a member), and leaves whose
+  // value changed.
   const gained = [...nextSet].filter(
     (key) => !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key))),
   );
