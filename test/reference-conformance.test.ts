@@ -82,6 +82,50 @@ describe('answers as kube-apiserver does', () => {
     expect(put.json.metadata.generation).toBe(1);
   });
 
+  it("records an Update's fields as the reference compares them: new objects and lists as members, atomic selectors, defaulted port keys", async () => {
+    const service = await json('POST', `/api/v1/namespaces/${NS}/services`, {
+      metadata: { name: 'front' },
+      spec: { selector: { app: 'front' }, ports: [{ port: 80 }] },
+    });
+    expect(service.code).toBe(201);
+    // The ports list is absent from a Service's zero value: it appears, so it is a member; the selector is atomic.
+    expect(service.json.metadata.managedFields[0].fieldsV1['f:spec']).toMatchObject({
+      'f:ports': { '.': {}, 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {}, 'f:protocol': {} } },
+      'f:selector': {},
+    });
+    // An applied port without its protocol is the same item (keyed by the default), not a second one.
+    const applied = await raw.send({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${NS}/services/front?fieldManager=applier`,
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      body: 'apiVersion: v1\nkind: Service\nmetadata:\n  name: front\nspec:\n  ports:\n  - port: 80\n',
+    });
+    expect(applied.code).toBe(200);
+    expect(applied.json.spec.ports).toHaveLength(1);
+    expect(applied.json.metadata.managedFields[0].fieldsV1['f:spec']['f:ports']).toEqual({
+      'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {} },
+    });
+
+    // A StatefulSet's rolling update and retention policy are pointers (absent from the zero value), its update
+    // strategy a value struct (always there): only the former are members.
+    const sts = await json('POST', `/apis/apps/v1/namespaces/${NS}/statefulsets`, {
+      metadata: { name: 'members' },
+      spec: { replicas: 0, serviceName: 'm', selector: { matchLabels: { app: 'm' } }, template: template('m') },
+    });
+    expect(sts.code).toBe(201);
+    const spec = sts.json.metadata.managedFields[0].fieldsV1['f:spec'];
+    expect(spec['f:updateStrategy']).toEqual({
+      'f:rollingUpdate': { '.': {}, 'f:maxUnavailable': {}, 'f:partition': {} },
+      'f:type': {},
+    });
+    expect(spec['f:persistentVolumeClaimRetentionPolicy']).toEqual({
+      '.': {},
+      'f:whenDeleted': {},
+      'f:whenScaled': {},
+    });
+    expect(spec['f:template']).not.toHaveProperty('.');
+  });
+
   it('lists managed fields as the reference orders them: Apply entries first', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'owned' }, data: { a: '1' } });
     const applied = await raw.send({

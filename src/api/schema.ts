@@ -188,7 +188,12 @@ const httpGet = object({
 });
 const tcpSocket = object({ port: 'int-or-string', host: 'string' });
 const lifecycleHandler = pointer(
-  object({ exec: pointer(exec), httpGet: pointer(httpGet), tcpSocket: pointer(tcpSocket), sleep: pointer(object({ seconds: 'integer' })) }),
+  object({
+    exec: pointer(exec),
+    httpGet: pointer(httpGet),
+    tcpSocket: pointer(tcpSocket),
+    sleep: pointer(object({ seconds: 'integer' })),
+  }),
 );
 
 const probe = object({
@@ -206,7 +211,12 @@ const probe = object({
 
 const seLinuxOptions = pointer(object({ user: 'string', role: 'string', type: 'string', level: 'string' }));
 const windowsOptions = pointer(
-  object({ gmsaCredentialSpecName: 'string', gmsaCredentialSpec: 'string', runAsUserName: 'string', hostProcess: 'boolean' }),
+  object({
+    gmsaCredentialSpecName: 'string',
+    gmsaCredentialSpec: 'string',
+    runAsUserName: 'string',
+    hostProcess: 'boolean',
+  }),
 );
 const profile = pointer(object({ type: 'string', localhostProfile: 'string' }));
 

@@ -17,7 +17,6 @@ import {
   fieldNode,
   fromFieldsV1,
   isAtomicObject,
-  isEmpty,
   isGranular,
   isPlainObject,
   itemElement,
