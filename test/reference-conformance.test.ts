@@ -123,7 +123,7 @@ describe('answers as kube-apiserver does', () => {
       'f:whenDeleted': {},
       'f:whenScaled': {},
     });
-    expect(spec['f:template']).not.toHaveProperty('.');
+    expect(Object.keys(spec['f:template'])).not.toContain('.');
   });
 
   it('lists managed fields as the reference orders them: Apply entries first', async () => {
