@@ -385,11 +385,13 @@ const podSpec = object({
   hostAliases: mapList(object({ ip: 'string', hostnames: strings }), ['ip']),
   priorityClassName: 'string',
   priority: 'integer',
-  dnsConfig: object({
-    nameservers: strings,
-    searches: strings,
-    options: listOf(object({ name: 'string', value: 'string' })),
-  }),
+  dnsConfig: pointer(
+    object({
+      nameservers: strings,
+      searches: strings,
+      options: listOf(object({ name: 'string', value: 'string' })),
+    }),
+  ),
   readinessGates: listOf(object({ conditionType: 'string' })),
   runtimeClassName: 'string',
   enableServiceLinks: 'boolean',
@@ -409,14 +411,14 @@ const podSpec = object({
     ['topologyKey', 'whenUnsatisfiable'],
   ),
   setHostnameAsFQDN: 'boolean',
-  os: object({ name: 'string' }),
+  os: pointer(object({ name: 'string' })),
   hostUsers: 'boolean',
   schedulingGates: mapList(object({ name: 'string' }), ['name']),
   resourceClaims: mapList(
     object({ name: 'string', resourceClaimName: 'string', resourceClaimTemplateName: 'string' }),
     ['name'],
   ),
-  resources: resourceRequirements,
+  resources: pointer(resourceRequirements),
 });
 
 const podTemplateSpec = object({ metadata: objectMeta, spec: podSpec });
@@ -698,14 +700,14 @@ const endpointSlice = kind({
 });
 
 const ingressBackend = object({
-  service: object({ name: 'string', port: object({ name: 'string', number: 'integer' }) }),
-  resource: typedLocalObjectReference,
+  service: pointer(object({ name: 'string', port: atomicObject({ name: 'string', number: 'integer' }) })),
+  resource: pointer(typedLocalObjectReference),
 });
 
 const ingress = kind({
   spec: object({
     ingressClassName: 'string',
-    defaultBackend: ingressBackend,
+    defaultBackend: pointer(ingressBackend),
     tls: listOf(object({ hosts: strings, secretName: 'string' })),
     rules: listOf(
       object({
@@ -886,7 +888,8 @@ const runtimeClass = kind({
 // ---------------------------------------------------------------------------------------------
 // Apps and policy odds and ends
 
-const controllerRevision = kind({ data: 'any', revision: 'integer' });
+// Its data is a RawExtension: one value to the reference's field manager.
+const controllerRevision = kind({ data: atomicMapOf('any'), revision: 'integer' });
 
 const podDisruptionBudget = kind({
   spec: object({
@@ -995,7 +998,7 @@ const validatingAdmissionPolicyBinding = kind({
       parameterNotFoundAction: 'string',
     }),
     matchResources,
-    validationActions: strings,
+    validationActions: { list: 'string', listType: 'set' },
   }),
 });
 
