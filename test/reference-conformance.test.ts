@@ -126,6 +126,24 @@ describe('answers as kube-apiserver does', () => {
     expect(Object.keys(spec['f:template'])).not.toContain('.');
   });
 
+  it("bumps a Deployment's generation on an annotation change and an EndpointSlice's on a label change", async () => {
+    const merge = (path: string, body: unknown) => json('PATCH', path, body, 'application/merge-patch+json');
+    const deploy = `/apis/apps/v1/namespaces/${NS}/deployments`;
+    const created = await json('POST', deploy, {
+      metadata: { name: 'gen' },
+      spec: { selector: { matchLabels: { app: 'gen' } }, template: template('gen') },
+    });
+    expect(created.json.metadata.generation).toBe(1);
+    expect((await merge(`${deploy}/gen`, { metadata: { labels: { a: 'b' } } })).json.metadata.generation).toBe(1);
+    expect((await merge(`${deploy}/gen`, { metadata: { annotations: { a: 'b' } } })).json.metadata.generation).toBe(2);
+
+    const slices = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
+    const slice = await json('POST', slices, { metadata: { name: 'gen' }, addressType: 'IPv4', endpoints: [] });
+    expect(slice.json.metadata.generation).toBe(1);
+    expect((await merge(`${slices}/gen`, { metadata: { annotations: { a: 'b' } } })).json.metadata.generation).toBe(1);
+    expect((await merge(`${slices}/gen`, { metadata: { labels: { a: 'b' } } })).json.metadata.generation).toBe(2);
+  });
+
   it('lists managed fields as the reference orders them: Apply entries first', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'owned' }, data: { a: '1' } });
     const applied = await raw.send({

@@ -48,6 +48,7 @@ import {
   tooLargeResourceVersion,
   unsupportedMediaType,
 } from './errors.ts';
+import { generationChanged } from './generation.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
 import {
   type ListOptions,
@@ -468,7 +469,7 @@ export class ApiServer {
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
       const next: KubeObject = { ...old, spec: { ...(old.spec as object), replicas } };
-      if (rt.hasGeneration && specChanged(old, next)) {
+      if (rt.hasGeneration && generationChanged(rt.kind, old, next)) {
         next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
       }
       return next;
@@ -490,7 +491,9 @@ export class ApiServer {
     for (const k of Object.keys(next.metadata) as (keyof KubeObject['metadata'])[]) {
       if (next.metadata[k] === undefined) delete next.metadata[k];
     }
-    if (rt.hasGeneration && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    if (rt.hasGeneration && generationChanged(rt.kind, old, next)) {
+      next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    }
     // As the reference's namespace strategy: an update keeps the finalizers (only `/finalize` changes them).
     if (isNamespaceType(rt)) next.spec = { ...(next.spec as object), finalizers: (old.spec as any)?.finalizers };
     return next;
@@ -1013,13 +1016,6 @@ function randomSuffix(): string {
 
 function withoutRv(obj: KubeObject): KubeObject {
   return { ...obj, metadata: { ...obj.metadata, resourceVersion: undefined } };
-}
-
-/** Whether anything outside metadata and status changed (what bumps `generation`). */
-function specChanged(old: KubeObject, next: KubeObject): boolean {
-  const { metadata: _m1, status: _s1, ...a } = old;
-  const { metadata: _m2, status: _s2, ...b } = next;
-  return !jsonEqual(a, b);
 }
 
 /** Deletes the fields `node` does not know from a decoded body; `directives` keeps strategic merge patch keys. */
