@@ -342,7 +342,7 @@ export class ApiServer {
         throw badRequest('the apply configuration is not an object');
       }
       if (!this.storage.get(req.rt, key) && !req.subresource) {
-        const { object, managedFields } = applyOrConflict(req, {}, config, owner, force);
+        const { object, managedFields } = applyOrConflict({}, config, owner, force);
         const text = JSON.stringify(object);
         const body = { text, contentType: 'application/json' };
         const created = await this.create(req, query, body, user, managedFields).catch((err) => {
@@ -354,7 +354,7 @@ export class ApiServer {
       }
       let applied: ApplyResult | undefined;
       const build = (current: KubeObject) => {
-        applied = applyOrConflict(req, current, config, owner, force);
+        applied = applyOrConflict(current, config, owner, force);
         return applied.object as KubeObject;
       };
       const result = await this.write(
@@ -1105,13 +1105,7 @@ function updateOwnership(owner: FieldOwner) {
 }
 
 /** An apply of `config` onto `live`, its conflicts answered 409 naming each field and its manager. */
-function applyOrConflict(
-  req: ResourceRequest,
-  live: object,
-  config: object,
-  owner: FieldOwner,
-  force: boolean,
-): ApplyResult {
+function applyOrConflict(live: object, config: object, owner: FieldOwner, force: boolean): ApplyResult {
   try {
     return applyConfiguration(live as Record<string, unknown>, config as Record<string, unknown>, owner, force);
   } catch (err) {
@@ -1121,8 +1115,8 @@ function applyOrConflict(
       message: `conflict with ${managerLabel(c)}`,
       field: c.path,
     }));
-    const details = { name: req.name, ...(req.rt.group ? { group: req.rt.group } : {}), kind: req.rt.plural, causes };
-    throw new ApiError(409, 'Conflict', err.message, details);
+    // The reference's conflict Status names no object: its details hold the causes only.
+    throw new ApiError(409, 'Conflict', err.message, { causes });
   }
 }
 
