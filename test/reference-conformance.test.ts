@@ -144,6 +144,31 @@ describe('answers as kube-apiserver does', () => {
     expect((await merge(`${slices}/gen`, { metadata: { labels: { a: 'b' } } })).json.metadata.generation).toBe(2);
   });
 
+  it("writes the scale subresource's managed fields entry without a time, so it lists first", async () => {
+    const sts = `/apis/apps/v1/namespaces/${NS}/statefulsets`;
+    await json('POST', sts, {
+      metadata: { name: 'scaled' },
+      spec: { replicas: 1, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: template('s') },
+    });
+    const scaled = await json('PUT', `${sts}/scaled/scale`, {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'scaled', namespace: NS },
+      spec: { replicas: 2 },
+    });
+    expect(scaled.code).toBe(200);
+    const entries = (await json('GET', `${sts}/scaled`)).json.metadata.managedFields;
+    expect(entries[0]).toEqual({
+      manager: 'ref-test',
+      operation: 'Update',
+      apiVersion: 'apps/v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      subresource: 'scale',
+    });
+    expect(entries[1]).toHaveProperty('time');
+  });
+
   it('lists managed fields as the reference orders them: Apply entries first', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'owned' }, data: { a: '1' } });
     const applied = await raw.send({

@@ -868,7 +868,7 @@ const leaseCandidate = kind({
 
 const apiService = kind({
   spec: object({
-    service: object({ namespace: 'string', name: 'string', port: 'integer' }),
+    service: pointer(object({ namespace: 'string', name: 'string', port: 'integer' })),
     group: 'string',
     version: 'string',
     insecureSkipTLSVerify: 'boolean',

@@ -33,7 +33,7 @@ export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Apply' | 'Update';
   apiVersion: string;
-  time: string;
+  time?: string;
   fieldsType: 'FieldsV1';
   fieldsV1: Record<string, unknown>;
   subresource?: string;
@@ -190,12 +190,8 @@ function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEnt
       out.push(manager.entry);
       continue;
     }
-    const entry = {
-      ...manager.entry,
-      time: owner.time,
-      apiVersion: owner.apiVersion,
-      fieldsV1: toFieldsV1(manager.set),
-    };
+    const { manager: name, operation, subresource } = manager.entry;
+    const entry = newEntry({ ...owner, manager: name, subresource }, operation, toFieldsV1(manager.set));
     // Not copied: the managers of one write are dropped after it, and readers copy what they read.
     readSets.set(entry, manager.set);
     out.push(entry);
@@ -217,6 +213,9 @@ function byEncodedOrder(p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
   );
 }
 
+/** An entry's time; the `scale` subresource's entry has none, as the reference's (a Scale carries no times). */
+const stamp = (owner: FieldOwner) => (owner.subresource === 'scale' ? {} : { time: owner.time });
+
 function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 'Update'): Manager {
   const found = managers.find((m) => sameEntry(m.entry, owner.manager, operation, owner.subresource));
   if (found) return found;
@@ -235,7 +234,7 @@ function newEntry(
     manager: owner.manager,
     operation,
     apiVersion: owner.apiVersion,
-    time: owner.time,
+    ...stamp(owner),
     fieldsType: 'FieldsV1',
     fieldsV1,
     ...(owner.subresource ? { subresource: owner.subresource } : {}),
