@@ -169,6 +169,24 @@ describe('answers as kube-apiserver does', () => {
     expect(entries[1]).toHaveProperty('time');
   });
 
+  it('takes a CertificateSigningRequest PUT through the main resource as a metadata change, keeping the spec', async () => {
+    const csrs = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+    // A P-256 request for CN system:node:conform-node1, O system:nodes.
+    const request =
+      'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlIMU1JR2NBZ0VBTURveElUQWZCZ05WQkFNTUdITjVjM1JsYlRwdWIyUmxPbU52Ym1admNtMHRibTlrWlRFVgpNQk1HQTFVRUNnd01jM2x6ZEdWdE9tNXZaR1Z6TUZrd0V3WUhLb1pJemowQ0FRWUlLb1pJemowREFRY0RRZ0FFClNkaStJSldrcGVwQW5rTmRiN1ZTQ09ydS9oUG5SY3E5QVFlY0JkMVNWa0pVR0FyOFNCWXpNVW02N1pYc2wwTGYKK3Ayem9PN2E1Rk95TVNiN0JiWHZSYUFBTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFETWZaWFhkUUZzaDRQbApzZ2p0c2JkZGdreU5Hemt4QUVVRHhZdXpnVzUvSHdJZ1UvSTVGRnNYODN1cWdGU1A5MWY5bENNU2kyc2U0Vjc1CitHTTl2TFJpU2dzPQotLS0tLUVORCBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K';
+    const spec = { signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], request };
+    const created = await json('POST', csrs, { metadata: { name: 'ref-csr' }, spec });
+    expect(created.code, created.body).toBe(201);
+    // The body leaves out what the server set (username, groups): the reference keeps the stored spec.
+    const put = await json('PUT', `${csrs}/ref-csr`, {
+      metadata: { name: 'ref-csr', labels: { put: 'done' }, resourceVersion: created.json.metadata.resourceVersion },
+      spec: { ...spec, usages: ['digital signature', 'client auth'] },
+    });
+    expect(put.code, put.body).toBe(200);
+    expect(put.json.metadata.labels).toEqual({ put: 'done' });
+    expect(put.json.spec).toEqual(created.json.spec);
+  });
+
   it('lists managed fields as the reference orders them: Apply entries first', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'owned' }, data: { a: '1' } });
     const applied = await raw.send({

@@ -476,6 +476,9 @@ export class ApiServer {
     }
     const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
     if (rt.hasStatus) next.status = old.status;
+    // As the reference's CSR strategy: the main resource changes metadata only; the spec never changes and the
+    // status through /status and /approval.
+    if (rt.kind === 'CertificateSigningRequest') next.spec = old.spec;
     const m = requested.metadata;
     next.metadata = {
       ...m,
