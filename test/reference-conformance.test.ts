@@ -82,6 +82,111 @@ describe('answers as kube-apiserver does', () => {
     expect(put.json.metadata.generation).toBe(1);
   });
 
+  it("records an Update's fields as the reference compares them: new objects and lists as members, atomic selectors, defaulted port keys", async () => {
+    const service = await json('POST', `/api/v1/namespaces/${NS}/services`, {
+      metadata: { name: 'front' },
+      spec: { selector: { app: 'front' }, ports: [{ port: 80 }] },
+    });
+    expect(service.code).toBe(201);
+    // The ports list is absent from a Service's zero value: it appears, so it is a member; the selector is atomic.
+    expect(service.json.metadata.managedFields[0].fieldsV1['f:spec']).toMatchObject({
+      'f:ports': { '.': {}, 'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {}, 'f:protocol': {} } },
+      'f:selector': {},
+    });
+    // An applied port without its protocol is the same item (keyed by the default), not a second one.
+    const applied = await raw.send({
+      method: 'PATCH',
+      path: `/api/v1/namespaces/${NS}/services/front?fieldManager=applier`,
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      body: 'apiVersion: v1\nkind: Service\nmetadata:\n  name: front\nspec:\n  ports:\n  - port: 80\n',
+    });
+    expect(applied.code).toBe(200);
+    expect(applied.json.spec.ports).toHaveLength(1);
+    expect(applied.json.metadata.managedFields[0].fieldsV1['f:spec']['f:ports']).toEqual({
+      'k:{"port":80,"protocol":"TCP"}': { '.': {}, 'f:port': {} },
+    });
+
+    // A StatefulSet's rolling update and retention policy are pointers (absent from the zero value), its update
+    // strategy a value struct (always there): only the former are members.
+    const sts = await json('POST', `/apis/apps/v1/namespaces/${NS}/statefulsets`, {
+      metadata: { name: 'members' },
+      spec: { replicas: 0, serviceName: 'm', selector: { matchLabels: { app: 'm' } }, template: template('m') },
+    });
+    expect(sts.code).toBe(201);
+    const spec = sts.json.metadata.managedFields[0].fieldsV1['f:spec'];
+    expect(spec['f:updateStrategy']).toEqual({
+      'f:rollingUpdate': { '.': {}, 'f:maxUnavailable': {}, 'f:partition': {} },
+      'f:type': {},
+    });
+    expect(spec['f:persistentVolumeClaimRetentionPolicy']).toEqual({
+      '.': {},
+      'f:whenDeleted': {},
+      'f:whenScaled': {},
+    });
+    expect(Object.keys(spec['f:template'])).not.toContain('.');
+  });
+
+  it("bumps a Deployment's generation on an annotation change and an EndpointSlice's on a label change", async () => {
+    const merge = (path: string, body: unknown) => json('PATCH', path, body, 'application/merge-patch+json');
+    const deploy = `/apis/apps/v1/namespaces/${NS}/deployments`;
+    const created = await json('POST', deploy, {
+      metadata: { name: 'gen' },
+      spec: { selector: { matchLabels: { app: 'gen' } }, template: template('gen') },
+    });
+    expect(created.json.metadata.generation).toBe(1);
+    expect((await merge(`${deploy}/gen`, { metadata: { labels: { a: 'b' } } })).json.metadata.generation).toBe(1);
+    expect((await merge(`${deploy}/gen`, { metadata: { annotations: { a: 'b' } } })).json.metadata.generation).toBe(2);
+
+    const slices = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
+    const slice = await json('POST', slices, { metadata: { name: 'gen' }, addressType: 'IPv4', endpoints: [] });
+    expect(slice.json.metadata.generation).toBe(1);
+    expect((await merge(`${slices}/gen`, { metadata: { annotations: { a: 'b' } } })).json.metadata.generation).toBe(1);
+    expect((await merge(`${slices}/gen`, { metadata: { labels: { a: 'b' } } })).json.metadata.generation).toBe(2);
+  });
+
+  it("writes the scale subresource's managed fields entry without a time, so it lists first", async () => {
+    const sts = `/apis/apps/v1/namespaces/${NS}/statefulsets`;
+    await json('POST', sts, {
+      metadata: { name: 'scaled' },
+      spec: { replicas: 1, serviceName: 's', selector: { matchLabels: { app: 's' } }, template: template('s') },
+    });
+    const scaled = await json('PUT', `${sts}/scaled/scale`, {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'scaled', namespace: NS },
+      spec: { replicas: 2 },
+    });
+    expect(scaled.code).toBe(200);
+    const entries = (await json('GET', `${sts}/scaled`)).json.metadata.managedFields;
+    expect(entries[0]).toEqual({
+      manager: 'ref-test',
+      operation: 'Update',
+      apiVersion: 'apps/v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      subresource: 'scale',
+    });
+    expect(entries[1]).toHaveProperty('time');
+  });
+
+  it('takes a CertificateSigningRequest PUT through the main resource as a metadata change, keeping the spec', async () => {
+    const csrs = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+    // A P-256 request for CN system:node:conform-node1, O system:nodes.
+    const request =
+      'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlIMU1JR2NBZ0VBTURveElUQWZCZ05WQkFNTUdITjVjM1JsYlRwdWIyUmxPbU52Ym1admNtMHRibTlrWlRFVgpNQk1HQTFVRUNnd01jM2x6ZEdWdE9tNXZaR1Z6TUZrd0V3WUhLb1pJemowQ0FRWUlLb1pJemowREFRY0RRZ0FFClNkaStJSldrcGVwQW5rTmRiN1ZTQ09ydS9oUG5SY3E5QVFlY0JkMVNWa0pVR0FyOFNCWXpNVW02N1pYc2wwTGYKK3Ayem9PN2E1Rk95TVNiN0JiWHZSYUFBTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFETWZaWFhkUUZzaDRQbApzZ2p0c2JkZGdreU5Hemt4QUVVRHhZdXpnVzUvSHdJZ1UvSTVGRnNYODN1cWdGU1A5MWY5bENNU2kyc2U0Vjc1CitHTTl2TFJpU2dzPQotLS0tLUVORCBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K';
+    const spec = { signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], request };
+    const created = await json('POST', csrs, { metadata: { name: 'ref-csr' }, spec });
+    expect(created.code, created.body).toBe(201);
+    // The body leaves out what the server set (username, groups): the reference keeps the stored spec.
+    const put = await json('PUT', `${csrs}/ref-csr`, {
+      metadata: { name: 'ref-csr', labels: { put: 'done' }, resourceVersion: created.json.metadata.resourceVersion },
+      spec: { ...spec, usages: ['digital signature', 'client auth'] },
+    });
+    expect(put.code, put.body).toBe(200);
+    expect(put.json.metadata.labels).toEqual({ put: 'done' });
+    expect(put.json.spec).toEqual(created.json.spec);
+  });
+
   it('lists managed fields as the reference orders them: Apply entries first', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'owned' }, data: { a: '1' } });
     const applied = await raw.send({

@@ -9,9 +9,10 @@ const SCALARS = new Set(['any', 'string', 'integer', 'number', 'boolean', 'int-o
 function malformed(node: Node, path = ''): string | undefined {
   if (typeof node === 'string') return SCALARS.has(node) ? undefined : path;
   if ('list' in node) return malformedList(node, path) ?? malformed(node.list, `${path}[]`);
-  const keys = Object.keys(node);
-  // An object may carry one marker beside its fields: `atomic`.
-  if (keys.length !== 1 && !(keys.length === 2 && 'atomic' in node && node.atomic === true)) return path;
+  // An object or map may carry markers beside its fields or values: `atomic`, and for an object `pointer`.
+  const markers = Object.entries(node).filter(([k]) => k !== 'object' && k !== 'map');
+  const allowed = 'object' in node ? ['atomic', 'pointer'] : ['atomic'];
+  if (markers.some(([k, v]) => !allowed.includes(k) || v !== true)) return path;
   if ('map' in node) return malformed(node.map, `${path}{}`);
   if (!('object' in node)) return path;
   for (const [field, child] of Object.entries(node.object)) {
@@ -21,7 +22,15 @@ function malformed(node: Node, path = ''): string | undefined {
   return undefined;
 }
 
-const LIST_ATTRIBUTES = new Set(['list', 'listType', 'mapKeys', 'patchStrategy', 'patchMergeKey']);
+const LIST_ATTRIBUTES = new Set([
+  'list',
+  'listType',
+  'mapKeys',
+  'patchStrategy',
+  'patchMergeKey',
+  'keyDefaults',
+  'inZeroValue',
+]);
 
 /** A list's markers: known ones only; a map list's keys and merge key are fields of its items. */
 function malformedList(node: ListNode, path: string): string | undefined {
@@ -29,7 +38,11 @@ function malformedList(node: ListNode, path: string): string | undefined {
   if (node.listType !== 'map') return node.mapKeys === undefined ? undefined : path;
   const item = node.list;
   if (typeof item !== 'object' || !('object' in item)) return path;
-  const keys = [...(node.mapKeys ?? []), ...(node.patchMergeKey ? [node.patchMergeKey] : [])];
+  const keys = [
+    ...(node.mapKeys ?? []),
+    ...(node.patchMergeKey ? [node.patchMergeKey] : []),
+    ...Object.keys(node.keyDefaults ?? {}),
+  ];
   return keys.length > 0 && keys.every((k) => Object.hasOwn(item.object, k)) ? undefined : path;
 }
 
@@ -90,7 +103,7 @@ describe('schemaFor', () => {
   });
 
   it('knows the spec resources field by field', () => {
-    expect(at(schemaFor('ControllerRevision'), 'data')).toBe('any');
+    expect(at(schemaFor('ControllerRevision'), 'data')).toEqual({ map: 'any', atomic: true });
     expect(at(schemaFor('PodDisruptionBudget'), 'status', 'disruptedPods')).toEqual({ map: 'time' });
     expect(at(schemaFor('PodDisruptionBudget'), 'spec', 'minAvailable')).toBe('int-or-string');
     expect(at(schemaFor('ClusterRole'), 'aggregationRule', 'clusterRoleSelectors', '[]', 'matchLabels')).toBeDefined();

@@ -14,9 +14,16 @@ export interface ObjectNode {
   readonly object: Fields;
   /** The reference's `+structType=atomic`: the object is one value, owned and replaced as a whole. */
   readonly atomic?: true;
+  /**
+   * A pointer in the reference's Go type, absent from its parent's zero value; an object without it is a value
+   * struct, which the zero value holds as `{}` (what the reference's Update compares against decides ownership).
+   */
+  readonly pointer?: true;
 }
 export interface MapNode {
   readonly map: Node;
+  /** The reference's `+mapType=atomic`: the map is one value, owned and replaced as a whole. */
+  readonly atomic?: true;
 }
 /**
  * A list, atomic unless it says otherwise, as the reference's `+listType`, `+listMapKey`, `+patchStrategy` and
@@ -29,19 +36,32 @@ export interface ListNode {
   readonly mapKeys?: readonly string[];
   readonly patchStrategy?: 'merge';
   readonly patchMergeKey?: string;
+  /** Key fields the schema defaults (a port's `protocol`): an item without one is keyed by its default. */
+  readonly keyDefaults?: Readonly<Record<string, string>>;
+  /** Without `omitempty` in the reference's Go type: its parent's zero value holds it (as null). */
+  readonly inZeroValue?: true;
 }
 
 const object = (fields: Fields): ObjectNode => ({ object: fields });
 const atomicObject = (fields: Fields): ObjectNode => ({ object: fields, atomic: true });
 const mapOf = (values: Node): MapNode => ({ map: values });
+const atomicMapOf = (values: Node): MapNode => ({ map: values, atomic: true });
+/** An optional object field (a Go pointer): absent from the zero value of the object holding it. */
+const pointer = (node: ObjectNode): ObjectNode => ({ ...node, pointer: true });
 const listOf = (items: Node): ListNode => ({ list: items });
 /** A list of objects keyed by `keys`, merged by a strategic patch on `patchMergeKey` (the first key unless given). */
-const mapList = (items: Node, keys: string[], patchMergeKey = keys[0]): ListNode => ({
+const mapList = (
+  items: Node,
+  keys: string[],
+  patchMergeKey = keys[0],
+  keyDefaults?: Record<string, string>,
+): ListNode => ({
   list: items,
   listType: 'map',
   mapKeys: keys,
   patchStrategy: 'merge',
   patchMergeKey,
+  ...(keyDefaults ? { keyDefaults } : {}),
 });
 /** A list of unique scalars, merged as a set by a strategic patch. */
 const setOf = (items: Node): ListNode => ({ list: items, listType: 'set', patchStrategy: 'merge' });
@@ -138,8 +158,8 @@ const objectReference = atomicObject({
 
 const localObjectReference = atomicObject({ name: 'string' });
 const typedLocalObjectReference = atomicObject({ apiGroup: 'string', kind: 'string', name: 'string' });
-const keySelector = atomicObject({ name: 'string', key: 'string', optional: 'boolean' });
-const optionalReference = object({ name: 'string', optional: 'boolean' });
+const keySelector = pointer(atomicObject({ name: 'string', key: 'string', optional: 'boolean' }));
+const optionalReference = pointer(object({ name: 'string', optional: 'boolean' }));
 
 const resourceRequirements = object({
   limits: resourceList,
@@ -167,7 +187,14 @@ const httpGet = object({
   httpHeaders: listOf(object({ name: 'string', value: 'string' })),
 });
 const tcpSocket = object({ port: 'int-or-string', host: 'string' });
-const lifecycleHandler = object({ exec, httpGet, tcpSocket, sleep: object({ seconds: 'integer' }) });
+const lifecycleHandler = pointer(
+  object({
+    exec: pointer(exec),
+    httpGet: pointer(httpGet),
+    tcpSocket: pointer(tcpSocket),
+    sleep: pointer(object({ seconds: 'integer' })),
+  }),
+);
 
 const probe = object({
   exec,
@@ -182,17 +209,19 @@ const probe = object({
   terminationGracePeriodSeconds: 'integer',
 });
 
-const seLinuxOptions = object({ user: 'string', role: 'string', type: 'string', level: 'string' });
-const windowsOptions = object({
-  gmsaCredentialSpecName: 'string',
-  gmsaCredentialSpec: 'string',
-  runAsUserName: 'string',
-  hostProcess: 'boolean',
-});
-const profile = object({ type: 'string', localhostProfile: 'string' });
+const seLinuxOptions = pointer(object({ user: 'string', role: 'string', type: 'string', level: 'string' }));
+const windowsOptions = pointer(
+  object({
+    gmsaCredentialSpecName: 'string',
+    gmsaCredentialSpec: 'string',
+    runAsUserName: 'string',
+    hostProcess: 'boolean',
+  }),
+);
+const profile = pointer(object({ type: 'string', localhostProfile: 'string' }));
 
 const containerSecurityContext = object({
-  capabilities: object({ add: strings, drop: strings }),
+  capabilities: pointer(object({ add: strings, drop: strings })),
   privileged: 'boolean',
   seLinuxOptions,
   windowsOptions,
@@ -225,13 +254,15 @@ const podSecurityContext = object({
 const envVar = object({
   name: 'string',
   value: 'string',
-  valueFrom: object({
-    fieldRef: object({ apiVersion: 'string', fieldPath: 'string' }),
-    resourceFieldRef: object({ containerName: 'string', resource: 'string', divisor: 'quantity' }),
-    configMapKeyRef: keySelector,
-    secretKeyRef: keySelector,
-    fileKeyRef: object({ volumeName: 'string', path: 'string', key: 'string', optional: 'boolean' }),
-  }),
+  valueFrom: pointer(
+    object({
+      fieldRef: pointer(object({ apiVersion: 'string', fieldPath: 'string' })),
+      resourceFieldRef: pointer(object({ containerName: 'string', resource: 'string', divisor: 'quantity' })),
+      configMapKeyRef: keySelector,
+      secretKeyRef: keySelector,
+      fileKeyRef: pointer(object({ volumeName: 'string', path: 'string', key: 'string', optional: 'boolean' })),
+    }),
+  ),
 });
 
 const containerFields: Fields = {
@@ -243,6 +274,8 @@ const containerFields: Fields = {
   ports: mapList(
     object({ name: 'string', hostPort: 'integer', containerPort: 'integer', protocol: 'string', hostIP: 'string' }),
     ['containerPort', 'protocol'],
+    'containerPort',
+    { protocol: 'TCP' },
   ),
   envFrom: listOf(object({ prefix: 'string', configMapRef: optionalReference, secretRef: optionalReference })),
   env: mapList(envVar, ['name']),
@@ -263,14 +296,14 @@ const containerFields: Fields = {
     ['mountPath'],
   ),
   volumeDevices: mapList(object({ name: 'string', devicePath: 'string' }), ['devicePath']),
-  livenessProbe: probe,
-  readinessProbe: probe,
-  startupProbe: probe,
-  lifecycle: object({ postStart: lifecycleHandler, preStop: lifecycleHandler, stopSignal: 'string' }),
+  livenessProbe: pointer(probe),
+  readinessProbe: pointer(probe),
+  startupProbe: pointer(probe),
+  lifecycle: pointer(object({ postStart: lifecycleHandler, preStop: lifecycleHandler, stopSignal: 'string' })),
   terminationMessagePath: 'string',
   terminationMessagePolicy: 'string',
   imagePullPolicy: 'string',
-  securityContext: containerSecurityContext,
+  securityContext: pointer(containerSecurityContext),
   stdin: 'boolean',
   stdinOnce: 'boolean',
   tty: 'boolean',
@@ -284,11 +317,11 @@ const ephemeralContainer = object({ ...containerFields, targetContainerName: 'st
 const keyToPath = listOf(object({ key: 'string', path: 'string', mode: 'integer' }));
 /** The common volume sources in full; the others are free-form, only their keys are known. */
 const volumeSources: Fields = {
-  hostPath: object({ path: 'string', type: 'string' }),
-  emptyDir: object({ medium: 'string', sizeLimit: 'quantity' }),
-  secret: object({ secretName: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' }),
-  configMap: object({ name: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' }),
-  persistentVolumeClaim: object({ claimName: 'string', readOnly: 'boolean' }),
+  hostPath: pointer(object({ path: 'string', type: 'string' })),
+  emptyDir: pointer(object({ medium: 'string', sizeLimit: 'quantity' })),
+  secret: pointer(object({ secretName: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' })),
+  configMap: pointer(object({ name: 'string', items: keyToPath, defaultMode: 'integer', optional: 'boolean' })),
+  persistentVolumeClaim: pointer(object({ claimName: 'string', readOnly: 'boolean' })),
 };
 const FREE_FORM_VOLUME_SOURCES = [
   'gcePersistentDisk',
@@ -326,7 +359,7 @@ const volume = object({
 const podSpec = object({
   volumes: mapList(volume, ['name']),
   initContainers: mapList(container, ['name']),
-  containers: mapList(container, ['name']),
+  containers: { ...mapList(container, ['name']), inZeroValue: true },
   ephemeralContainers: mapList(ephemeralContainer, ['name']),
   restartPolicy: 'string',
   terminationGracePeriodSeconds: 'integer',
@@ -341,7 +374,7 @@ const podSpec = object({
   hostPID: 'boolean',
   hostIPC: 'boolean',
   shareProcessNamespace: 'boolean',
-  securityContext: podSecurityContext,
+  securityContext: pointer(podSecurityContext),
   imagePullSecrets: mapList(localObjectReference, ['name']),
   hostname: 'string',
   hostnameOverride: 'string',
@@ -352,11 +385,13 @@ const podSpec = object({
   hostAliases: mapList(object({ ip: 'string', hostnames: strings }), ['ip']),
   priorityClassName: 'string',
   priority: 'integer',
-  dnsConfig: object({
-    nameservers: strings,
-    searches: strings,
-    options: listOf(object({ name: 'string', value: 'string' })),
-  }),
+  dnsConfig: pointer(
+    object({
+      nameservers: strings,
+      searches: strings,
+      options: listOf(object({ name: 'string', value: 'string' })),
+    }),
+  ),
   readinessGates: listOf(object({ conditionType: 'string' })),
   runtimeClassName: 'string',
   enableServiceLinks: 'boolean',
@@ -376,14 +411,14 @@ const podSpec = object({
     ['topologyKey', 'whenUnsatisfiable'],
   ),
   setHostnameAsFQDN: 'boolean',
-  os: object({ name: 'string' }),
+  os: pointer(object({ name: 'string' })),
   hostUsers: 'boolean',
   schedulingGates: mapList(object({ name: 'string' }), ['name']),
   resourceClaims: mapList(
     object({ name: 'string', resourceClaimName: 'string', resourceClaimTemplateName: 'string' }),
     ['name'],
   ),
-  resources: resourceRequirements,
+  resources: pointer(resourceRequirements),
 });
 
 const podTemplateSpec = object({ metadata: objectMeta, spec: podSpec });
@@ -485,7 +520,7 @@ const persistentVolume = kind({
     volumeMode: 'string',
     nodeAffinity: 'any',
     volumeAttributesClassName: 'string',
-    hostPath: object({ path: 'string', type: 'string' }),
+    hostPath: pointer(object({ path: 'string', type: 'string' })),
     local: 'any',
     csi: 'any',
     nfs: 'any',
@@ -518,12 +553,12 @@ const statefulSet = kind({
     podManagementPolicy: 'string',
     updateStrategy: object({
       type: 'string',
-      rollingUpdate: object({ partition: 'integer', maxUnavailable: 'int-or-string' }),
+      rollingUpdate: pointer(object({ partition: 'integer', maxUnavailable: 'int-or-string' })),
     }),
     revisionHistoryLimit: 'integer',
     minReadySeconds: 'integer',
-    persistentVolumeClaimRetentionPolicy: object({ whenDeleted: 'string', whenScaled: 'string' }),
-    ordinals: object({ start: 'integer' }),
+    persistentVolumeClaimRetentionPolicy: pointer(object({ whenDeleted: 'string', whenScaled: 'string' })),
+    ordinals: pointer(object({ start: 'integer' })),
   }),
   status: object({
     observedGeneration: 'integer',
@@ -544,7 +579,7 @@ const deployment = kind({
     replicas: 'integer',
     selector: labelSelector,
     template: podTemplateSpec,
-    strategy: object({ type: 'string', rollingUpdate: intOrStringStrategy }),
+    strategy: object({ type: 'string', rollingUpdate: pointer(intOrStringStrategy) }),
     minReadySeconds: 'integer',
     revisionHistoryLimit: 'integer',
     paused: 'boolean',
@@ -579,7 +614,12 @@ const replicaSet = kind({
 });
 
 const replicationController = kind({
-  spec: object({ replicas: 'integer', minReadySeconds: 'integer', selector: stringMap, template: podTemplateSpec }),
+  spec: object({
+    replicas: 'integer',
+    minReadySeconds: 'integer',
+    selector: atomicMapOf('string'),
+    template: pointer(podTemplateSpec),
+  }),
   status: replicaStatus,
 });
 
@@ -603,8 +643,10 @@ const service = kind({
         nodePort: 'integer',
       }),
       ['port', 'protocol'],
+      'port',
+      { protocol: 'TCP' },
     ),
-    selector: stringMap,
+    selector: atomicMapOf('string'),
     clusterIP: 'string',
     clusterIPs: strings,
     type: 'string',
@@ -658,14 +700,14 @@ const endpointSlice = kind({
 });
 
 const ingressBackend = object({
-  service: object({ name: 'string', port: object({ name: 'string', number: 'integer' }) }),
-  resource: typedLocalObjectReference,
+  service: pointer(object({ name: 'string', port: atomicObject({ name: 'string', number: 'integer' }) })),
+  resource: pointer(typedLocalObjectReference),
 });
 
 const ingress = kind({
   spec: object({
     ingressClassName: 'string',
-    defaultBackend: ingressBackend,
+    defaultBackend: pointer(ingressBackend),
     tls: listOf(object({ hosts: strings, secretName: 'string' })),
     rules: listOf(
       object({
@@ -826,7 +868,7 @@ const leaseCandidate = kind({
 
 const apiService = kind({
   spec: object({
-    service: object({ namespace: 'string', name: 'string', port: 'integer' }),
+    service: pointer(object({ namespace: 'string', name: 'string', port: 'integer' })),
     group: 'string',
     version: 'string',
     insecureSkipTLSVerify: 'boolean',
@@ -846,7 +888,8 @@ const runtimeClass = kind({
 // ---------------------------------------------------------------------------------------------
 // Apps and policy odds and ends
 
-const controllerRevision = kind({ data: 'any', revision: 'integer' });
+// Its data is a RawExtension: one value to the reference's field manager.
+const controllerRevision = kind({ data: atomicMapOf('any'), revision: 'integer' });
 
 const podDisruptionBudget = kind({
   spec: object({
@@ -955,7 +998,7 @@ const validatingAdmissionPolicyBinding = kind({
       parameterNotFoundAction: 'string',
     }),
     matchResources,
-    validationActions: strings,
+    validationActions: { list: 'string', listType: 'set' },
   }),
 });
 

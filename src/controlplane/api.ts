@@ -48,6 +48,7 @@ import {
   tooLargeResourceVersion,
   unsupportedMediaType,
 } from './errors.ts';
+import { generationChanged } from './generation.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
 import {
   type ListOptions,
@@ -341,7 +342,7 @@ export class ApiServer {
         throw badRequest('the apply configuration is not an object');
       }
       if (!this.storage.get(req.rt, key) && !req.subresource) {
-        const { object, managedFields } = applyOrConflict(req, {}, config, owner, force);
+        const { object, managedFields } = applyOrConflict({}, config, owner, force);
         const text = JSON.stringify(object);
         const body = { text, contentType: 'application/json' };
         const created = await this.create(req, query, body, user, managedFields).catch((err) => {
@@ -353,7 +354,7 @@ export class ApiServer {
       }
       let applied: ApplyResult | undefined;
       const build = (current: KubeObject) => {
-        applied = applyOrConflict(req, current, config, owner, force);
+        applied = applyOrConflict(current, config, owner, force);
         return applied.object as KubeObject;
       };
       const result = await this.write(
@@ -468,13 +469,16 @@ export class ApiServer {
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
       const next: KubeObject = { ...old, spec: { ...(old.spec as object), replicas } };
-      if (rt.hasGeneration && specChanged(old, next)) {
+      if (rt.hasGeneration && generationChanged(rt.kind, old, next)) {
         next.metadata = { ...old.metadata, generation: (old.metadata.generation ?? 0) + 1 };
       }
       return next;
     }
     const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
     if (rt.hasStatus) next.status = old.status;
+    // As the reference's CSR strategy: the main resource changes metadata only; the spec never changes and the
+    // status through /status and /approval.
+    if (rt.kind === 'CertificateSigningRequest') next.spec = old.spec;
     const m = requested.metadata;
     next.metadata = {
       ...m,
@@ -490,7 +494,9 @@ export class ApiServer {
     for (const k of Object.keys(next.metadata) as (keyof KubeObject['metadata'])[]) {
       if (next.metadata[k] === undefined) delete next.metadata[k];
     }
-    if (rt.hasGeneration && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    if (rt.hasGeneration && generationChanged(rt.kind, old, next)) {
+      next.metadata.generation = (old.metadata.generation ?? 0) + 1;
+    }
     // As the reference's namespace strategy: an update keeps the finalizers (only `/finalize` changes them).
     if (isNamespaceType(rt)) next.spec = { ...(next.spec as object), finalizers: (old.spec as any)?.finalizers };
     return next;
@@ -1015,13 +1021,6 @@ function withoutRv(obj: KubeObject): KubeObject {
   return { ...obj, metadata: { ...obj.metadata, resourceVersion: undefined } };
 }
 
-/** Whether anything outside metadata and status changed (what bumps `generation`). */
-function specChanged(old: KubeObject, next: KubeObject): boolean {
-  const { metadata: _m1, status: _s1, ...a } = old;
-  const { metadata: _m2, status: _s2, ...b } = next;
-  return !jsonEqual(a, b);
-}
-
 /** Deletes the fields `node` does not know from a decoded body; `directives` keeps strategic merge patch keys. */
 function dropUnknownFields(value: unknown, node: Node, directives: boolean): void {
   if (typeof node === 'string' || typeof value !== 'object' || value === null) return;
@@ -1109,13 +1108,7 @@ function updateOwnership(owner: FieldOwner) {
 }
 
 /** An apply of `config` onto `live`, its conflicts answered 409 naming each field and its manager. */
-function applyOrConflict(
-  req: ResourceRequest,
-  live: object,
-  config: object,
-  owner: FieldOwner,
-  force: boolean,
-): ApplyResult {
+function applyOrConflict(live: object, config: object, owner: FieldOwner, force: boolean): ApplyResult {
   try {
     return applyConfiguration(live as Record<string, unknown>, config as Record<string, unknown>, owner, force);
   } catch (err) {
@@ -1125,8 +1118,8 @@ function applyOrConflict(
       message: `conflict with ${managerLabel(c)}`,
       field: c.path,
     }));
-    const details = { name: req.name, ...(req.rt.group ? { group: req.rt.group } : {}), kind: req.rt.plural, causes };
-    throw new ApiError(409, 'Conflict', err.message, details);
+    // The reference's conflict Status names no object: its details hold the causes only.
+    throw new ApiError(409, 'Conflict', err.message, { causes });
   }
 }
 

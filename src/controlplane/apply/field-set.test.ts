@@ -1,9 +1,7 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../api/schema.ts';
 import { deepFreeze } from '../patch/deep-freeze.ts';
 import {
-  createdFieldsV1,
   describePath,
   type FieldSet,
   fromFieldsV1,
@@ -76,24 +74,17 @@ describe('toFieldSet', () => {
   ])('%s', (_name, value, expected) => {
     expect(paths(toFieldSet(value, deployment))).toEqual(expected);
   });
-
-  it('counts map-typed fields as members when asked (what an Update records)', () => {
-    const set = toFieldSet({ metadata: { labels: { app: 'web' } } }, deployment, [], { mapsAreMembers: true });
-    expect(paths(set)).toEqual(['.metadata.labels', '.metadata.labels.app']);
-  });
 });
 
 describe('FieldsV1', () => {
   const set = toFieldSet(
     { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
     pod,
-    [],
-    { mapsAreMembers: true },
   );
 
   it('writes the reference form: f:/k: elements, `.` on members that have children', () => {
     expect(toFieldsV1(set)).toEqual({
-      'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+      'f:metadata': { 'f:labels': { 'f:app': {} } },
       'f:spec': { 'f:containers': { 'k:{"name":"web"}': { '.': {}, 'f:image': {}, 'f:name': {} } } },
     });
   });
@@ -110,119 +101,6 @@ describe('FieldsV1', () => {
   it('reports malformed trees', () => {
     expect(() => fromFieldsV1({ 'f:a': 'x' })).toThrow(/expected an object at \.a/);
     expect(() => fromFieldsV1({ 'x:a': {} })).toThrow(/unknown path element "x:a"/);
-  });
-});
-
-describe('createdFieldsV1', () => {
-  const viaSet = (value: unknown, schema: typeof pod) =>
-    toFieldsV1(toFieldSet(value, schema, [], { mapsAreMembers: true }));
-
-  it('is the set-built FieldsV1, keys in the same order, for any object under the Pod and Deployment schemas', () => {
-    // Field names the schemas know at several depths, and some they do not; values of every JSON type.
-    const name = fc.constantFrom(
-      'metadata',
-      'labels',
-      'annotations',
-      'spec',
-      'template',
-      'containers',
-      'initContainers',
-      'name',
-      'image',
-      'ports',
-      'containerPort',
-      'protocol',
-      'env',
-      'value',
-      'volumes',
-      'replicas',
-      'selector',
-      'matchLabels',
-      'finalizers',
-      'tolerations',
-      'key',
-      'x-unknown',
-      'a',
-    );
-    const json = fc.letrec((tie) => ({
-      value: fc.oneof(
-        { depthSize: 'small' },
-        fc.constantFrom(null, true, 0, 'web', 'TCP', 80),
-        fc.array(tie('value'), { maxLength: 4 }),
-        fc.dictionary(name, tie('value'), { maxKeys: 5 }),
-      ),
-    })).value;
-    // Pod-shaped objects reach the keyed lists (containers, ports: `k:`) and sets (finalizers: `v:`), with repeats.
-    const optional = <T>(fields: { [K in keyof T]: fc.Arbitrary<T[K]> }) => fc.record(fields, { requiredKeys: [] });
-    const port = optional({ containerPort: fc.constantFrom(80, 443), protocol: fc.constantFrom('TCP', 'UDP') });
-    const container = optional({
-      name: fc.constantFrom('web', 'db'),
-      image: fc.constantFrom('nginx', null),
-      ports: fc.array(port, { maxLength: 3 }),
-      env: fc.array(optional({ name: fc.constantFrom('A', 'B'), value: json }), { maxLength: 2 }),
-    });
-    const podLike = optional({
-      metadata: optional({ labels: json, finalizers: fc.array(fc.constantFrom('a', 'b'), { maxLength: 3 }) }),
-      spec: optional({ containers: fc.array(container, { maxLength: 3 }), tolerations: json }),
-    });
-    const object = fc.oneof(fc.dictionary(name, json, { maxKeys: 4 }), podLike);
-    fc.assert(
-      fc.property(object, fc.constantFrom(pod, deployment), (value, schema) => {
-        expect(JSON.stringify(createdFieldsV1(value, schema))).toBe(JSON.stringify(viaSet(value, schema)));
-      }),
-      { numRuns: 2000 },
-    );
-  });
-
-  it('orders levels larger than a few elements too: big maps, sets and keyed lists, with and without repeats', () => {
-    const many = <T>(item: fc.Arbitrary<T>) => fc.array(item, { minLength: 17, maxLength: 60 });
-    const podWithBigLevels = fc.record({
-      metadata: fc.record({
-        labels: fc.dictionary(fc.string({ maxLength: 6 }), fc.constant('x'), { minKeys: 17, maxKeys: 60 }),
-        finalizers: many(fc.integer({ min: 0, max: 80 }).map((i) => `f${i}`)),
-      }),
-      // Repeated containers differ in what they hold, so a repeat that went unnoticed would show.
-      spec: fc.record({
-        containers: many(
-          fc.record(
-            { name: fc.integer({ min: 0, max: 90 }).map(String), image: fc.constantFrom('a', 'b') },
-            { requiredKeys: ['name'] },
-          ),
-        ),
-      }),
-    });
-    fc.assert(
-      fc.property(podWithBigLevels, (value) => {
-        expect(JSON.stringify(createdFieldsV1(value, pod))).toBe(JSON.stringify(viaSet(value, pod)));
-      }),
-      { numRuns: 300 },
-    );
-  });
-
-  it('makes every node its own object, so a structuredClone copy (as JSON Patch makes) changes one alone', () => {
-    const value = { metadata: { labels: { a: '1', b: '2' } }, data: { k: 'v' } };
-    for (const tree of [createdFieldsV1(value, pod), viaSet(value, pod)]) {
-      const copy = structuredClone(tree) as Record<string, Record<string, Record<string, object>>>;
-      Object.assign(copy['f:data']['f:k'], { 'f:x': {} });
-      expect(copy).toEqual({
-        'f:data': { '.': {}, 'f:k': { 'f:x': {} } },
-        'f:metadata': { 'f:labels': { '.': {}, 'f:a': {}, 'f:b': {} } },
-      });
-    }
-  });
-
-  it('merges list items that share a key, as the set does', () => {
-    const value = {
-      spec: {
-        containers: [
-          { name: 'web', image: 'a' },
-          { name: 'web', command: ['sh'] },
-        ],
-      },
-    };
-    expect(createdFieldsV1(value, pod)).toEqual({
-      'f:spec': { 'f:containers': { 'k:{"name":"web"}': { '.': {}, 'f:command': {}, 'f:image': {}, 'f:name': {} } } },
-    });
   });
 });
 

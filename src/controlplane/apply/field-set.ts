@@ -36,7 +36,10 @@ export function fieldNode(node: Node, field: string): Node {
 export function itemKey(list: ListNode, item: Json): string {
   const keys: Record<string, Json> = {};
   if (isPlainObject(item)) {
-    for (const name of keyNamesInOrder(list)) if (item[name] !== undefined) keys[name] = item[name];
+    for (const name of keyNamesInOrder(list)) {
+      const value = item[name] ?? list.keyDefaults?.[name];
+      if (value !== undefined) keys[name] = value;
+    }
   }
   return `k:${JSON.stringify(keys)}`;
 }
@@ -58,9 +61,9 @@ export function itemElement(list: ListNode, item: Json): string {
   return list.listType === 'map' ? itemKey(list, item) : `v:${JSON.stringify(item)}`;
 }
 
-/** An object the schema marks atomic: a leaf, as an atomic list is. */
+/** An object or map the schema marks atomic: a leaf, as an atomic list is. */
 export function isAtomicObject(node: Node): boolean {
-  return typeof node === 'object' && 'object' in node && node.atomic === true;
+  return typeof node === 'object' && ('object' in node || 'map' in node) && node.atomic === true;
 }
 
 export function isGranular(node: Node): node is ListNode {
@@ -68,8 +71,6 @@ export function isGranular(node: Node): node is ListNode {
 }
 
 export interface WalkOptions {
-  /** Also count map-typed fields (labels, data) as members: what an Update records when it adds them. */
-  mapsAreMembers?: boolean;
   /** Collects the value of every member that is a leaf (scalars, atomic lists, null and empty objects). */
   leaves?: Map<string, unknown>;
 }
@@ -112,10 +113,72 @@ function walk(value: Json, node: Node, key: string, out: FieldSet, options: Walk
     const fieldKey = child(key, `f:${field}`);
     walk(fieldValue, fieldSchema, fieldKey, out, options);
     const empty = isPlainObject(fieldValue) && isEmpty(fieldValue);
-    const mapField = options.mapsAreMembers && typeof fieldSchema === 'object' && 'map' in fieldSchema;
     if (fieldValue === null || empty || isAtomicObject(fieldSchema)) leaf(fieldKey, fieldValue, out, options);
-    else if (!known || !Object.hasOwn(known, field) || mapField) out.add(fieldKey);
+    else if (!known || !Object.hasOwn(known, field)) out.add(fieldKey);
   }
+}
+
+/**
+ * Every path of `value` as the reference's Update compares it (its typed form of the object): each field, map
+ * entry and list item, with the fields the Go zero value of an object holds although the JSON leaves them out
+ * (value structs as `{}`, lists without omitempty as null). `leaves` gets each leaf's value: an object or list
+ * holding nothing is one. `topLevel` says which fields of the root count.
+ */
+export function presentPaths(
+  value: unknown,
+  node: Node,
+  leaves: Map<string, unknown>,
+  topLevel: (field: string) => boolean,
+): FieldSet {
+  const out: FieldSet = new Set();
+  walkPresent(value as Json, node, '', out, leaves, topLevel);
+  return out;
+}
+
+/** `value` undefined: an object only the zero value holds. */
+function walkPresent(
+  value: Json | undefined,
+  node: Node,
+  key: string,
+  out: FieldSet,
+  leaves: Map<string, unknown>,
+  counts: (field: string) => boolean = () => true,
+): void {
+  if (Array.isArray(value) && isGranular(node) && value.length > 0) {
+    for (const item of value) {
+      const itemKey = child(key, itemElement(node, item));
+      out.add(itemKey);
+      if (node.listType === 'map') walkPresent(item, node.list, itemKey, out, leaves);
+      else leaves.set(itemKey, item);
+    }
+    return;
+  }
+  if (value !== undefined && (!isPlainObject(value) || isAtomicObject(node))) {
+    leaves.set(key, value);
+    return;
+  }
+  const fields = value ?? {};
+  let holds = false;
+  for (const field in fields) {
+    if (!counts(field)) continue;
+    const fieldKey = child(key, `f:${field}`);
+    out.add(fieldKey);
+    walkPresent(fields[field], fieldNode(node, field), fieldKey, out, leaves);
+    holds = true;
+  }
+  const known = typeof node === 'object' && 'object' in node ? node.object : {};
+  for (const field in known) {
+    const fieldSchema = known[field];
+    if (Object.hasOwn(fields, field) || !counts(field) || typeof fieldSchema !== 'object') continue;
+    const valueStruct = 'object' in fieldSchema && !fieldSchema.pointer;
+    if (!valueStruct && !('list' in fieldSchema && fieldSchema.inZeroValue)) continue;
+    const fieldKey = child(key, `f:${field}`);
+    out.add(fieldKey);
+    if (valueStruct) walkPresent(undefined, fieldSchema, fieldKey, out, leaves);
+    else leaves.set(fieldKey, null);
+    holds = true;
+  }
+  if (!holds) leaves.set(key, fields);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,103 +207,6 @@ export function toFieldsV1(set: FieldSet): Record<string, unknown> {
     node[key.slice(start)] = holdsMore ? { '.': {} } : {};
   }
   return root;
-}
-
-/**
- * `toFieldsV1(toFieldSet(value, node, [], { mapsAreMembers: true }))` (what a create records), built in one walk,
- * without path strings or a set: the same membership rules as `walk`. (A field name holding a NUL, which a set's
- * path cannot carry, stays whole here.)
- */
-export function createdFieldsV1(value: unknown, node: Node): Record<string, unknown> {
-  const found = { repeatedItem: false };
-  const tree = membersBelow(value as Json, node, found) ?? {};
-  // Two list items with one key (or value) share their paths: rare, and left to the set, which merges them.
-  return found.repeatedItem ? toFieldsV1(toFieldSet(value, node, [], { mapsAreMembers: true })) : tree;
-}
-
-/** The FieldsV1 tree of the members inside `value` (fields or list items), undefined when there are none. */
-function membersBelow(value: Json, node: Node, found: { repeatedItem: boolean }): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const level = new SortedLevel();
-  if (Array.isArray(value)) {
-    if (!isGranular(node)) return undefined;
-    for (const item of value) {
-      const below = node.listType === 'map' ? membersBelow(item, node.list, found) : undefined;
-      level.add(itemElement(node, item), member(below));
-    }
-  } else if (isPlainObject(value) && !isAtomicObject(node)) {
-    const known = typeof node === 'object' && 'object' in node ? node.object : undefined;
-    for (const field in value) {
-      const fieldValue = value[field];
-      const fieldSchema = fieldNode(node, field);
-      const below = membersBelow(fieldValue, fieldSchema, found);
-      const container = isPlainObject(fieldValue)
-        ? !isEmpty(fieldValue) && !isAtomicObject(fieldSchema)
-        : Array.isArray(fieldValue) && isGranular(fieldSchema);
-      const mapField = typeof fieldSchema === 'object' && 'map' in fieldSchema;
-      if (!container || !known || !Object.hasOwn(known, field) || mapField) level.add(`f:${field}`, member(below));
-      else if (below) level.add(`f:${field}`, below);
-    }
-  }
-  return level.tree(found);
-}
-
-/** One level of a FieldsV1 tree: its elements as they come, then as an object in element order. */
-class SortedLevel {
-  private elements: string[] = [];
-  private trees: Record<string, unknown>[] = [];
-
-  add(element: string, tree: Record<string, unknown>): void {
-    this.elements.push(element);
-    this.trees.push(tree);
-  }
-
-  /** The level's object, undefined when empty; notes an element that came twice. */
-  tree(found: { repeatedItem: boolean }): Record<string, unknown> | undefined {
-    if (this.elements.length === 0) return undefined;
-    this.sort();
-    const { elements, trees } = this;
-    const tree: Record<string, unknown> = {};
-    for (let i = 0; i < elements.length; i++) {
-      if (i > 0 && elements[i] === elements[i - 1]) found.repeatedItem = true;
-      tree[elements[i]] = trees[i];
-    }
-    return tree;
-  }
-
-  /** Most levels hold a few elements, sorted in place; a large one (a big map or list) through an index order. */
-  private sort(): void {
-    const { elements, trees } = this;
-    if (elements.length > SMALL_LEVEL) {
-      const order = Array.from(elements, (_, i) => i).sort((a, b) => compare(elements[a], elements[b]));
-      this.elements = order.map((i) => elements[i]);
-      this.trees = order.map((i) => trees[i]);
-      return;
-    }
-    for (let i = 1; i < elements.length; i++) {
-      const element = elements[i];
-      const tree = trees[i];
-      let j = i;
-      for (; j > 0 && elements[j - 1] > element; j--) {
-        elements[j] = elements[j - 1];
-        trees[j] = trees[j - 1];
-      }
-      elements[j] = element;
-      trees[j] = tree;
-    }
-  }
-}
-
-const SMALL_LEVEL = 16;
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** A member's own FieldsV1 node: a leaf, or `.` followed by what it holds. */
-function member(below: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!below) return {};
-  const node: Record<string, unknown> = { '.': {} };
-  for (const element in below) node[element] = below[element];
-  return node;
 }
 
 export function isEmpty(object: object): boolean {

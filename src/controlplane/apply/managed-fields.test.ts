@@ -69,6 +69,20 @@ describe('recordUpdate', () => {
         'b/Update': { 'f:spec': { 'f:minReadySeconds': {} } },
       },
     ],
+    [
+      'an object or list that appears is a member; a value struct the zero value holds is not',
+      { replicas: 2 },
+      { replicas: 2, strategy: { rollingUpdate: { maxSurge: 1 } }, template: { spec: { volumes: [{ name: 'v' }] } } },
+      {
+        'a/Update': { 'f:spec': { 'f:replicas': {} } },
+        'b/Update': {
+          'f:spec': {
+            'f:strategy': { 'f:rollingUpdate': { '.': {}, 'f:maxSurge': {} } },
+            'f:template': { 'f:spec': { 'f:volumes': { '.': {}, 'k:{"name":"v"}': { '.': {}, 'f:name': {} } } } },
+          },
+        },
+      },
+    ],
   ])('%s', (_name, before, after, expected) => {
     const old = withFields(deployment(before), recordUpdate(undefined, deployment(before), owner('a')));
     const entries = recordUpdate(old, deployment(after), owner('b', { time: '2026-11-25T11:00:00Z' }));

@@ -12,18 +12,17 @@
 import type { ListNode, Node } from '../../api/schema.ts';
 import { jsonEqual } from '../../util/equal.ts';
 import {
-  createdFieldsV1,
   describePath,
   type FieldSet,
   fieldNode,
   fromFieldsV1,
   isAtomicObject,
-  isEmpty,
   isGranular,
   isPlainObject,
   itemElement,
   pathElements,
   pathKey,
+  presentPaths,
   toFieldSet,
   toFieldsV1,
   valueAt,
@@ -34,7 +33,7 @@ export interface ManagedFieldsEntry {
   manager: string;
   operation: 'Apply' | 'Update';
   apiVersion: string;
-  time: string;
+  time?: string;
   fieldsType: 'FieldsV1';
   fieldsV1: Record<string, unknown>;
   subresource?: string;
@@ -191,12 +190,8 @@ function writeManagers(managers: Manager[], owner: FieldOwner): ManagedFieldsEnt
       out.push(manager.entry);
       continue;
     }
-    const entry = {
-      ...manager.entry,
-      time: owner.time,
-      apiVersion: owner.apiVersion,
-      fieldsV1: toFieldsV1(manager.set),
-    };
+    const { manager: name, operation, subresource } = manager.entry;
+    const entry = newEntry({ ...owner, manager: name, subresource }, operation, toFieldsV1(manager.set));
     // Not copied: the managers of one write are dropped after it, and readers copy what they read.
     readSets.set(entry, manager.set);
     out.push(entry);
@@ -218,6 +213,9 @@ function byEncodedOrder(p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
   );
 }
 
+/** An entry's time; the `scale` subresource's entry has none, as the reference's (a Scale carries no times). */
+const stamp = (owner: FieldOwner) => (owner.subresource === 'scale' ? {} : { time: owner.time });
+
 function findOrAdd(managers: Manager[], owner: FieldOwner, operation: 'Apply' | 'Update'): Manager {
   const found = managers.find((m) => sameEntry(m.entry, owner.manager, operation, owner.subresource));
   if (found) return found;
@@ -236,7 +234,7 @@ function newEntry(
     manager: owner.manager,
     operation,
     apiVersion: owner.apiVersion,
-    time: owner.time,
+    ...stamp(owner),
     fieldsType: 'FieldsV1',
     fieldsV1,
     ...(owner.subresource ? { subresource: owner.subresource } : {}),
@@ -248,19 +246,16 @@ function newEntry(
  * it added or changed, and what it removed leaves every manager.
  */
 export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): ManagedFieldsEntry[] {
-  if (old === undefined) {
-    // A create: everything is gained, by the only manager there is. Its set is read back from the entry at the
-    // object's first update (a set kept beside every stored object would cost memory).
-    const fieldsV1 = createdFieldsV1(trackedPart(next, owner), owner.schema);
-    return isEmpty(fieldsV1) ? [] : [newEntry(owner, 'Update', fieldsV1)];
-  }
+  // A create compares against the kind's zero value, as the reference does.
   const managers = readManagers(isPlainObject(old) ? (old.metadata as Record<string, unknown>)?.managedFields : []);
   const oldLeaves = new Map<string, unknown>();
   const nextLeaves = new Map<string, unknown>();
-  const oldSet = toFieldSet(trackedPart(old, owner), owner.schema, [], { mapsAreMembers: true, leaves: oldLeaves });
-  const nextSet = toFieldSet(trackedPart(next, owner), owner.schema, [], { mapsAreMembers: true, leaves: nextLeaves });
+  const topLevel = (field: string) => field !== 'apiVersion' && field !== 'kind' && owner.tracked(field);
+  const oldSet = presentPaths(trackedPart(old, owner), owner.schema, oldLeaves, topLevel);
+  const nextSet = presentPaths(trackedPart(next, owner), owner.schema, nextLeaves, topLevel);
   const removed = [...oldSet].filter((key) => !nextSet.has(key));
-  // New paths, and leaves whose value changed (list items and maps count only by appearing).
+  // New paths (containers too: the reference records an object that appears as a member), and leaves whose
+  // value changed.
   const gained = [...nextSet].filter(
     (key) => !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key))),
   );
