@@ -8,12 +8,16 @@ import { expect, it } from 'vitest';
 import { kubernetesRelease } from '../../tools/k8s/binaries.ts';
 import { describeOnSubstrate } from '../support/substrate.ts';
 
-describeOnSubstrate('smoke', (s) => {
-  it('serves the pinned release, and kubectl lists the kwok nodes Ready', async () => {
-    const version = await s().kubectl.json(['version']);
-    expect(version.serverVersion.gitVersion).toBe(kubernetesRelease());
-    const rows = (await s().kubectl.ok(['get', 'nodes', '--no-headers'])).trim().split('\n');
-    expect(rows).toHaveLength(3);
-    for (const row of rows) expect(row).toMatch(/^kwok-node-\d\s+Ready\s/);
-  });
-});
+describeOnSubstrate(
+  'smoke',
+  (s) => {
+    it('serves the pinned release, and kubectl lists the kwok nodes Ready', async () => {
+      const version = await s().kubectl.json(['version']);
+      expect(version.serverVersion.gitVersion).toBe(kubernetesRelease());
+      const rows = (await s().kubectl.ok(['get', 'nodes', '--no-headers'])).trim().split('\n');
+      expect(rows).toHaveLength(3);
+      for (const row of rows) expect(row).toMatch(/^kwok-node-\d\s+Ready\s/);
+    });
+  },
+  { daemon: false },
+);

@@ -10,10 +10,10 @@
  *
  * Interface (kept stable; additions only):
  *
- *   describeOnSubstrate(suite, (s) => { it(..., async () => { s().admin ... }) })
+ *   describeOnSubstrate(suite, (s) => { it(..., async () => { s().admin ... }) }, { daemon? })
  *     registers `describe('<suite> on the <kind> substrate')`, opens the substrate before its tests and closes it
- *     after them, adds a last test "the daemon met no forbidden request", and prints one figures line:
- *     `figures: <suite> on <kind>: <t> s, daemon CPU <c> s, peak RSS <m> MiB (<n> daemons)`.
+ *     after them, adds a last test "the daemon met no forbidden request" (unless `daemon: false`), and prints one
+ *     figures line: `figures: <suite> on <kind>: <t> s, daemon CPU <c> s, peak RSS <m> MiB (<n> daemons)`.
  *     `suite` is lowercase DNS-label text: it prefixes the suite's names on the shared cluster.
  *   substrateKind(): 'embedded' | 'real'.
  *
@@ -427,7 +427,11 @@ function figures(suite: string, kind: SubstrateKind, seconds: number, daemons: S
 }
 
 /** Registers a suite that runs on this project's substrate; see the header for what it does. */
-export function describeOnSubstrate(suite: string, body: (s: () => Substrate) => void): void {
+export function describeOnSubstrate(
+  suite: string,
+  body: (s: () => Substrate) => void,
+  { daemon = true }: { /** The suite starts the daemon (else no forbidden-request check). */ daemon?: boolean } = {},
+): void {
   const kind = substrateKind();
   // The shipped RBAC is applied with kubectl, as a user applies it.
   if (!hasKubectl) console.warn(`${suite} on ${kind}: skipped, no kubectl (PATH, $KUBECTL or npm run k8s:build)`);
@@ -443,7 +447,7 @@ export function describeOnSubstrate(suite: string, body: (s: () => Substrate) =>
       if (!s) return;
       const seconds = (performance.now() - started) / 1000;
       for (const d of s.daemons) d.usage();
-      console.log(figures(suite, kind, seconds, s.daemons));
+      if (s.daemons.length) console.log(figures(suite, kind, seconds, s.daemons));
       await s.close();
     }, 2 * NAMESPACE_GONE_TIMEOUT_MS);
     const get = () => {
@@ -451,7 +455,9 @@ export function describeOnSubstrate(suite: string, body: (s: () => Substrate) =>
       return s;
     };
     body(get);
+    if (!daemon) return;
     it('the daemon met no forbidden request', () => {
+      expect(get().daemons.length, 'the suite started no daemon').toBeGreaterThan(0);
       for (const d of get().daemons) {
         expect(d.proc.lines.map((l) => JSON.stringify(l)).filter((l) => FORBIDDEN.test(l))).toEqual([]);
       }
