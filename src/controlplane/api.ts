@@ -279,9 +279,10 @@ export class ApiServer {
     // create itself sets (a namespace's finalizer, the first status).
     this.options.validation?.defaults(rt, object);
     if (isNamespaceType(rt)) object = withNameLabel(object, this.naming.labels.metadataName);
-    object = withEmptyStructs(object);
+    object = withEmptyStructs(object, false);
     const managedFields =
       applied ?? recordUpdate(undefined, withoutEmptySpec(object), this.fieldOwner(req, opts, body));
+    object = withEmptyStructs(object);
     this.prepareCreate(rt, object);
     setManagedFields(object, managedFields);
     const effects = { warnings, auditAnnotations: {} };
@@ -787,6 +788,11 @@ export class ApiServer {
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
     }
     if (rt.group === '' && rt.kind === 'Pod') obj.status = { phase: 'Pending' };
+    // Volumes and claims start Pending (the reference's strategies; a volume also stamps the phase's time).
+    if (rt.group === '' && rt.kind === 'PersistentVolumeClaim') obj.status = { phase: 'Pending' };
+    if (rt.group === '' && rt.kind === 'PersistentVolume') {
+      obj.status = { phase: 'Pending', lastPhaseTransitionTime: rfc3339(this.options.now()) };
+    }
   }
 
   private async admitAndValidate(
