@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { labelSelectorAsString } from '../api/labels.ts';
 import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
-import type { Naming } from '../api/naming.ts';
+import { group, type Naming } from '../api/naming.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { type MapNode, type Node, schemaFor } from '../api/schema.ts';
 import { jsonEqual } from '../util/equal.ts';
@@ -571,10 +571,17 @@ export class ApiServer {
         fresh = true;
         continue;
       }
-      const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
+      const body2 =
+        result.deleted && !this.returnsDeleted(rt) ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
       const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
       return { status, body: body2, ...effects };
     }
+  }
+
+  /** Kinds whose reference registry answers a DELETE with the deleted object rather than a Status. */
+  private returnsDeleted(rt: ResourceType): boolean {
+    if (rt.group === group(this.naming, 'storage')) return rt.kind === 'StorageClass';
+    return rt.group === '' && RETURNS_DELETED_CORE.has(rt.kind);
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
@@ -1067,6 +1074,8 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
   if (!fields.some((field) => Object.hasOwn(obj, field))) return obj;
   return Object.fromEntries(Object.entries(obj).filter(([key]) => !fields.includes(key))) as T;
 }
+
+const RETURNS_DELETED_CORE = new Set(['Pod', 'Service', 'ServiceAccount', 'PersistentVolume', 'PersistentVolumeClaim']);
 
 /** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
 const onlyStatus = (field: string) => field === 'status';
