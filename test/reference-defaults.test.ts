@@ -91,6 +91,30 @@ describe('defaults as kube-apiserver gives them', () => {
     expect(sc.json).not.toHaveProperty('allowedTopologies');
   });
 
+  it('allocates a Service a cluster IP of the service range, keeps it on an update that leaves it out', async () => {
+    const svc = await json('POST', `/api/v1/namespaces/${NS}/services`, {
+      metadata: { name: 'web' },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80 }] },
+    });
+    expect(svc.code).toBe(201);
+    expect(svc.json.spec.clusterIP).toMatch(/^10\.96\.\d+\.\d+$/);
+    expect(svc.json.spec).toMatchObject({
+      clusterIPs: [svc.json.spec.clusterIP],
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+    });
+    const { clusterIP: _ip, clusterIPs: _ips, ...spec } = svc.json.spec;
+    const put = await json('PUT', `/api/v1/namespaces/${NS}/services/web`, { metadata: { name: 'web' }, spec });
+    expect(put.code).toBe(200);
+    expect(put.json.spec.clusterIP).toBe(svc.json.spec.clusterIP);
+    const taken = await json('POST', `/api/v1/namespaces/${NS}/services`, {
+      metadata: { name: 'twin' },
+      spec: { clusterIP: svc.json.spec.clusterIP, ports: [{ port: 80 }] },
+    });
+    expect(taken.code).toBe(422);
+    expect(taken.json.details.causes[0]).toMatchObject({ field: 'spec.clusterIPs[0]' });
+  });
+
   it('answers a DELETE with the deleted object for the kinds whose registry returns it, a Status otherwise', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'gone' } });
     const sa = await json('DELETE', `/api/v1/namespaces/${NS}/serviceaccounts/gone`);

@@ -62,6 +62,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { PodLogSource } from './pod-streams.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
+import { allocateServiceIPs, keepAllocatedIPs } from './service-ips.ts';
 import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
 import { withEmptyStructs } from './struct-defaults.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
@@ -476,6 +477,10 @@ export class ApiServer {
     }
     const next: KubeObject = { ...requested, apiVersion: old.apiVersion, kind: old.kind };
     if (rt.hasStatus) next.status = old.status;
+    if (rt.group === '' && rt.kind === 'Service' && next.spec && old.spec) {
+      next.spec = { ...(next.spec as object) };
+      keepAllocatedIPs(next.spec as Record<string, unknown>, old.spec as Record<string, unknown>);
+    }
     const m = requested.metadata;
     next.metadata = {
       ...m,
@@ -795,6 +800,11 @@ export class ApiServer {
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
     }
     if (rt.group === '' && rt.kind === 'Pod') obj.status = { phase: 'Pending' };
+    if (rt.group === '' && rt.kind === 'Service' && obj.spec) {
+      const inUse = new Set(this.storage.list(rt).flatMap((svc) => (svc.spec as any)?.clusterIPs ?? []));
+      const problems = allocateServiceIPs(obj.spec as Record<string, unknown>, inUse);
+      if (problems.length) throw invalid(rt, obj.metadata.name ?? '', problems);
+    }
     // Volumes and claims start Pending (the reference's strategies; a volume also stamps the phase's time).
     if (rt.group === '' && rt.kind === 'PersistentVolumeClaim') obj.status = { phase: 'Pending' };
     if (rt.group === '' && rt.kind === 'PersistentVolume') {
