@@ -320,8 +320,9 @@ describe.each(FLAVORS)('RBAC escalation checks (%s flavor)', (flavor: FlavorName
       expect(await code('esc', 'POST', roles(), role('esc-1', star))).toBe(201);
       const current = (await clients.esc.request<Record<string, unknown>>('GET', `${roles()}/esc-1`)).body;
       expect(await code('esc', 'PUT', `${roles()}/esc-1`, { ...current, rules: [...star, CM_READ] })).toBe(200);
-      const everyUrl = { rules: [{ verbs: ['*'], nonResourceURLs: ['*'] }] };
-      expect(await code('esc', 'PATCH', `${roles()}/esc-1`, everyUrl, MERGE)).toBe(200);
+      // Everything in the namespace (a Role holds no non-resource URLs: the reference refuses those as invalid).
+      const everything = { rules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }] };
+      expect(await code('esc', 'PATCH', `${roles()}/esc-1`, everything, MERGE)).toBe(200);
       const applied = { ...role('esc-2', star), metadata: { name: 'esc-2', namespace: NS } };
       expect(await code('esc', 'PATCH', `${roles()}/esc-2?fieldManager=esc`, JSON.stringify(applied), APPLY)).toBe(201);
       // escalate is no bind: binding what esc does not hold is still refused.

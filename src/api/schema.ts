@@ -535,7 +535,7 @@ const storageClass = kind({
   mountOptions: strings,
   allowVolumeExpansion: 'boolean',
   volumeBindingMode: 'string',
-  allowedTopologies: 'any',
+  allowedTopologies: listOf(object({ matchLabelExpressions: listOf(object({ key: 'string', values: strings })) })),
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { labelSelectorAsString } from '../api/labels.ts';
 import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
-import type { Naming } from '../api/naming.ts';
+import { group, type Naming } from '../api/naming.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { type MapNode, type Node, schemaFor } from '../api/schema.ts';
 import { jsonEqual } from '../util/equal.ts';
@@ -63,6 +63,7 @@ import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
 import type { PodLogSource } from './pod-streams.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
+import { allocateServiceIPs, keepAllocatedIPs } from './service-ips.ts';
 import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
 import { withEmptyStructs } from './struct-defaults.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
@@ -280,9 +281,10 @@ export class ApiServer {
     // create itself sets (a namespace's finalizer, the first status).
     this.options.validation?.defaults(rt, object);
     if (isNamespaceType(rt)) object = withNameLabel(object, this.naming.labels.metadataName);
-    object = withEmptyStructs(object);
+    object = withEmptyStructs(object, false);
     const managedFields =
       applied ?? recordUpdate(undefined, withoutEmptySpec(object), this.fieldOwner(req, opts, body));
+    object = withEmptyStructs(object);
     this.prepareCreate(rt, object);
     setManagedFields(object, managedFields);
     const effects = { warnings, auditAnnotations: {} };
@@ -479,6 +481,10 @@ export class ApiServer {
     // As the reference's CSR strategy: the main resource changes metadata only; the spec never changes and the
     // status through /status and /approval.
     if (rt.kind === 'CertificateSigningRequest') next.spec = old.spec;
+    if (rt.group === '' && rt.kind === 'Service' && next.spec && old.spec) {
+      next.spec = { ...(next.spec as object) };
+      keepAllocatedIPs(next.spec as Record<string, unknown>, old.spec as Record<string, unknown>);
+    }
     const m = requested.metadata;
     next.metadata = {
       ...m,
@@ -576,10 +582,17 @@ export class ApiServer {
         fresh = true;
         continue;
       }
-      const body2 = result.deleted ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
+      const body2 =
+        result.deleted && !this.returnsDeleted(rt) ? this.success(rt, req.name ?? '', old.metadata.uid) : result.object;
       const status = !result.deleted && opts.orphanDependents === false ? 202 : 200;
       return { status, body: body2, ...effects };
     }
+  }
+
+  /** Kinds whose reference registry answers a DELETE with the deleted object rather than a Status. */
+  private returnsDeleted(rt: ResourceType): boolean {
+    if (rt.group === group(this.naming, 'storage')) return rt.kind === 'StorageClass';
+    return rt.group === '' && RETURNS_DELETED_CORE.has(rt.kind);
   }
 
   /** Deletes now, or marks for deletion when finalizers or a grace period hold the object. */
@@ -793,6 +806,16 @@ export class ApiServer {
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
     }
     if (rt.group === '' && rt.kind === 'Pod') obj.status = { phase: 'Pending' };
+    if (rt.group === '' && rt.kind === 'Service' && obj.spec) {
+      const inUse = new Set(this.storage.list(rt).flatMap((svc) => (svc.spec as any)?.clusterIPs ?? []));
+      const problems = allocateServiceIPs(obj.spec as Record<string, unknown>, inUse);
+      if (problems.length) throw invalid(rt, obj.metadata.name ?? '', problems);
+    }
+    // Volumes and claims start Pending (the reference's strategies; a volume also stamps the phase's time).
+    if (rt.group === '' && rt.kind === 'PersistentVolumeClaim') obj.status = { phase: 'Pending' };
+    if (rt.group === '' && rt.kind === 'PersistentVolume') {
+      obj.status = { phase: 'Pending', lastPhaseTransitionTime: rfc3339(this.options.now()) };
+    }
   }
 
   private async admitAndValidate(
@@ -1060,6 +1083,8 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
   if (!fields.some((field) => Object.hasOwn(obj, field))) return obj;
   return Object.fromEntries(Object.entries(obj).filter(([key]) => !fields.includes(key))) as T;
 }
+
+const RETURNS_DELETED_CORE = new Set(['Pod', 'Service', 'ServiceAccount', 'PersistentVolume', 'PersistentVolumeClaim']);
 
 /** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
 const onlyStatus = (field: string) => field === 'status';

@@ -157,6 +157,12 @@ describe('findDuplicateKeys', () => {
 });
 
 describe('decodeBody: YAML', () => {
+  it('reads the YAML 1.1 words go-yaml v2 takes as booleans unquoted, and keeps them quoted or in longer words', () => {
+    const text = 'data:\n  a: yes\n  b: Off\n  c: y\n  d: "yes"\n  e: yesno\n  f: N\n';
+    const { object } = decodeBody(text, 'application/yaml', schemaFor('ConfigMap'));
+    expect((object as { data: unknown }).data).toEqual({ a: true, b: false, c: true, d: 'yes', e: 'yesno', f: false });
+  });
+
   it.each(YAML_TYPES)('decodes %s like JSON and reports unknown fields', (type) => {
     const text = `apiVersion: apps/v1
 kind: StatefulSet

@@ -337,12 +337,25 @@ const KNOWN_TAGS = new Set(
 const yamlError = (detail: string, line?: number) =>
   new DecodeError(`error converting YAML to JSON: yaml: ${line ? `line ${line}: ` : ''}${detail}`);
 
+/**
+ * The words go-yaml v2 (the reference's YAML reader) takes as booleans besides `true` and `false`, unquoted:
+ * a string field given `yes` is then refused as the reference refuses it.
+ */
+const YAML_11_TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'on', 'On', 'ON']);
+const YAML_11_BOOLEAN = {
+  tag: 'tag:yaml.org,2002:bool',
+  default: true,
+  identify: (value: unknown) => typeof value === 'boolean',
+  test: /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$/,
+  resolve: (word: string) => YAML_11_TRUE.has(word),
+};
+
 function decodeYaml(text: string): { object: unknown; duplicate: string[] } {
   // The YAML library composes nodes recursively: nothing deeper than the limit may reach it (nor a regex).
   const tooDeep = yamlDepthExceededLine(text);
   if (tooDeep) throw yamlError(`exceeded max depth of ${MAX_DEPTH}`, tooDeep);
   // Tags such as `!!binary` stay strings: the result is plain JSON, as sigs.k8s.io/yaml converts it.
-  const doc = parseDocument(text, { uniqueKeys: false, resolveKnownTags: false });
+  const doc = parseDocument(text, { uniqueKeys: false, resolveKnownTags: false, customTags: [YAML_11_BOOLEAN] });
   const error = doc.errors[0];
   if (error) {
     const detail = error.message.split('\n', 1)[0].replace(/ at line \d+, column \d+:?$/, '');

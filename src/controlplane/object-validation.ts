@@ -20,8 +20,11 @@ import {
 import type { ValidationContext } from './validation/context.ts';
 import { validatorsFor } from './validation/index.ts';
 import { schemaShapeErrors } from './validation/raw.ts';
+import { defaultPersistentVolumeClaim } from './validation/storage.ts';
 import {
   defaultDeployment,
+  defaultEndpointSlice,
+  defaultEndpoints,
   defaultPod,
   defaultReplicated,
   defaultSecret,
@@ -33,6 +36,8 @@ const WORKLOAD_DEFAULTS: Readonly<Record<string, (obj: unknown) => void>> = {
   '/Pod': defaultPod,
   '/Service': defaultService,
   '/Secret': defaultSecret,
+  '/PersistentVolumeClaim': defaultPersistentVolumeClaim,
+  '/Endpoints': defaultEndpoints,
   '/ReplicationController': defaultReplicated,
   'apps/ReplicaSet': defaultReplicated,
   'apps/Deployment': defaultDeployment,
@@ -44,10 +49,11 @@ export function objectValidation(
   now: () => Date,
 ): ObjectValidation {
   const ctx: ValidationContext = { naming, featureGates: features };
+  const defaulters = { ...WORKLOAD_DEFAULTS, [`${group(naming, 'discovery')}/EndpointSlice`]: defaultEndpointSlice };
   return {
     defaults(rt: ResourceType, obj: KubeObject): void {
       validatorsFor(rt.kind)?.defaults?.(obj, ctx);
-      WORKLOAD_DEFAULTS[`${rt.group}/${rt.kind}`]?.(obj);
+      defaulters[`${rt.group}/${rt.kind}`]?.(obj);
     },
     // Only the CSR rules are asynchronous (they verify signatures): the rest answer without a turn of the event loop.
     validate(op, rt, obj, old, subresource) {

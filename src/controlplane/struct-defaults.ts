@@ -17,8 +17,16 @@ type Step =
   | { name: string; table: MessageTable; shape: 'one' | 'list' | 'map'; always: boolean }
   | { name: string; zero: unknown };
 
-/** The zero values of the scalars a `!` mark may carry. */
-const ZEROS: Partial<Record<ScalarKind, unknown>> = { int32: 0, int64: 0, double: 0, string: '', bool: false };
+/** The zero values of the scalars a `!` mark may carry; a by-value `Time` marshals its zero as null. */
+const ZEROS: Partial<Record<ScalarKind, unknown>> = {
+  int32: 0,
+  int64: 0,
+  double: 0,
+  string: '',
+  bool: false,
+  time: null,
+  microTime: null,
+};
 
 const plans = new WeakMap<MessageTable, Step[]>();
 
@@ -49,7 +57,7 @@ function planOf(table: MessageTable): Step[] {
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `value` with every by-value struct below it present; the same object when nothing was missing (copy on write). */
-function fill(value: Json, table: MessageTable): Json {
+function fill(value: Json, table: MessageTable, zeros: boolean): Json {
   let out = value;
   const set = (name: string, v: unknown) => {
     if (out === value) out = { ...value };
@@ -58,18 +66,20 @@ function fill(value: Json, table: MessageTable): Json {
   for (const step of planOf(table)) {
     const current = value[step.name];
     if ('zero' in step) {
-      if (current === undefined) set(step.name, step.zero);
+      if (current === undefined && zeros) set(step.name, step.zero);
     } else if (step.shape === 'one') {
-      if (current === undefined && step.always) set(step.name, fill({}, step.table));
+      if (current === undefined && step.always) set(step.name, fill({}, step.table, zeros));
       else if (isObject(current)) {
-        const filled = fill(current, step.table);
+        const filled = fill(current, step.table, zeros);
         if (filled !== current) set(step.name, filled);
       }
     } else if (step.shape === 'list' && Array.isArray(current)) {
-      const items = current.map((item) => (isObject(item) ? fill(item, step.table) : item));
+      const items = current.map((item) => (isObject(item) ? fill(item, step.table, zeros) : item));
       if (items.some((item, i) => item !== current[i])) set(step.name, items);
     } else if (step.shape === 'map' && isObject(current)) {
-      const entries = Object.entries(current).map(([k, v]) => [k, isObject(v) ? fill(v, step.table) : v] as const);
+      const entries = Object.entries(current).map(
+        ([k, v]) => [k, isObject(v) ? fill(v, step.table, zeros) : v] as const,
+      );
       if (entries.some(([k, v]) => v !== current[k])) set(step.name, Object.fromEntries(entries));
     }
   }
@@ -79,8 +89,9 @@ function fill(value: Json, table: MessageTable): Json {
 /**
  * `obj` as the reference would serialize it: every by-value struct present, `{}` when empty. The same object when
  * nothing was missing, else a copy sharing what did not change (stored objects are never changed in place).
+ * `zeros: false` leaves the unset scalars out: the reference's managed fields of a create do not list them.
  */
-export function withEmptyStructs<T extends KubeObject>(obj: T): T {
+export function withEmptyStructs<T extends KubeObject>(obj: T, zeros = true): T {
   const table = obj.kind ? tableForKind(obj.kind, obj.apiVersion) : undefined;
-  return table ? (fill(obj as Json, table) as T) : obj;
+  return table ? (fill(obj as Json, table, zeros) as T) : obj;
 }

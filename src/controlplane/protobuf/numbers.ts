@@ -10,7 +10,8 @@
  *    field without it holds its struct by value, which the reference always writes (`{}` when empty; its OpenAPI
  *    says `default: {}`);
  *  - `!` marks a scalar the Go type tags without `omitempty`, so the reference always writes it, zero included
- *    (`status.replicas: 0`), and typed clients (the Python client) refuse an object without it;
+ *    (`status.replicas: 0`), and typed clients (the Python client) refuse an object without it; on a by-value
+ *    `time` (an Event's `firstTimestamp`) it marks a zero time the reference writes as null;
  *  - the type is a message of this table, or `bytes` (base64 in JSON), `double`, `time`, `microTime`,
  *    `quantity`, `intOrString`, `raw` (RawExtension), `fields` (FieldsV1) or `strings` (a message wrapping
  *    a repeated string as field 1, such as `ExtraValue`); no type is the scalar the schema says;
@@ -675,16 +676,16 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     reason: '3',
     message: '4',
     source: '5 core.v1.EventSource',
-    firstTimestamp: '6 time',
-    lastTimestamp: '7 time',
+    firstTimestamp: '6! time',
+    lastTimestamp: '7! time',
     count: '8',
     type: '9',
-    eventTime: '10 microTime',
+    eventTime: '10! microTime',
     series: '11? core.v1.EventSeries',
     action: '12',
     related: '13? core.v1.ObjectReference',
-    reportingComponent: '14',
-    reportingInstance: '15',
+    reportingComponent: '14!',
+    reportingInstance: '15!',
   },
   'core.v1.EventSeries': {
     count: '1',
@@ -1208,6 +1209,13 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     effect: '4',
     tolerationSeconds: '5?',
   },
+  'core.v1.TopologySelectorLabelRequirement': {
+    key: '1',
+    values: '2',
+  },
+  'core.v1.TopologySelectorTerm': {
+    matchLabelExpressions: '1 core.v1.TopologySelectorLabelRequirement',
+  },
   'core.v1.TopologySpreadConstraint': {
     maxSkew: '1',
     topologyKey: '2',
@@ -1340,8 +1348,8 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     note: '10',
     type: '11',
     deprecatedSource: '12 core.v1.EventSource',
-    deprecatedFirstTimestamp: '13 time',
-    deprecatedLastTimestamp: '14 time',
+    deprecatedFirstTimestamp: '13! time',
+    deprecatedLastTimestamp: '14! time',
     deprecatedCount: '15',
   },
   'events.v1.EventSeries': {

@@ -4,6 +4,7 @@
  * Validators take raw JSON (never trusted) and answer FieldErrors; some answer a promise (the CSR request
  * signature is checked with WebCrypto), so callers `await` every result. Defaulters mutate the object in place.
  */
+
 import {
   defaultAPIService,
   validateAPIServiceCreate,
@@ -18,6 +19,7 @@ import {
   validateCertificateSigningRequestUpdate,
 } from './certificate-signing-request.ts';
 import { validateClusterTrustBundleCreate, validateClusterTrustBundleUpdate } from './cluster-trust-bundle.ts';
+import { validateConfigMapCreate, validateConfigMapUpdate } from './config-map.ts';
 import type { ValidationContext } from './context.ts';
 import { validateControllerRevisionCreate, validateControllerRevisionUpdate } from './controller-revision.ts';
 import type { FieldError } from './field-errors.ts';
@@ -25,11 +27,13 @@ import { defaultIngressClass, validateIngressClassCreate, validateIngressClassUp
 import { validateLeaseCreate, validateLeaseUpdate } from './lease.ts';
 import { validateLeaseCandidateCreate, validateLeaseCandidateUpdate } from './lease-candidate.ts';
 import { defaultLimitRange, validateLimitRangeCreate, validateLimitRangeUpdate } from './limit-range.ts';
+import { validatePodCreate } from './pod.ts';
 import {
   validatePodDisruptionBudgetCreate,
   validatePodDisruptionBudgetStatusUpdate,
   validatePodDisruptionBudgetUpdate,
 } from './pod-disruption-budget.ts';
+import { validateClusterRoleCreate, validateRoleCreate, validateRoleUpdate } from './role.ts';
 import {
   defaultRoleBinding,
   validateClusterRoleBindingCreate,
@@ -60,6 +64,10 @@ import {
 } from './validating-admission-policy.ts';
 
 export type ValidatedKind =
+  | 'Pod'
+  | 'Role'
+  | 'ClusterRole'
+  | 'ConfigMap'
   | 'CertificateSigningRequest'
   | 'ClusterTrustBundle'
   | 'IngressClass'
@@ -108,6 +116,10 @@ export const validators: Record<ValidatedKind, KindValidators> = {
     defaults: defaultIngressClass,
   },
   RuntimeClass: { create: validateRuntimeClassCreate, update: validateRuntimeClassUpdate },
+  ConfigMap: { create: validateConfigMapCreate, update: validateConfigMapUpdate },
+  Pod: { create: validatePodCreate },
+  Role: { create: validateRoleCreate, update: validateRoleUpdate },
+  ClusterRole: { create: validateClusterRoleCreate, update: validateRoleUpdate },
   PersistentVolume: {
     create: validatePersistentVolumeCreate,
     update: validatePersistentVolumeUpdate,

@@ -64,6 +64,19 @@ export function defaultPersistentVolume(o: unknown): void {
   if (!spec) return;
   spec.persistentVolumeReclaimPolicy ??= 'Retain';
   spec.volumeMode ??= 'Filesystem';
+  defaultHostPath(spec.hostPath);
+}
+
+/** A hostPath's type is a pointer the reference sets to `""` (no check of what is at the path). */
+export function defaultHostPath(source: unknown): void {
+  const hostPath = obj(source);
+  if (hostPath) hostPath.type ??= '';
+}
+
+/** A claim holds a filesystem unless it says otherwise. */
+export function defaultPersistentVolumeClaim(o: unknown): void {
+  const spec = obj(obj(o)?.spec);
+  if (spec) spec.volumeMode ??= 'Filesystem';
 }
 
 export function validateStorageClassCreate(o: unknown): FieldError[] {

@@ -5,6 +5,7 @@
  * What admission or allocation adds (service-account volumes, tolerations, priority, cluster IPs) is not here.
  */
 import { absent, type Obj, obj } from './raw.ts';
+import { defaultHostPath } from './storage.ts';
 
 const setDefault = (o: Obj, field: string, value: unknown) => {
   if (absent(o[field]) || o[field] === '') o[field] = value;
@@ -36,6 +37,7 @@ export function defaultPodSpec(spec: Obj | undefined): void {
   setDefault(spec, 'terminationGracePeriodSeconds', 30);
   setDefault(spec, 'schedulerName', 'default-scheduler');
   if (absent(spec.securityContext)) spec.securityContext = {};
+  for (const volume of Array.isArray(spec.volumes) ? spec.volumes : []) defaultHostPath(obj(volume)?.hostPath);
   for (const list of [spec.initContainers, spec.containers]) {
     for (const c of Array.isArray(list) ? list : []) {
       const container = obj(c);
@@ -109,4 +111,24 @@ export function defaultSecret(o: unknown): void {
   }
   secret.data = data;
   delete secret.stringData;
+}
+
+const defaultPorts = (ports: unknown, name: boolean) => {
+  for (const port of Array.isArray(ports) ? ports : []) {
+    const p = obj(port);
+    if (!p) continue;
+    p.protocol ??= 'TCP';
+    if (name) p.name ??= '';
+  }
+};
+
+/** The ports of an Endpoints' subsets speak TCP unless they say otherwise. */
+export function defaultEndpoints(o: unknown): void {
+  const subsets = obj(o)?.subsets;
+  for (const subset of Array.isArray(subsets) ? subsets : []) defaultPorts(obj(subset)?.ports, false);
+}
+
+/** An EndpointSlice's ports: TCP and an empty name (a pointer the reference sets) unless given. */
+export function defaultEndpointSlice(o: unknown): void {
+  defaultPorts(obj(o)?.ports, true);
 }
