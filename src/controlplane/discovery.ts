@@ -263,8 +263,8 @@ export function tableParts(
   const columns = rt.ownLayout ? placed : [nameColumn, ...placed];
   const columnDefinitions = columns.map((c) => ({
     name: c.name,
-    type: c.type === 'date' ? 'string' : c.type,
-    format: c.format ?? (c.type === 'date' ? 'date' : ''),
+    type: c.type,
+    format: c.format ?? '',
     description: c.description ?? c.name,
     priority: c.priority ?? 0,
   }));
