@@ -326,7 +326,7 @@ export class ApiServer {
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();
     if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType))
-      throw unsupportedMediaType(contentType, PATCH_CONTENT_TYPES);
+      throw unsupportedMediaType(PATCH_CONTENT_TYPES, {});
     const isApply = contentType === 'application/apply-patch+yaml';
     const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
@@ -901,7 +901,7 @@ export class ApiServer {
       decoded = decodeBody(body.text, contentType, schema);
     } catch (err) {
       if (err instanceof UnsupportedMediaTypeError) {
-        throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
+        throw unsupportedMediaType(['application/json', 'application/yaml']);
       }
       throw badRequest((err as Error).message);
     }
