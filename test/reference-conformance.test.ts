@@ -111,6 +111,24 @@ describe('answers as kube-apiserver does', () => {
     );
   });
 
+  it('discovery: namespaces without deletecollection (refused 405), api-extensions, stored versions, core list', async () => {
+    const core = await json('GET', '/api/v1');
+    expect(core.json.apiVersion).toBeUndefined();
+    const namespaces = core.json.resources.find((r: any) => r.name === 'namespaces');
+    expect(namespaces.verbs).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+    expect((await json('DELETE', '/api/v1/namespaces')).code).toBe(405);
+    const admission = await json('GET', '/apis/admissionregistration.k8s.io/v1');
+    expect(admission.json.apiVersion).toBe('v1');
+    expect(admission.json.resources.find((r: any) => r.name === 'validatingadmissionpolicies').categories).toEqual([
+      'api-extensions',
+    ]);
+    const apiservices = (await json('GET', '/apis/apiregistration.k8s.io/v1')).json.resources[0];
+    expect(apiservices).toMatchObject({ name: 'apiservices', categories: ['api-extensions'] });
+    // ClusterTrustBundles are stored as v1beta1 by the reference: the hash of certificates.k8s.io/v1beta1/ClusterTrustBundle.
+    const certificates = (await json('GET', '/apis/certificates.k8s.io/v1')).json.resources;
+    expect(certificates.find((r: any) => r.name === 'clustertrustbundles').storageVersionHash).toBe('v5yhuVertL4=');
+  });
+
   it('serves discovery in name order with storage version hashes, and aggregated discovery only as v2', async () => {
     const core = await json('GET', '/api/v1');
     const names = core.json.resources.map((r: any) => r.name);

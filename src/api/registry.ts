@@ -75,6 +75,8 @@ export interface ResourceType {
   storedAs?: StoredAs;
   /** Whether objects carry `metadata.generation` (see GENERATION_KINDS). */
   hasGeneration: boolean;
+  /** The version the reference stores objects in when not the served one (its hash is in discovery). */
+  storageVersion?: string;
   /** The reference's deprecation warning, sent with every answer about the resource. */
   deprecation?: string;
 }
@@ -257,6 +259,8 @@ function definitions(n: Naming): Def[] {
       kind: 'Namespace',
       plural: 'namespaces',
       namespaced: false,
+      // The reference deletes namespaces one at a time: no deletecollection.
+      verbs: STORAGE_VERBS.filter((v) => v !== 'deletecollection'),
       shortNames: ['ns'],
       subresources: ['status'],
       fieldSelectors: { 'status.phase': str('status.phase') },
@@ -549,6 +553,7 @@ function definitions(n: Naming): Def[] {
       kind: 'ClusterTrustBundle',
       plural: 'clustertrustbundles',
       namespaced: false,
+      storageVersion: 'v1beta1',
       fieldSelectors: { 'spec.signerName': str('spec.signerName') },
       // The reference's ClusterTrustBundle table has no Age.
       columns: [NAME, col('SignerName', 'spec.signerName')],
@@ -628,6 +633,7 @@ function definitions(n: Naming): Def[] {
       kind: 'APIService',
       plural: 'apiservices',
       namespaced: false,
+      categories: ['api-extensions'],
       subresources: ['status'],
       columns: [
         {
@@ -673,6 +679,7 @@ function definitions(n: Naming): Def[] {
       kind: 'ValidatingAdmissionPolicy',
       plural: 'validatingadmissionpolicies',
       namespaced: false,
+      categories: ['api-extensions'],
       subresources: ['status'],
       columns: [
         { name: 'Validations', type: 'integer', value: (o) => (get(o, 'spec.validations') as unknown[])?.length ?? 0 },
@@ -692,6 +699,7 @@ function definitions(n: Naming): Def[] {
       kind: 'ValidatingAdmissionPolicyBinding',
       plural: 'validatingadmissionpolicybindings',
       namespaced: false,
+      categories: ['api-extensions'],
       columns: [
         col('PolicyName', 'spec.policyName'),
         { name: 'ParamRef', type: 'string', value: printers.policyParamRef },

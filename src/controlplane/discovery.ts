@@ -54,7 +54,7 @@ export function apiVersions(serverAddress: string): object {
 /** The reference's storage version hash: the first 8 bytes of the SHA-256 of `<group>/<version>/<kind>`, base64. */
 export function storageVersionHash(rt: ResourceType): string {
   const stored = rt.storedAs?.rt ?? rt;
-  const gvk = `${stored.group}/${stored.version}/${stored.kind}`;
+  const gvk = `${stored.group}/${stored.storageVersion ?? stored.version}/${stored.kind}`;
   return createHash('sha256').update(gvk).digest().subarray(0, 8).toString('base64');
 }
 
@@ -89,7 +89,13 @@ export function resourceList(registry: ResourceRegistry, group: string, version:
     }
   }
   resources.sort(byName);
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(rts[0]), resources };
+  // The reference's core list names no apiVersion; a group's does.
+  return {
+    kind: 'APIResourceList',
+    ...(group ? { apiVersion: 'v1' } : {}),
+    groupVersion: apiVersionOf(rts[0]),
+    resources,
+  };
 }
 
 function groupDoc(name: string, versions: string[]): object {

@@ -354,7 +354,8 @@ export class ControlPlaneServer {
     const everyNamespace = info.rt.namespaced && !info.rt.virtual && info.namespace === undefined;
     if (
       (info.verb === 'create' && ((info.name !== undefined && !info.subresource) || everyNamespace)) ||
-      (itemVerb && info.name === undefined)
+      (itemVerb && info.name === undefined) ||
+      (!info.subresource && !info.rt.verbs.includes(info.verb))
     ) {
       throw methodNotAllowed();
     }
