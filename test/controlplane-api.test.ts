@@ -1816,8 +1816,10 @@ describe('delete', () => {
       uidMismatch.status,
       409,
       'Conflict',
-      `Operation cannot be fulfilled on configmaps "pre": Precondition failed: UID in precondition: ${wrongUid}, UID in object meta: ${uid}`,
+      `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (${wrongUid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
     );
+    // The reference names the kind in this conflict, not the resource.
+    expect(uidMismatch.status.details).toEqual({ name: 'pre', kind: 'ConfigMap' });
     const rvMismatch = await failure(
       core.deleteNamespacedConfigMap({ name: 'pre', namespace: ns, body: { preconditions: { resourceVersion: '1' } } }),
     );
@@ -1825,7 +1827,7 @@ describe('delete', () => {
       rvMismatch.status,
       409,
       'Conflict',
-      `Operation cannot be fulfilled on configmaps "pre": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${rv}`,
+      `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${rv}). The object might have been modified`,
     );
     expect(await core.readNamespacedConfigMap({ name: 'pre', namespace: ns })).toEqual(cm);
     await core.deleteNamespacedConfigMap({

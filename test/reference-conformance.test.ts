@@ -129,6 +129,15 @@ describe('answers as kube-apiserver does', () => {
     expect(certificates.find((r: any) => r.name === 'clustertrustbundles').storageVersionHash).toBe('v5yhuVertL4=');
   });
 
+  it('lists "nil" among the supported propagation policies, as the reference does', async () => {
+    expect((await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'pp' } })).code).toBe(201);
+    const res = await json('DELETE', `/api/v1/namespaces/${NS}/configmaps/pp?propagationPolicy=Sideways`);
+    expect(res.code).toBe(422);
+    expect(res.json.details.causes[0].message).toBe(
+      'Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+    );
+  });
+
   it('serves discovery in name order with storage version hashes, and aggregated discovery only as v2', async () => {
     const core = await json('GET', '/api/v1');
     const names = core.json.resources.map((r: any) => r.name);

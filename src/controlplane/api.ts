@@ -558,7 +558,8 @@ export class ApiServer {
         fresh = true;
         continue;
       }
-      if (failed) throw conflict(rt, req.name ?? '', failed);
+      // The reference names the kind here, not the resource: `Operation cannot be fulfilled on ConfigMap "x"`.
+      if (failed) throw conflict({ group: rt.group, plural: rt.kind }, req.name ?? '', failed);
       const effects = noEffects();
       await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
       let result: { deleted: boolean; object: KubeObject };
@@ -692,7 +693,7 @@ export class ApiServer {
       problems.push({
         type: 'FieldValueNotSupported',
         field: 'propagationPolicy',
-        message: `propagationPolicy: Unsupported value: ${JSON.stringify(opts.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan"`,
+        message: `propagationPolicy: Unsupported value: ${JSON.stringify(opts.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan", "nil"`,
       });
     } else if (opts.propagationPolicy !== undefined && opts.orphanDependents !== undefined) {
       problems.push({
@@ -1039,13 +1040,13 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
   }
 }
 
-/** Why a delete's preconditions do not hold for `old`, if they do not. */
+/** Why a delete's preconditions do not hold for `old`, if they do not, in the reference's words. */
 function preconditionFailure(old: KubeObject, pre: { uid?: string; resourceVersion?: string }): string | undefined {
   if (pre.uid && pre.uid !== old.metadata.uid) {
-    return `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`;
+    return `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`;
   }
   if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-    return `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`;
+    return `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`;
   }
   return undefined;
 }
