@@ -129,6 +129,37 @@ describe('answers as kube-apiserver does', () => {
     expect(certificates.find((r: any) => r.name === 'clustertrustbundles').storageVersionHash).toBe('v5yhuVertL4=');
   });
 
+  it('answers metadata only when asked for PartialObjectMetadata or PartialObjectMetadataList', async () => {
+    expect(
+      (await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'pom' }, data: { k: 'v' } })).code,
+    ).toBe(201);
+    const ask = (path: string, as: string) =>
+      raw.send({ path, headers: { Accept: `application/json;as=${as};g=meta.k8s.io;v=v1, application/json` } });
+    const one = await ask(`/api/v1/namespaces/${NS}/configmaps/pom`, 'PartialObjectMetadata');
+    expect(one.json).toMatchObject({
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { name: 'pom' },
+    });
+    expect(one.json.data).toBeUndefined();
+    const list = await ask(
+      `/api/v1/namespaces/${NS}/configmaps?fieldSelector=metadata.name=pom`,
+      'PartialObjectMetadataList',
+    );
+    expect(list.json).toMatchObject({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1' });
+    expect(list.json.items).toEqual([
+      expect.objectContaining({ kind: 'PartialObjectMetadata', metadata: expect.objectContaining({ name: 'pom' }) }),
+    ]);
+    const none = await ask(`/api/v1/namespaces/${NS}/configmaps?labelSelector=nothing`, 'PartialObjectMetadataList');
+    expect(none.json.items).toBeNull();
+    // A Table without objects says so with a null object per row.
+    const table = await ask(
+      `/api/v1/namespaces/${NS}/configmaps?fieldSelector=metadata.name=pom&includeObject=None`,
+      'Table',
+    );
+    expect(table.json.rows).toEqual([expect.objectContaining({ object: null })]);
+  });
+
   it('lists "nil" among the supported propagation policies, as the reference does', async () => {
     expect((await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'pp' } })).code).toBe(201);
     const res = await json('DELETE', `/api/v1/namespaces/${NS}/configmaps/pp?propagationPolicy=Sideways`);

@@ -277,13 +277,14 @@ export function tableParts(
   const row = (obj: { metadata: Record<string, any> }) => ({
     cells: columns.map((c) => cell(c.value(obj as never, now), c.empty)),
     object:
-      includeObject === 'None'
-        ? undefined
-        : includeObject === 'Object'
-          ? obj
-          : { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata },
+      includeObject === 'None' ? null : includeObject === 'Object' ? obj : partialObjectMetadata(metaGroup, obj),
   });
   return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
+}
+
+/** An object's metadata alone, as the reference's `PartialObjectMetadata`. */
+export function partialObjectMetadata(metaGroup: string, obj: { metadata: object }): object {
+  return { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata };
 }
 
 function cell(v: unknown, empty = '<none>'): unknown {

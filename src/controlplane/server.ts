@@ -19,6 +19,7 @@ import {
   apiVersions,
   groupList,
   groupOne,
+  partialObjectMetadata,
   resourceList,
   table,
   tableParts,
@@ -284,7 +285,7 @@ export class ControlPlaneServer {
   ): Promise<void> {
     const api = this.api;
     if (isPodStream(info)) return servePodStream(api, req, res, info, query);
-    const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
+    const tableAccept = viewRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
     const format = tableAccept ? 'json' : outputFormat(req.headers.accept, info.verb === 'watch');
     // A read without resourceVersion (or continue) is a consistent read: the cache first shows everything
     // written before it (through any control plane sharing the store).
@@ -309,6 +310,21 @@ export class ControlPlaneServer {
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
         const encode = (o: KubeObject, i: number) => separated(i, JSON.stringify(row(o)));
         return sendList(res, 200, headersOf(res, tableAccept, []), start, list.items, encode, ']}');
+      }
+      // Metadata only, when asked for as PartialObjectMetadata (a get) or PartialObjectMetadataList (a list).
+      const metaGroup = api.registry.naming.protocol.metaGroup;
+      const list = info.verb === 'list' ? (body as KubeList) : undefined;
+      if (viewRequested(req.headers.accept, metaGroup, list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata')) {
+        const partial = list
+          ? {
+              kind: 'PartialObjectMetadataList',
+              apiVersion: `${metaGroup}/v1`,
+              metadata: list.metadata,
+              // An empty list's items are null there (a nil Go slice).
+              items: list.items.length ? list.items.map((o) => partialObjectMetadata(metaGroup, o)) : null,
+            }
+          : partialObjectMetadata(metaGroup, body);
+        return this.send(res, 200, JSON.stringify(partial), [], JSON_TYPE);
       }
       return await this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
@@ -582,14 +598,15 @@ export function outputFormat(accept: string | undefined, watch: boolean): Output
 }
 
 /**
- * The Content-Type of a server-side table (kubectl get) when the client asks for one: the reference names only its
- * serializer's media type, `application/json`, without the `as=Table` the request gave.
+ * The Content-Type of a meta.k8s.io view (`as`: a server-side Table as kubectl get asks, or PartialObjectMetadata[List])
+ * when the client asks for one: the reference names only its serializer's media type, `application/json`, without
+ * the `as=` the request gave.
  */
-function tableRequested(accept: string | undefined, metaGroup: string): string | undefined {
+function viewRequested(accept: string | undefined, metaGroup: string, as = 'Table'): string | undefined {
   if (!accept) return undefined;
   for (const part of accept.split(',')) {
     const params = part.split(';').map((p) => p.trim());
-    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
+    if (params[0] === JSON_TYPE && params.includes(`as=${as}`) && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
   }
   return undefined;
 }
