@@ -1816,8 +1816,10 @@ describe('delete', () => {
       uidMismatch.status,
       409,
       'Conflict',
-      `Operation cannot be fulfilled on configmaps "pre": Precondition failed: UID in precondition: ${wrongUid}, UID in object meta: ${uid}`,
+      `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (${wrongUid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
     );
+    // The reference names the kind in this conflict, not the resource.
+    expect(uidMismatch.status.details).toEqual({ name: 'pre', kind: 'ConfigMap' });
     const rvMismatch = await failure(
       core.deleteNamespacedConfigMap({ name: 'pre', namespace: ns, body: { preconditions: { resourceVersion: '1' } } }),
     );
@@ -1825,7 +1827,7 @@ describe('delete', () => {
       rvMismatch.status,
       409,
       'Conflict',
-      `Operation cannot be fulfilled on configmaps "pre": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${rv}`,
+      `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${rv}). The object might have been modified`,
     );
     expect(await core.readNamespacedConfigMap({ name: 'pre', namespace: ns })).toEqual(cm);
     await core.deleteNamespacedConfigMap({
@@ -2078,12 +2080,49 @@ describe('errors', () => {
     const jsonFirst = await raw('GET', path, { accept: 'application/json,application/vnd.kubernetes.protobuf' });
     expect(jsonFirst.status).toBe(200);
     expect(jsonFirst.body).toMatchObject({ kind: 'ConfigMap', data: { a: '1' } });
+    // The first listed type the server produces wins, as in the reference: YAML before JSON.
+    const yamlFirst = await raw('GET', path, { accept: 'application/yaml, application/json' });
+    expect(yamlFirst.headers['content-type']).toBe('application/yaml');
+    // The reference's 406 carries empty details, no causes.
+    expect(xml.body.details).toEqual({});
     // A Status cannot be carried as protobuf here: it is answered as JSON even to a protobuf-first client.
     const missing = await raw('GET', `${path}-missing`, {
       accept: 'application/vnd.kubernetes.protobuf,application/json',
     });
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ kind: 'Status', reason: 'NotFound' });
+  });
+
+  it('answers paths it does not serve as the reference does: JSON 404 under an API, text elsewhere; 405 without causes', async () => {
+    const ns = await newNamespace();
+    for (const path of [
+      `/api/v1/namespaces/${ns}/frobnicators`,
+      '/apis/apps/v9/deployments',
+      `/api/v1/namespaces/${ns}/nodes`,
+    ]) {
+      const reply = await raw('GET', path);
+      expect(reply.status, path).toBe(404);
+      expect(reply.body, path).toMatchObject({ kind: 'Status', reason: 'NotFound', details: {} });
+      expect(reply.body.details.causes, path).toBeUndefined();
+    }
+    for (const path of ['/apis/nope.example.com/v1/things', '/nope']) {
+      const reply = await raw('GET', path);
+      expect(reply.status, path).toBe(404);
+      expect(reply.headers['content-type'], path).toBe('text/plain; charset=utf-8');
+      expect(reply.text, path).toBe('404 page not found\n');
+    }
+    const missingDocument = await raw('GET', '/openapi/v3/apis/nope.example.com/v1');
+    expect(missingDocument.status).toBe(404);
+    expect(missingDocument.text).toBe('');
+    const put = await raw('PUT', `/api/v1/namespaces/${ns}/configmaps`, { body: {} });
+    expect(put.status).toBe(405);
+    expect(put.body).toMatchObject({ reason: 'MethodNotAllowed', details: {} });
+    expect(put.body.details.causes).toBeUndefined();
+    // A namespaced kind is created only within a namespace: the all-namespaces collection has no POST.
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: ns } };
+    const post = await raw('POST', '/api/v1/configmaps', { body });
+    expect(post.status).toBe(405);
+    expect(post.body).toMatchObject({ reason: 'MethodNotAllowed', details: {} });
   });
 
   it('a rejected write changes nothing', async () => {

@@ -37,7 +37,7 @@ describe.skipIf(!hasKubectl)('kubectl and the OpenAPI documents', () => {
     const out = await kubectl.ok(['explain', 'statefulset.spec.updateStrategy', '--recursive']);
     expect(out).toContain('FIELD: updateStrategy <StatefulSetUpdateStrategy>');
     expect(out).toMatch(
-      /rollingUpdate\s+<RollingUpdateStatefulSetStrategy>\s+maxUnavailable\s+<string>\s+partition\s+<integer>\s+type\s+<string>/,
+      /rollingUpdate\s+<RollingUpdateStatefulSetStrategy>\s+maxUnavailable\s+<IntOrString>\s+partition\s+<integer>\s+type\s+<string>/,
     );
   });
 

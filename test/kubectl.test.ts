@@ -505,7 +505,7 @@ describe.skipIf(!hasKubectl)(
         await watch.stop();
       }
       const table = parseTable(watch.lines.join('\n'));
-      expect(table.columns).toEqual(['EVENT', 'NAME', 'AGE']);
+      expect(table.columns).toEqual(['EVENT', 'NAME', 'DATA', 'AGE']);
       expect(table.rows.map((r) => `${r.EVENT} ${r.NAME}`)).toEqual([
         'ADDED watched-a',
         'MODIFIED watched-a',

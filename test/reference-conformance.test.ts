@@ -216,6 +216,64 @@ describe('answers as kube-apiserver does', () => {
     );
   });
 
+  it('discovery: namespaces without deletecollection (refused 405), api-extensions, stored versions, core list', async () => {
+    const core = await json('GET', '/api/v1');
+    expect(core.json.apiVersion).toBeUndefined();
+    const namespaces = core.json.resources.find((r: any) => r.name === 'namespaces');
+    expect(namespaces.verbs).toEqual(['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+    expect((await json('DELETE', '/api/v1/namespaces')).code).toBe(405);
+    const admission = await json('GET', '/apis/admissionregistration.k8s.io/v1');
+    expect(admission.json.apiVersion).toBe('v1');
+    expect(admission.json.resources.find((r: any) => r.name === 'validatingadmissionpolicies').categories).toEqual([
+      'api-extensions',
+    ]);
+    const apiservices = (await json('GET', '/apis/apiregistration.k8s.io/v1')).json.resources[0];
+    expect(apiservices).toMatchObject({ name: 'apiservices', categories: ['api-extensions'] });
+    // ClusterTrustBundles are stored as v1beta1 by the reference: the hash of certificates.k8s.io/v1beta1/ClusterTrustBundle.
+    const certificates = (await json('GET', '/apis/certificates.k8s.io/v1')).json.resources;
+    expect(certificates.find((r: any) => r.name === 'clustertrustbundles').storageVersionHash).toBe('v5yhuVertL4=');
+  });
+
+  it('answers metadata only when asked for PartialObjectMetadata or PartialObjectMetadataList', async () => {
+    expect(
+      (await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'pom' }, data: { k: 'v' } })).code,
+    ).toBe(201);
+    const ask = (path: string, as: string) =>
+      raw.send({ path, headers: { Accept: `application/json;as=${as};g=meta.k8s.io;v=v1, application/json` } });
+    const one = await ask(`/api/v1/namespaces/${NS}/configmaps/pom`, 'PartialObjectMetadata');
+    expect(one.json).toMatchObject({
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { name: 'pom' },
+    });
+    expect(one.json.data).toBeUndefined();
+    const list = await ask(
+      `/api/v1/namespaces/${NS}/configmaps?fieldSelector=metadata.name=pom`,
+      'PartialObjectMetadataList',
+    );
+    expect(list.json).toMatchObject({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1' });
+    expect(list.json.items).toEqual([
+      expect.objectContaining({ kind: 'PartialObjectMetadata', metadata: expect.objectContaining({ name: 'pom' }) }),
+    ]);
+    const none = await ask(`/api/v1/namespaces/${NS}/configmaps?labelSelector=nothing`, 'PartialObjectMetadataList');
+    expect(none.json.items).toBeNull();
+    // A Table without objects says so with a null object per row.
+    const table = await ask(
+      `/api/v1/namespaces/${NS}/configmaps?fieldSelector=metadata.name=pom&includeObject=None`,
+      'Table',
+    );
+    expect(table.json.rows).toEqual([expect.objectContaining({ object: null })]);
+  });
+
+  it('lists "nil" among the supported propagation policies, as the reference does', async () => {
+    expect((await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'pp' } })).code).toBe(201);
+    const res = await json('DELETE', `/api/v1/namespaces/${NS}/configmaps/pp?propagationPolicy=Sideways`);
+    expect(res.code).toBe(422);
+    expect(res.json.details.causes[0].message).toBe(
+      'Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+    );
+  });
+
   it('serves discovery in name order with storage version hashes, and aggregated discovery only as v2', async () => {
     const core = await json('GET', '/api/v1');
     const names = core.json.resources.map((r: any) => r.name);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
+import { group } from '../src/api/naming.ts';
 import type { PersistentVolumeClaim, Pod } from '../src/api/types/core.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
@@ -147,6 +148,50 @@ describe.skipIf(!hasKubectl)('kubectl get tables', () => {
       IMAGES: 'nginx:1.27,busybox:1.36',
     });
     expect(table.rows[0].READY).toMatch(/^\d\/1$/);
+  });
+
+  it('configmaps, secrets, services, roles and bindings: the columns and cells of the reference printers', async () => {
+    const create = (kind: string, apiVersion: string, fields: Record<string, unknown>) =>
+      cluster.client
+        .kind<KubeObject>(kind)
+        .create({ apiVersion, kind, metadata: { namespace: NS, name: 'cols' }, ...fields });
+    await create('ConfigMap', 'v1', { data: { a: '1' }, binaryData: { b: 'Ag==' } });
+    await create('Secret', 'v1', { type: 'Opaque', data: { k: 'dg==' } });
+    await create('Service', 'v1', { spec: { selector: { app: 'cols' }, ports: [{ port: 80 }] } });
+    const rbac = group(cluster.cp.registry.naming, 'rbac.authorization');
+    await create('Role', `${rbac}/v1`, { rules: [] });
+    await create('RoleBinding', `${rbac}/v1`, {
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'view' },
+      subjects: [
+        { kind: 'User', name: 'alice', apiGroup: rbac },
+        { kind: 'ServiceAccount', name: 'default', namespace: NS },
+      ],
+    });
+    const cm = await get('configmap', 'cols', '-n', NS);
+    expect(cm.columns).toEqual(['NAME', 'DATA', 'AGE']);
+    expect(cm.rows[0]).toMatchObject({ NAME: 'cols', DATA: '2' });
+    const secret = await get('secret', 'cols', '-n', NS);
+    expect(secret.columns).toEqual(['NAME', 'TYPE', 'DATA', 'AGE']);
+    expect(secret.rows[0]).toMatchObject({ TYPE: 'Opaque', DATA: '1' });
+    const svc = await get('service', 'cols', '-n', NS, '-o', 'wide');
+    expect(svc.columns).toEqual(['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE', 'SELECTOR']);
+    expect(svc.rows[0]).toMatchObject({
+      TYPE: 'ClusterIP',
+      'EXTERNAL-IP': '<none>',
+      'PORT(S)': '80/TCP',
+      SELECTOR: 'app=cols',
+    });
+    const role = await get('role', 'cols', '-n', NS);
+    expect(role.columns).toEqual(['NAME', 'CREATED AT']);
+    expect(role.rows[0]['CREATED AT']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const binding = await get('rolebinding', 'cols', '-n', NS, '-o', 'wide');
+    expect(binding.columns).toEqual(['NAME', 'ROLE', 'AGE', 'USERS', 'GROUPS', 'SERVICEACCOUNTS']);
+    expect(binding.rows[0]).toMatchObject({
+      ROLE: 'ClusterRole/view',
+      USERS: 'alice',
+      GROUPS: '',
+      SERVICEACCOUNTS: `${NS}/default`,
+    });
   });
 
   it('pvc and pv: the claim bound to the volume provisioned for it under the default class', async () => {

@@ -1,17 +1,31 @@
-/** The reference's cell formats for Pods, Nodes, StatefulSets, claims, volumes and classes, case by case. */
+/** The reference's cell formats of the built-in kinds, case by case. */
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from './meta.ts';
 import { naming } from './naming.ts';
 import {
   accessModes,
+  bindingSubjects,
+  budgetField,
   claimCells,
+  controllerOf,
+  endpointSliceCell,
+  endpointsCell,
+  formatLabelSelector,
+  formatLabels,
+  ingressClassParameters,
+  ingressHosts,
+  ingressPorts,
+  keyCount,
   nodeAddress,
   nodeInfo,
   nodeRoles,
   nodeStatus,
   podCells,
   podIP,
+  policyParamRef,
   readinessGates,
+  serviceExternalIP,
+  servicePorts,
   storageClassName,
   storageClassOf,
   templateContainers,
@@ -279,5 +293,126 @@ describe('workload, claim, volume and class cells', () => {
     [{}, 'standard'],
   ])('class annotations %j: %s', (annotations, expected) => {
     expect(storageClassName(obj({}, { name: 'standard', annotations }), ['a', 'b'])).toBe(expected);
+  });
+});
+
+describe('selectors and label maps', () => {
+  it.each([
+    [undefined, '<none>'],
+    [{}, '<none>'],
+    [{ matchLabels: { b: '2', a: '1' } }, 'a=1,b=2'],
+    [{ matchExpressions: [{ key: 'k', operator: 'In', values: ['y', 'x'] }] }, 'k in (x,y)'],
+    [{ matchExpressions: [{ key: 'k', operator: 'Bogus' }] }, '<error>'],
+  ])('selector %j prints %s', (sel, want) => expect(formatLabelSelector(sel)).toBe(want));
+
+  it('a label map prints in key order, <none> when empty', () => {
+    expect(formatLabels({ z: '1', app: 'rc' })).toBe('app=rc,z=1');
+    expect(formatLabels(undefined)).toBe('<none>');
+  });
+});
+
+describe('endpoints and slices', () => {
+  const ep = (subsets: unknown[]) => obj({ subsets });
+  it.each([
+    [[], '<none>'],
+    [[{ addresses: [{ ip: '10.1.2.3' }], ports: [{ port: 80 }] }], '10.1.2.3:80'],
+    [[{ addresses: [{ ip: 'fd00::1' }], ports: [{ port: 80 }] }], '[fd00::1]:80'],
+    [[{ addresses: [{ ip: '10.0.0.1' }, { ip: '10.0.0.2' }] }], '10.0.0.1,10.0.0.2'],
+    [[{ addresses: [{ ip: 'a' }, { ip: 'b' }], ports: [{ port: 1 }, { port: 2 }] }], 'a:1,b:1,a:2 + 1 more...'],
+  ])('subsets %j print %s', (subsets, want) => expect(endpointsCell(ep(subsets))).toBe(want));
+
+  it('slice ports by number, else name, else *; addresses flattened; <unset> for none', () => {
+    const slice = obj({ ports: [{ port: 80 }, { name: 'http' }, {}], endpoints: [{ addresses: ['10.1.2.3'] }] });
+    expect(endpointSliceCell(slice, 'ports')).toBe('80,http,*');
+    expect(endpointSliceCell(slice, 'endpoints')).toBe('10.1.2.3');
+    expect(endpointSliceCell(obj({}), 'ports')).toBe('<unset>');
+  });
+});
+
+describe('service cells', () => {
+  it.each([
+    [{ ports: [{ port: 80, protocol: 'TCP' }] }, '80/TCP'],
+    [
+      {
+        ports: [
+          { port: 80, nodePort: 30080, protocol: 'TCP' },
+          { port: 53, protocol: 'UDP' },
+        ],
+      },
+      '80:30080/TCP,53/UDP',
+    ],
+    [{}, '<none>'],
+  ])('ports of %j print %s', (spec, want) => expect(servicePorts(obj({ spec }))).toBe(want));
+
+  it.each([
+    [{}, {}, '<none>'],
+    [{ type: 'NodePort', externalIPs: ['1.2.3.4'] }, {}, '1.2.3.4'],
+    [{ type: 'LoadBalancer' }, {}, '<pending>'],
+    [{ type: 'LoadBalancer' }, { loadBalancer: { ingress: [{ ip: '5.6.7.8' }, { hostname: 'lb' }] } }, '5.6.7.8,lb'],
+    [{ type: 'ExternalName', externalName: 'db.example' }, {}, 'db.example'],
+  ])('external IP of %j %j prints %s', (spec, status, want) =>
+    expect(serviceExternalIP(obj({ spec, status }))).toBe(want),
+  );
+});
+
+describe('ingress cells', () => {
+  it.each([
+    [{}, '*'],
+    [{ rules: [{}] }, '*'],
+    [{ rules: [{ host: 'a' }, {}, { host: 'c' }] }, 'a,c'],
+    [{ rules: [{ host: 'a' }, { host: 'b' }, { host: 'c' }, { host: 'd' }, { host: 'e' }] }, 'a,b,c + 2 more...'],
+  ])('hosts of %j print %s', (spec, want) => expect(ingressHosts(obj({ spec }))).toBe(want));
+
+  it('ports are 80, with 443 once TLS is configured', () => {
+    expect(ingressPorts(obj({ spec: {} }))).toBe('80');
+    expect(ingressPorts(obj({ spec: { tls: [{}] } }))).toBe('80, 443');
+  });
+
+  it('class parameters as Kind[.group]/name', () => {
+    expect(ingressClassParameters(obj({ spec: {} }))).toBe('<none>');
+    expect(ingressClassParameters(obj({ spec: { parameters: { kind: 'Cfg', apiGroup: 'x.io', name: 'p' } } }))).toBe(
+      'Cfg.x.io/p',
+    );
+  });
+});
+
+describe('other cells', () => {
+  it('binding subjects by kind, service accounts with their namespace', () => {
+    const b = obj({
+      subjects: [
+        { kind: 'User', name: 'u1' },
+        { kind: 'User', name: 'u2' },
+        { kind: 'ServiceAccount', name: 'default', namespace: 'ns' },
+      ],
+    });
+    expect(bindingSubjects(b, 'User')).toBe('u1, u2');
+    expect(bindingSubjects(b, 'Group')).toBe('');
+    expect(bindingSubjects(b, 'ServiceAccount')).toBe('ns/default');
+  });
+
+  it('the controller owner as kind.group/name in lower case', () => {
+    const owned = (apiVersion: string, kind: string) =>
+      obj({}, { ownerReferences: [{ apiVersion, kind, name: 'web', uid: 'u', controller: true }] });
+    expect(controllerOf(owned('apps/v1', 'StatefulSet'))).toBe('statefulset.apps/web');
+    expect(controllerOf(owned('v1', 'ReplicationController'))).toBe('replicationcontroller/web');
+    expect(controllerOf(obj({}))).toBe('<none>');
+  });
+
+  it('budget fields as text, N/A when unset', () => {
+    expect(budgetField(obj({ spec: { minAvailable: 1 } }), 'minAvailable')).toBe('1');
+    expect(budgetField(obj({ spec: { maxUnavailable: '50%' } }), 'maxUnavailable')).toBe('50%');
+    expect(budgetField(obj({ spec: {} }), 'maxUnavailable')).toBe('N/A');
+  });
+
+  it('policy parameter references', () => {
+    expect(policyParamRef(obj({ spec: {} }))).toBe('<unset>');
+    expect(policyParamRef(obj({ spec: { paramRef: { name: 'p', namespace: 'ns' } } }))).toBe('ns/p');
+    expect(policyParamRef(obj({ spec: { paramRef: { name: 'p' } } }))).toBe('*/p');
+    expect(policyParamRef(obj({ spec: { paramRef: { selector: { matchLabels: { a: 'b' } } } } }))).toBe('a=b');
+  });
+
+  it('key counts over several maps', () => {
+    expect(keyCount(obj({ data: { a: '1' }, binaryData: { b: 'Ag==' } }), 'data', 'binaryData')).toBe(2);
+    expect(keyCount(obj({}), 'data')).toBe(0);
   });
 });

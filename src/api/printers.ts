@@ -1,10 +1,11 @@
 /**
- * Cell formats of the reference's server-side tables (its `pkg/printers/internalversion` printers) for Pods,
- * Nodes, StatefulSets, PersistentVolumeClaims, PersistentVolumes and StorageClasses. Pure functions of the
- * object (and the request time for relative times), table-tested in printers.test.ts.
+ * Cell formats of the reference's server-side tables (its `pkg/printers/internalversion` printers) for the
+ * built-in kinds. Pure functions of the object (and the request time for relative times), table-tested in
+ * printers.test.ts.
  */
 import { humanDuration } from '../util/time.ts';
-import type { KubeObject } from './meta.ts';
+import { selectorFromLabelSelector } from './labels.ts';
+import type { KubeObject, LabelSelector } from './meta.ts';
 
 const get = (obj: unknown, path: string): any =>
   path.split('.').reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
@@ -176,3 +177,134 @@ export function storageClassName(sc: KubeObject, defaultAnnotations: readonly st
   const name = sc.metadata.name ?? '';
   return defaultAnnotations.some((a) => annotations[a] === 'true') ? `${name} (default)` : name;
 }
+
+/** The reference's `FormatLabelSelector`: a selector's query text, `<none>` when it selects all or nothing. */
+export function formatLabelSelector(sel: unknown): string {
+  if (sel == null || typeof sel !== 'object') return '<none>';
+  try {
+    return selectorFromLabelSelector(sel as LabelSelector).toString() || '<none>';
+  } catch {
+    return '<error>';
+  }
+}
+
+/** A label map as `k=v,...` in key order, `<none>` when empty (the reference's `labels.FormatLabels`). */
+export const formatLabels = (labels: unknown): string =>
+  formatLabelSelector({ matchLabels: (labels as Record<string, string> | undefined) ?? {} });
+
+/** At most three items joined by `sep`, then ` + N more...` for the rest (the reference's list cells). */
+function firstThree(items: string[], sep = ','): string {
+  const shown = items.slice(0, 3).join(sep);
+  return items.length > 3 ? `${shown} + ${items.length - 3} more...` : shown;
+}
+
+const hostPort = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
+
+/** An Endpoints' addresses as `ip:port` for every port of every subset (just `ip` without ports), first three. */
+export function endpointsCell(ep: KubeObject): string {
+  const subsets: { addresses?: { ip: string }[]; ports?: { port: number }[] }[] = get(ep, 'subsets') ?? [];
+  if (subsets.length === 0) return '<none>';
+  const shown: string[] = [];
+  for (const s of subsets) {
+    const ips = (s.addresses ?? []).map((a) => a.ip);
+    if (!s.ports?.length) shown.push(...ips);
+    for (const p of s.ports ?? []) shown.push(...ips.map((ip) => hostPort(ip, p.port)));
+  }
+  return firstThree(shown);
+}
+
+/** An EndpointSlice's ports (number, else name, else `*`) or endpoint addresses, first three, `<unset>` for none. */
+export function endpointSliceCell(slice: KubeObject, field: 'ports' | 'endpoints'): string {
+  const shown =
+    field === 'ports'
+      ? ((get(slice, 'ports') ?? []) as { port?: number; name?: string }[]).map((p) =>
+          p.port != null ? String(p.port) : (p.name ?? '*'),
+        )
+      : ((get(slice, 'endpoints') ?? []) as { addresses?: string[] }[]).flatMap((e) => e.addresses ?? []);
+  return firstThree(shown) || '<unset>';
+}
+
+/** A Service's ports as `port[:nodePort]/protocol`, comma-joined, `<none>` without ports. */
+export function servicePorts(svc: KubeObject): string {
+  const ports: { port: number; nodePort?: number; protocol?: string }[] = get(svc, 'spec.ports') ?? [];
+  const shown = ports.map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? ''}`);
+  return shown.join(',') || '<none>';
+}
+
+/** The load balancer's ingress points (IP, else hostname), comma-joined. */
+const loadBalancerIngress = (obj: KubeObject): string[] =>
+  ((get(obj, 'status.loadBalancer.ingress') ?? []) as { ip?: string; hostname?: string }[])
+    .map((i) => i.ip || i.hostname || '')
+    .filter(Boolean);
+
+/** A Service's External-IP cell by its type (the reference's `getServiceExternalIP`, wide). */
+export function serviceExternalIP(svc: KubeObject): string {
+  const external: string[] = get(svc, 'spec.externalIPs') ?? [];
+  switch (get(svc, 'spec.type') ?? 'ClusterIP') {
+    case 'ClusterIP':
+    case 'NodePort':
+      return external.join(',') || '<none>';
+    case 'LoadBalancer':
+      return [...loadBalancerIngress(svc), ...external].join(',') || '<pending>';
+    case 'ExternalName':
+      return get(svc, 'spec.externalName') ?? '';
+    default:
+      return '<unknown>';
+  }
+}
+
+/** An Ingress's Hosts cell: its rules' hosts, first three, `*` when none names one. */
+export function ingressHosts(ing: KubeObject): string {
+  const rules: { host?: string }[] = get(ing, 'spec.rules') ?? [];
+  const hosts = rules.slice(0, 3).flatMap((r) => (r.host ? [r.host] : []));
+  if (hosts.length === 0) return '*';
+  return rules.length > 3 ? `${hosts.join(',')} + ${rules.length - 3} more...` : hosts.join(',');
+}
+
+/** An Ingress's Address cell: its load balancer's ingress points. */
+export const ingressAddress = (ing: KubeObject): string => loadBalancerIngress(ing).join(',');
+
+/** An Ingress's Ports cell: `80, 443` with TLS, else `80`. */
+export const ingressPorts = (ing: KubeObject): string => (get(ing, 'spec.tls')?.length ? '80, 443' : '80');
+
+/** A binding's subjects of one kind, `, `-joined (service accounts as `namespace/name`). */
+export function bindingSubjects(binding: KubeObject, kind: 'User' | 'Group' | 'ServiceAccount'): string {
+  const subjects: { kind: string; name: string; namespace?: string }[] = get(binding, 'subjects') ?? [];
+  return subjects
+    .filter((s) => s.kind === kind)
+    .map((s) => (kind === 'ServiceAccount' ? `${s.namespace ?? ''}/${s.name}` : s.name))
+    .join(', ');
+}
+
+/** The object's controller owner as `kind[.group]/name` in lower case, or `<none>`. */
+export function controllerOf(obj: KubeObject): string {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+  if (!ref) return '<none>';
+  const groupName = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';
+  return `${(groupName ? `${ref.kind}.${groupName}` : ref.kind).toLowerCase()}/${ref.name}`;
+}
+
+/** An IngressClass's parameters as `Kind[.group]/name`, or `<none>`. */
+export function ingressClassParameters(ic: KubeObject): string {
+  const p = get(ic, 'spec.parameters') as { kind: string; apiGroup?: string; name: string } | undefined;
+  if (!p) return '<none>';
+  return `${p.apiGroup ? `${p.kind}.${p.apiGroup}` : p.kind}/${p.name}`;
+}
+
+/** A policy binding's parameter: `namespace/name` (`*` for no namespace), else its selector, else `<unset>`. */
+export function policyParamRef(binding: KubeObject): string {
+  const ref = get(binding, 'spec.paramRef') as { name?: string; namespace?: string; selector?: unknown } | undefined;
+  if (!ref) return '<unset>';
+  if (ref.name) return `${ref.namespace || '*'}/${ref.name}`;
+  return ref.selector ? formatLabelSelector(ref.selector) : '<unset>';
+}
+
+/** An int-or-string budget field as text, `N/A` when unset. */
+export function budgetField(pdb: KubeObject, field: 'minAvailable' | 'maxUnavailable'): string {
+  const v = get(pdb, `spec.${field}`);
+  return v == null ? 'N/A' : String(v);
+}
+
+/** The number of keys of an object's maps (a ConfigMap's data and binaryData, a Secret's data). */
+export const keyCount = (obj: KubeObject, ...fields: string[]): number =>
+  fields.reduce((n, f) => n + Object.keys(get(obj, f) ?? {}).length, 0);

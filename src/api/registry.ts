@@ -75,6 +75,8 @@ export interface ResourceType {
   storedAs?: StoredAs;
   /** Whether objects carry `metadata.generation` (see GENERATION_KINDS). */
   hasGeneration: boolean;
+  /** The version the reference stores objects in when not the served one (its hash is in discovery). */
+  storageVersion?: string;
   /** The reference's deprecation warning, sent with every answer about the resource. */
   deprecation?: string;
 }
@@ -128,6 +130,43 @@ const col = (name: string, path: string, type: Column['type'] = 'string', priori
 });
 /** Marks where the server puts the Age column for kinds that show it before their own columns. */
 const AGE_SLOT: Column = { name: 'Age', type: 'string', value: () => undefined };
+/** The Name column, for kinds whose own layout has no Age. */
+const NAME: Column = { name: 'Name', type: 'string', format: 'name', value: (o) => o.metadata.name };
+/** The reference's RBAC role and LimitRange table: the name and the creation time itself, no Age. */
+const CREATED_AT_LAYOUT = {
+  columns: [NAME, { name: 'Created At', type: 'date', value: (o: KubeObject) => o.metadata.creationTimestamp }],
+  ownLayout: true,
+} satisfies Pick<Def, 'columns' | 'ownLayout'>;
+const count = (name: string, path: string): Column => ({ name, type: 'integer', value: (o) => get(o, path) ?? 0 });
+/** Age, then the pod template's containers and images and the selector (wide), as workload tables end. */
+const templateTail = (selector: (o: KubeObject) => string): Column[] => [
+  AGE_SLOT,
+  { name: 'Containers', type: 'string', priority: 1, empty: '', value: (o) => printers.templateContainers(o, 'name') },
+  { name: 'Images', type: 'string', priority: 1, empty: '', value: (o) => printers.templateContainers(o, 'image') },
+  { name: 'Selector', type: 'string', priority: 1, value: selector },
+];
+/** Desired, Current and Ready replicas and the template tail (ReplicaSets, ReplicationControllers). */
+const replicaColumns = (selector: (o: KubeObject) => string): Column[] => [
+  count('Desired', 'spec.replicas'),
+  count('Current', 'status.replicas'),
+  count('Ready', 'status.readyReplicas'),
+  ...templateTail(selector),
+];
+
+/** RoleBindings and ClusterRoleBindings: the role, Age, and the subjects by kind (wide). */
+const BINDING_COLUMNS: Column[] = [
+  { name: 'Role', type: 'string', value: (o) => `${get(o, 'roleRef.kind')}/${get(o, 'roleRef.name')}` },
+  AGE_SLOT,
+  ...(['User', 'Group', 'ServiceAccount'] as const).map(
+    (kind): Column => ({
+      name: `${kind}s`,
+      type: 'string',
+      priority: 1,
+      empty: '',
+      value: (o) => printers.bindingSubjects(o, kind),
+    }),
+  ),
+];
 
 /** The reference's `translateTimestampSince`: `<unknown>` for no time. */
 function since(timestamp: unknown, now: Date): string {
@@ -164,7 +203,7 @@ const EVENT_COLUMNS: Column[] = (() => {
         return name ? `${kind}/${name}` : kind;
       },
     },
-    col('Subobject', 'involvedObject.fieldPath', 'string', 1),
+    { ...col('Subobject', 'involvedObject.fieldPath', 'string', 1), empty: '' },
     {
       name: 'Source',
       type: 'string',
@@ -175,7 +214,7 @@ const EVENT_COLUMNS: Column[] = (() => {
     { name: 'First Seen', type: 'string', priority: 1, value: firstSeen },
     {
       name: 'Count',
-      type: 'integer',
+      type: 'string',
       priority: 1,
       value: (o) => (get(o, 'series') ? get(o, 'series.count') : get(o, 'count') || 1),
     },
@@ -220,6 +259,8 @@ function definitions(n: Naming): Def[] {
       kind: 'Namespace',
       plural: 'namespaces',
       namespaced: false,
+      // The reference deletes namespaces one at a time: no deletecollection.
+      verbs: STORAGE_VERBS.filter((v) => v !== 'deletecollection'),
       shortNames: ['ns'],
       subresources: ['status'],
       fieldSelectors: { 'status.phase': str('status.phase') },
@@ -302,7 +343,14 @@ function definitions(n: Naming): Def[] {
       shortNames: ['svc'],
       categories: ['all'],
       subresources: ['status'],
-      columns: [col('Type', 'spec.type'), col('Cluster-IP', 'spec.clusterIP')],
+      columns: [
+        col('Type', 'spec.type'),
+        col('Cluster-IP', 'spec.clusterIPs.0'),
+        { name: 'External-IP', type: 'string', value: printers.serviceExternalIP },
+        { name: 'Port(s)', type: 'string', value: printers.servicePorts },
+        AGE_SLOT,
+        { name: 'Selector', type: 'string', priority: 1, value: (o) => printers.formatLabels(get(o, 'spec.selector')) },
+      ],
     },
     {
       group: '',
@@ -310,6 +358,7 @@ function definitions(n: Naming): Def[] {
       kind: 'Endpoints',
       plural: 'endpoints',
       shortNames: ['ep'],
+      columns: [{ name: 'Endpoints', type: 'string', empty: '', value: printers.endpointsCell }],
       deprecation: `v1 Endpoints is deprecated in v1.33+; use ${g('discovery')}/v1 EndpointSlice`,
     },
     {
@@ -325,7 +374,7 @@ function definitions(n: Naming): Def[] {
         { name: 'Status', type: 'string', value: printers.nodeStatus },
         { name: 'Roles', type: 'string', value: (o) => printers.nodeRoles(o, n.domain) },
         AGE_SLOT,
-        col('Version', 'status.nodeInfo.kubeletVersion'),
+        { ...col('Version', 'status.nodeInfo.kubeletVersion'), empty: '' },
         { name: 'Internal-IP', type: 'string', priority: 1, value: (o) => printers.nodeAddress(o, 'InternalIP') },
         { name: 'External-IP', type: 'string', priority: 1, value: (o) => printers.nodeAddress(o, 'ExternalIP') },
         { name: 'OS-Image', type: 'string', priority: 1, value: (o) => printers.nodeInfo(o, 'osImage') },
@@ -338,7 +387,14 @@ function definitions(n: Naming): Def[] {
         },
       ],
     },
-    { group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', shortNames: ['limits'] },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'LimitRange',
+      plural: 'limitranges',
+      shortNames: ['limits'],
+      ...CREATED_AT_LAYOUT,
+    },
     {
       group: '',
       version: 'v1',
@@ -347,7 +403,7 @@ function definitions(n: Naming): Def[] {
       shortNames: ['rc'],
       categories: ['all'],
       subresources: ['status', 'scale'],
-      columns: [col('Desired', 'spec.replicas', 'integer'), col('Ready', 'status.readyReplicas', 'integer')],
+      columns: replicaColumns((o) => printers.formatLabels(get(o, 'spec.selector'))),
     },
     {
       group: '',
@@ -359,8 +415,22 @@ function definitions(n: Naming): Def[] {
       columns: EVENT_COLUMNS,
       ownLayout: true,
     },
-    { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', fieldSelectors: { type: str('type') } },
-    { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'] },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'Secret',
+      plural: 'secrets',
+      fieldSelectors: { type: str('type') },
+      columns: [col('Type', 'type'), { name: 'Data', type: 'string', value: (o) => printers.keyCount(o, 'data') }],
+    },
+    {
+      group: '',
+      version: 'v1',
+      kind: 'ConfigMap',
+      plural: 'configmaps',
+      shortNames: ['cm'],
+      columns: [{ name: 'Data', type: 'string', value: (o) => printers.keyCount(o, 'data', 'binaryData') }],
+    },
     {
       group: '',
       version: 'v1',
@@ -415,6 +485,10 @@ function definitions(n: Naming): Def[] {
           type: 'string',
           value: (o) => `${get(o, 'status.readyReplicas') ?? 0}/${get(o, 'spec.replicas') ?? 0}`,
         },
+        // The reference declares these two string columns and fills them with numbers.
+        { ...count('Up-to-date', 'status.updatedReplicas'), type: 'string' },
+        { ...count('Available', 'status.availableReplicas'), type: 'string' },
+        ...templateTail((o) => printers.formatLabelSelector(get(o, 'spec.selector'))),
       ],
     },
     {
@@ -425,14 +499,14 @@ function definitions(n: Naming): Def[] {
       shortNames: ['rs'],
       categories: ['all'],
       subresources: ['status', 'scale'],
-      columns: [col('Desired', 'spec.replicas', 'integer'), col('Ready', 'status.readyReplicas', 'integer')],
+      columns: replicaColumns((o) => printers.formatLabelSelector(get(o, 'spec.selector'))),
     },
     {
       group: 'apps',
       version: 'v1',
       kind: 'ControllerRevision',
       plural: 'controllerrevisions',
-      columns: [col('Revision', 'revision', 'integer')],
+      columns: [{ name: 'Controller', type: 'string', value: printers.controllerOf }, col('Revision', 'revision')],
     },
     // policy
     {
@@ -443,8 +517,8 @@ function definitions(n: Naming): Def[] {
       shortNames: ['pdb'],
       subresources: ['status'],
       columns: [
-        col('Min Available', 'spec.minAvailable'),
-        col('Max Unavailable', 'spec.maxUnavailable'),
+        { name: 'Min Available', type: 'string', value: (o) => printers.budgetField(o, 'minAvailable') },
+        { name: 'Max Unavailable', type: 'string', value: (o) => printers.budgetField(o, 'maxUnavailable') },
         col('Allowed Disruptions', 'status.disruptionsAllowed', 'integer'),
       ],
     },
@@ -479,8 +553,11 @@ function definitions(n: Naming): Def[] {
       kind: 'ClusterTrustBundle',
       plural: 'clustertrustbundles',
       namespaced: false,
+      storageVersion: 'v1beta1',
       fieldSelectors: { 'spec.signerName': str('spec.signerName') },
-      columns: [col('SignerName', 'spec.signerName')],
+      // The reference's ClusterTrustBundle table has no Age.
+      columns: [NAME, col('SignerName', 'spec.signerName')],
+      ownLayout: true,
     },
     // rbac
     ...(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'] as const).map(
@@ -490,6 +567,7 @@ function definitions(n: Naming): Def[] {
         kind,
         plural: `${kind.toLowerCase()}s`,
         namespaced: !kind.startsWith('Cluster'),
+        ...(kind.endsWith('Binding') ? { columns: BINDING_COLUMNS } : CREATED_AT_LAYOUT),
       }),
     ),
     // networking
@@ -499,7 +577,10 @@ function definitions(n: Naming): Def[] {
       kind: 'IngressClass',
       plural: 'ingressclasses',
       namespaced: false,
-      columns: [col('Controller', 'spec.controller')],
+      columns: [
+        col('Controller', 'spec.controller'),
+        { name: 'Parameters', type: 'string', value: printers.ingressClassParameters },
+      ],
     },
     {
       group: g('networking'),
@@ -508,7 +589,12 @@ function definitions(n: Naming): Def[] {
       plural: 'ingresses',
       shortNames: ['ing'],
       subresources: ['status'],
-      columns: [col('Class', 'spec.ingressClassName')],
+      columns: [
+        col('Class', 'spec.ingressClassName'),
+        { name: 'Hosts', type: 'string', value: printers.ingressHosts },
+        { name: 'Address', type: 'string', empty: '', value: printers.ingressAddress },
+        { name: 'Ports', type: 'string', value: printers.ingressPorts },
+      ],
     },
     {
       group: g('storage'),
@@ -528,7 +614,7 @@ function definitions(n: Naming): Def[] {
         col('Provisioner', 'provisioner'),
         { name: 'ReclaimPolicy', type: 'string', value: (o) => get(o, 'reclaimPolicy') ?? 'Delete' },
         { name: 'VolumeBindingMode', type: 'string', value: (o) => get(o, 'volumeBindingMode') ?? 'Immediate' },
-        { name: 'AllowVolumeExpansion', type: 'string', value: (o) => String(get(o, 'allowVolumeExpansion') ?? false) },
+        { name: 'AllowVolumeExpansion', type: 'string', value: (o) => get(o, 'allowVolumeExpansion') ?? false },
         AGE_SLOT,
       ],
       ownLayout: true,
@@ -547,6 +633,7 @@ function definitions(n: Naming): Def[] {
       kind: 'APIService',
       plural: 'apiservices',
       namespaced: false,
+      categories: ['api-extensions'],
       subresources: ['status'],
       columns: [
         {
@@ -580,7 +667,11 @@ function definitions(n: Naming): Def[] {
       kind: 'LeaseCandidate',
       plural: 'leasecandidates',
       deprecation: `${coordination}/v1beta1 LeaseCandidate is deprecated in v1.36+, unavailable in v1.39+`,
-      columns: [col('Lease', 'spec.leaseName'), col('BinaryVersion', 'spec.binaryVersion')],
+      columns: [
+        col('LeaseName', 'spec.leaseName'),
+        col('BinaryVersion', 'spec.binaryVersion'),
+        col('EmulationVersion', 'spec.emulationVersion'),
+      ],
     },
     {
       group: g('admissionregistration'),
@@ -588,7 +679,19 @@ function definitions(n: Naming): Def[] {
       kind: 'ValidatingAdmissionPolicy',
       plural: 'validatingadmissionpolicies',
       namespaced: false,
+      categories: ['api-extensions'],
       subresources: ['status'],
+      columns: [
+        { name: 'Validations', type: 'integer', value: (o) => (get(o, 'spec.validations') as unknown[])?.length ?? 0 },
+        {
+          name: 'ParamKind',
+          type: 'string',
+          value: (o) => {
+            const kind = get(o, 'spec.paramKind') as { apiVersion?: string; kind?: string } | undefined;
+            return kind ? `${kind.apiVersion ?? ''}/${kind.kind ?? ''}` : '<unset>';
+          },
+        },
+      ],
     },
     {
       group: g('admissionregistration'),
@@ -596,14 +699,22 @@ function definitions(n: Naming): Def[] {
       kind: 'ValidatingAdmissionPolicyBinding',
       plural: 'validatingadmissionpolicybindings',
       namespaced: false,
-      columns: [col('PolicyName', 'spec.policyName')],
+      categories: ['api-extensions'],
+      columns: [
+        col('PolicyName', 'spec.policyName'),
+        { name: 'ParamRef', type: 'string', value: printers.policyParamRef },
+      ],
     },
     {
       group: g('discovery'),
       version: 'v1',
       kind: 'EndpointSlice',
       plural: 'endpointslices',
-      columns: [col('AddressType', 'addressType')],
+      columns: [
+        col('AddressType', 'addressType'),
+        { name: 'Ports', type: 'string', value: (o) => printers.endpointSliceCell(o, 'ports') },
+        { name: 'Endpoints', type: 'string', value: (o) => printers.endpointSliceCell(o, 'endpoints') },
+      ],
     },
     {
       group: g('events'),

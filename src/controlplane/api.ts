@@ -329,7 +329,7 @@ export class ApiServer {
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();
     if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType))
-      throw unsupportedMediaType(contentType, PATCH_CONTENT_TYPES);
+      throw unsupportedMediaType(PATCH_CONTENT_TYPES, {});
     const isApply = contentType === 'application/apply-patch+yaml';
     const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
@@ -570,7 +570,8 @@ export class ApiServer {
         fresh = true;
         continue;
       }
-      if (failed) throw conflict(rt, req.name ?? '', failed);
+      // The reference names the kind here, not the resource: `Operation cannot be fulfilled on ConfigMap "x"`.
+      if (failed) throw conflict({ group: rt.group, plural: rt.kind }, req.name ?? '', failed);
       const effects = noEffects();
       await this.admitAndValidate('DELETE', rt, undefined, undefined, old, user, opts.dryRun, effects);
       let result: { deleted: boolean; object: KubeObject };
@@ -711,7 +712,7 @@ export class ApiServer {
       problems.push({
         type: 'FieldValueNotSupported',
         field: 'propagationPolicy',
-        message: `propagationPolicy: Unsupported value: ${JSON.stringify(opts.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan"`,
+        message: `propagationPolicy: Unsupported value: ${JSON.stringify(opts.propagationPolicy)}: supported values: "Foreground", "Background", "Orphan", "nil"`,
       });
     } else if (opts.propagationPolicy !== undefined && opts.orphanDependents !== undefined) {
       problems.push({
@@ -930,7 +931,7 @@ export class ApiServer {
       decoded = decodeBody(body.text, contentType, schema);
     } catch (err) {
       if (err instanceof UnsupportedMediaTypeError) {
-        throw unsupportedMediaType(contentType, ['application/json', 'application/yaml']);
+        throw unsupportedMediaType(['application/json', 'application/yaml']);
       }
       throw badRequest((err as Error).message);
     }
@@ -1061,13 +1062,13 @@ function dropUnknownFields(value: unknown, node: Node, directives: boolean): voi
   }
 }
 
-/** Why a delete's preconditions do not hold for `old`, if they do not. */
+/** Why a delete's preconditions do not hold for `old`, if they do not, in the reference's words. */
 function preconditionFailure(old: KubeObject, pre: { uid?: string; resourceVersion?: string }): string | undefined {
   if (pre.uid && pre.uid !== old.metadata.uid) {
-    return `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`;
+    return `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`;
   }
   if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-    return `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`;
+    return `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`;
   }
   return undefined;
 }

@@ -524,7 +524,7 @@ export function decodeKindBody(
     object = decodeBody(body.text, body.contentType, schemaFor(kind, apiVersions[0])).object;
   } catch (err) {
     if (err instanceof UnsupportedMediaTypeError) {
-      throw unsupportedMediaType(body.contentType, ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
+      throw unsupportedMediaType(['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
     }
     throw badRequest(err instanceof Error ? err.message : String(err));
   }

@@ -54,7 +54,7 @@ export function apiVersions(serverAddress: string): object {
 /** The reference's storage version hash: the first 8 bytes of the SHA-256 of `<group>/<version>/<kind>`, base64. */
 export function storageVersionHash(rt: ResourceType): string {
   const stored = rt.storedAs?.rt ?? rt;
-  const gvk = `${stored.group}/${stored.version}/${stored.kind}`;
+  const gvk = `${stored.group}/${stored.storageVersion ?? stored.version}/${stored.kind}`;
   return createHash('sha256').update(gvk).digest().subarray(0, 8).toString('base64');
 }
 
@@ -89,7 +89,13 @@ export function resourceList(registry: ResourceRegistry, group: string, version:
     }
   }
   resources.sort(byName);
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(rts[0]), resources };
+  // The reference's core list names no apiVersion; a group's does.
+  return {
+    kind: 'APIResourceList',
+    ...(group ? { apiVersion: 'v1' } : {}),
+    groupVersion: apiVersionOf(rts[0]),
+    resources,
+  };
 }
 
 function groupDoc(name: string, versions: string[]): object {
@@ -263,21 +269,22 @@ export function tableParts(
   const columns = rt.ownLayout ? placed : [nameColumn, ...placed];
   const columnDefinitions = columns.map((c) => ({
     name: c.name,
-    type: c.type === 'date' ? 'string' : c.type,
-    format: c.format ?? (c.type === 'date' ? 'date' : ''),
+    type: c.type,
+    format: c.format ?? '',
     description: c.description ?? c.name,
     priority: c.priority ?? 0,
   }));
   const row = (obj: { metadata: Record<string, any> }) => ({
     cells: columns.map((c) => cell(c.value(obj as never, now), c.empty)),
     object:
-      includeObject === 'None'
-        ? undefined
-        : includeObject === 'Object'
-          ? obj
-          : { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata },
+      includeObject === 'None' ? null : includeObject === 'Object' ? obj : partialObjectMetadata(metaGroup, obj),
   });
   return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
+}
+
+/** An object's metadata alone, as the reference's `PartialObjectMetadata`. */
+export function partialObjectMetadata(metaGroup: string, obj: { metadata: object }): object {
+  return { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata };
 }
 
 function cell(v: unknown, empty = '<none>'): unknown {

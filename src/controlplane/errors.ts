@@ -141,25 +141,23 @@ export function tooLargeResourceVersion(requested: number | bigint, current: num
 export const CONTINUE_EXPIRED_MESSAGE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
-export function methodNotAllowed(method: string): ApiError {
-  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
-    causes: [{ message: `method ${method} is not allowed` }],
-  });
+// The reference's 405, 406 and 415 (and its 404 for a path it does not serve) carry empty details: no causes.
+export function methodNotAllowed(): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {});
 }
 
-export function unsupportedMediaType(contentType: string, accepted: readonly string[]): ApiError {
+/** An undecodable body; `details` as the reference's: none for a create or update, empty for a patch. */
+export function unsupportedMediaType(accepted: readonly string[], details?: StatusDetails): ApiError {
   return new ApiError(
     415,
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    { causes: [{ message: `unsupported content type "${contentType}"` }] },
+    details,
   );
 }
 
-export function notAcceptable(accept: string, offered: readonly string[]): ApiError {
-  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${offered.join(', ')}`, {
-    causes: [{ message: `cannot produce "${accept}"` }],
-  });
+export function notAcceptable(offered: readonly string[]): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${offered.join(', ')}`, {});
 }
 
 export function internalError(message: string): ApiError {

@@ -500,8 +500,7 @@ export function storageEvictionStore(api: ApiServer, req: ResourceRequest, user:
 
 /** `api.subresourceHandlers.set('pods/eviction', evictionHandler)`. */
 export const evictionHandler: SubresourceHandler = async (api, req, query, body, user) => {
-  const methods: Record<string, string> = { update: 'PUT', patch: 'PATCH', delete: 'DELETE' };
-  if (req.verb !== 'create') throw methodNotAllowed(methods[req.verb] ?? req.verb);
+  if (req.verb !== 'create') throw methodNotAllowed();
   const eviction = decodeEviction(body);
   if (eviction.metadata.name !== req.name) throw badRequest(NAME_MISMATCH_MESSAGE);
   if (eviction.metadata.namespace && eviction.metadata.namespace !== req.namespace) {

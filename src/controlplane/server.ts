@@ -19,6 +19,7 @@ import {
   apiVersions,
   groupList,
   groupOne,
+  partialObjectMetadata,
   resourceList,
   table,
   tableParts,
@@ -194,19 +195,37 @@ export class ControlPlaneServer {
             });
       return this.fail(res, err, req);
     }
-    if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed(method);
+    if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed();
     const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
     const remote = this.opts.aggregator?.remoteFor(path);
     if (remote) return this.opts.aggregator!.proxy(req, res, path, query, remote, user);
     const info = parseRequest(this.api.registry, method, path, query);
-    if (!info) throw notFoundPath(path);
+    if (!info) return this.notFound(res, path);
     await this.opts.authorize?.(user, info, method);
     if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
     // Before any other warning of the answer, which headersOf appends.
     if (info.rt.deprecation) res.setHeader('Warning', [warningHeader(info.rt.deprecation)]);
     return this.resource(req, res, info, query, user);
+  }
+
+  /**
+   * A path nothing serves: a JSON NotFound Status under the core API or a served group, as the reference's API
+   * handlers answer; elsewhere (an unknown group, a top-level path) its mux's plain-text `404 page not found`.
+   */
+  private notFound(res: ServerResponse, path: string): void {
+    const [root, groupName] = path.split('/').filter(Boolean);
+    const served =
+      root === 'api' ||
+      (root === 'apis' &&
+        [...this.api.registry.groups(), ...(this.opts.aggregator?.discoveryGroups() ?? [])].some(
+          (g) => g.name === groupName,
+        ));
+    if (served) throw notFoundPath();
+    res
+      .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+      .end('404 page not found\n');
   }
 
   private async nonResource(
@@ -233,7 +252,8 @@ export class ControlPlaneServer {
     }
     if (isOpenApiPath(path)) {
       const answer = openApiAnswer(registry, path, query, req.headers, this.api.options.now());
-      if (!answer) throw notFoundPath(path);
+      // The reference's OpenAPI handler answers a group version it does not serve with a bare 404.
+      if (!answer) return void res.writeHead(404).end();
       res.writeHead(answer.status, answer.headers).end(answer.body);
       return;
     }
@@ -252,7 +272,7 @@ export class ControlPlaneServer {
       if (parts[0] === 'apis' && parts.length === 2) body = groupOne(registry, parts[1], groups);
       if (parts[0] === 'apis' && parts.length === 3) body = resourceList(registry, parts[1], parts[2]);
     }
-    if (!body) throw notFoundPath(path);
+    if (!body) return this.notFound(res, path);
     this.send(res, 200, JSON.stringify(body, null, prettyParam(query) ? 2 : undefined), [], contentType);
   }
 
@@ -265,7 +285,7 @@ export class ControlPlaneServer {
   ): Promise<void> {
     const api = this.api;
     if (isPodStream(info)) return servePodStream(api, req, res, info, query);
-    const tableAccept = tableRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
+    const tableAccept = viewRequested(req.headers.accept, api.registry.naming.protocol.metaGroup);
     const format = tableAccept ? 'json' : outputFormat(req.headers.accept, info.verb === 'watch');
     // A read without resourceVersion (or continue) is a consistent read: the cache first shows everything
     // written before it (through any control plane sharing the store).
@@ -273,7 +293,7 @@ export class ControlPlaneServer {
     if (read && !query.get('resourceVersion') && !query.get('continue')) await api.storage.backend.caughtUp(info.rt);
     if (info.verb === 'watch') return this.watch(req, res, info, query, tableAccept);
     if (info.verb === 'get' || info.verb === 'list') {
-      if (info.rt.virtual) throw methodNotAllowed(req.method ?? 'GET');
+      if (info.rt.virtual) throw methodNotAllowed();
       const body = info.verb === 'get' ? api.get(info, query) : api.list(info, query);
       // Nothing is shown that a crash could still take back.
       await api.storage.durable();
@@ -290,6 +310,21 @@ export class ControlPlaneServer {
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
         const encode = (o: KubeObject, i: number) => separated(i, JSON.stringify(row(o)));
         return sendList(res, 200, headersOf(res, tableAccept, []), start, list.items, encode, ']}');
+      }
+      // Metadata only, when asked for as PartialObjectMetadata (a get) or PartialObjectMetadataList (a list).
+      const metaGroup = api.registry.naming.protocol.metaGroup;
+      const list = info.verb === 'list' ? (body as KubeList) : undefined;
+      if (viewRequested(req.headers.accept, metaGroup, list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata')) {
+        const partial = list
+          ? {
+              kind: 'PartialObjectMetadataList',
+              apiVersion: `${metaGroup}/v1`,
+              metadata: list.metadata,
+              // An empty list's items are null there (a nil Go slice).
+              items: list.items.length ? list.items.map((o) => partialObjectMetadata(metaGroup, o)) : null,
+            }
+          : partialObjectMetadata(metaGroup, body);
+        return this.send(res, 200, JSON.stringify(partial), [], JSON_TYPE);
       }
       return await this.reply(res, { status: 200, body, warnings: [] }, query, format);
     }
@@ -328,14 +363,17 @@ export class ControlPlaneServer {
     const api = this.api;
     const body = await readBody(req, this.opts.maxBodyBytes);
     if (!this.writes.first()) await afterThisTurn();
-    if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed(req.method ?? '');
-    // POST serves collections (and subresources such as eviction); PUT and PATCH serve named objects.
+    if (info.rt.virtual && info.verb !== 'create') throw methodNotAllowed();
+    // POST serves collections (and subresources such as eviction), a namespaced kind's only within a namespace;
+    // PUT and PATCH serve named objects.
     const itemVerb = info.verb === 'update' || info.verb === 'patch';
+    const everyNamespace = info.rt.namespaced && !info.rt.virtual && info.namespace === undefined;
     if (
-      (info.verb === 'create' && info.name !== undefined && !info.subresource) ||
-      (itemVerb && info.name === undefined)
+      (info.verb === 'create' && ((info.name !== undefined && !info.subresource) || everyNamespace)) ||
+      (itemVerb && info.name === undefined) ||
+      (!info.subresource && !info.rt.verbs.includes(info.verb))
     ) {
-      throw methodNotAllowed(req.method ?? '');
+      throw methodNotAllowed();
     }
     const reply = await api[WRITE_METHODS[info.verb as keyof typeof WRITE_METHODS]](info, query, body, user);
     // A write is acknowledged only once durable (the journal commits writes in groups).
@@ -353,7 +391,7 @@ export class ControlPlaneServer {
     const api = this.api;
     // As the reference: a watch-list's initial state is objects, never table rows.
     if (tableAccept && api.watchOptions(query).sendInitialEvents) {
-      throw notAcceptable(req.headers.accept ?? '', [JSON_TYPE]);
+      throw notAcceptable([JSON_TYPE]);
     }
     let headersSent = false;
     const ensureHeaders = () => {
@@ -537,37 +575,38 @@ const WRITE_METHODS = {
   deletecollection: 'deleteCollection',
 } as const satisfies Record<string, keyof ApiServer>;
 
-function notFoundPath(path: string): ApiError {
-  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {
-    causes: [{ reason: 'UnexpectedServerResponse', message: `404 page not found: ${path}` }],
-  });
+function notFoundPath(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
 type OutputFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
- * The format of the answer by `Accept`: protobuf when it comes first (kubectl's `protobuf,json`; answers
- * protobuf cannot carry, such as a Status, fall back to JSON), JSON for JSON, wildcards or a list that
- * includes JSON, YAML when asked for (not for watch streams, which are JSON), 406 otherwise.
+ * The format of the answer by `Accept`: the first type listed that the server produces, as the reference
+ * negotiates: protobuf (kubectl's `protobuf,json`; answers protobuf cannot carry, such as a Status, fall back to
+ * JSON), JSON or a wildcard, YAML (protobuf and YAML not for watch streams, which are JSON); 406 for none.
  */
-function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
+export function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
   if (!accept) return 'json';
-  const types = accept.split(',').map((part) => part.split(';')[0].trim().toLowerCase());
-  if (!watch && types[0] === PROTOBUF_MEDIA_TYPE) return 'protobuf';
-  if (types.some((t) => t === JSON_TYPE || t === '*/*' || t === 'application/*' || t === '')) return 'json';
-  if (!watch && types.includes(YAML_TYPE)) return 'yaml';
-  throw notAcceptable(accept, watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
+  for (const part of accept.split(',')) {
+    const type = part.split(';')[0].trim().toLowerCase();
+    if (type === JSON_TYPE || type === '*/*' || type === 'application/*' || type === '') return 'json';
+    if (!watch && type === PROTOBUF_MEDIA_TYPE) return 'protobuf';
+    if (!watch && type === YAML_TYPE) return 'yaml';
+  }
+  throw notAcceptable(watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
 }
 
 /**
- * The Content-Type of a server-side table (kubectl get) when the client asks for one: the reference names only its
- * serializer's media type, `application/json`, without the `as=Table` the request gave.
+ * The Content-Type of a meta.k8s.io view (`as`: a server-side Table as kubectl get asks, or PartialObjectMetadata[List])
+ * when the client asks for one: the reference names only its serializer's media type, `application/json`, without
+ * the `as=` the request gave.
  */
-function tableRequested(accept: string | undefined, metaGroup: string): string | undefined {
+function viewRequested(accept: string | undefined, metaGroup: string, as = 'Table'): string | undefined {
   if (!accept) return undefined;
   for (const part of accept.split(',')) {
     const params = part.split(';').map((p) => p.trim());
-    if (params[0] === JSON_TYPE && params.includes('as=Table') && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
+    if (params[0] === JSON_TYPE && params.includes(`as=${as}`) && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
   }
   return undefined;
 }

@@ -201,7 +201,7 @@ interface TokenRequestSpec {
 /** The `serviceaccounts/token` handler: validates a TokenRequest and answers it with a signed token. */
 export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectReader): SubresourceHandler {
   return async (api, req, _query, body, user) => {
-    if (req.verb !== 'create') throw methodNotAllowed(req.verb);
+    if (req.verb !== 'create') throw methodNotAllowed();
     const authentication = group(api.naming, 'authentication');
     const apiVersion = `${authentication}/v1`;
     // kubectl writes the reference's group whatever the flavor: every flavor's spelling is accepted, this one

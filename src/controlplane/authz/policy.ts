@@ -37,7 +37,11 @@ export function defaultPolicy(n: Naming): KubeObject[] {
       roleRef: { apiGroup: rbac, kind: 'ClusterRole', name },
       subjects: groups.map((g) => ({ kind: 'Group', apiGroup: rbac, name: g })),
     }) as KubeObject;
-  const urls = (...nonResourceURLs: string[]): PolicyRule => ({ verbs: ['get'], nonResourceURLs });
+  // The reference's rule builder stores a rule's lists sorted: a rules review lists the URLs in that order.
+  const urls = (...nonResourceURLs: string[]): PolicyRule => ({
+    verbs: ['get'],
+    nonResourceURLs: nonResourceURLs.sort(),
+  });
   const csrRole = (sub: string) => `system:${certificates}:certificatesigningrequests:${sub}`;
 
   return [

@@ -376,7 +376,7 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
     });
     expect(inA.nonResourceRules).toContainEqual({
       verbs: ['get'],
-      nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/'],
+      nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'],
     });
     const inB = authz.rulesFor(alice, 'team-b');
     expect(inB.evaluationError).toBeUndefined();

@@ -198,17 +198,17 @@ describe.each(FLAVORS)('reviews (%s flavor)', (flavor) => {
       expect(answer.status.nonResourceRules).toContainEqual({
         verbs: ['get'],
         nonResourceURLs: [
-          '/livez',
-          '/readyz',
-          '/healthz',
-          '/version',
-          '/version/',
-          '/openapi',
-          '/openapi/*',
           '/api',
           '/api/*',
           '/apis',
           '/apis/*',
+          '/healthz',
+          '/livez',
+          '/openapi',
+          '/openapi/*',
+          '/readyz',
+          '/version',
+          '/version/',
         ],
       });
     });

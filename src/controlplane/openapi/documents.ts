@@ -5,7 +5,8 @@
  * Each document has an ETag, the uppercase hex SHA-512 of its JSON, as the reference computes it.
  */
 import { createHash } from 'node:crypto';
-import { POD_STREAM_SUBRESOURCES, type ResourceRegistry } from '../../api/registry.ts';
+import { group } from '../../api/naming.ts';
+import type { ResourceRegistry, ResourceType } from '../../api/registry.ts';
 import { buildModel, type JsonSchema, type Model } from './model.ts';
 import { encodeSwaggerProtobuf } from './v2-protobuf.ts';
 
@@ -59,11 +60,156 @@ function build(registry: ResourceRegistry): Documents {
   return { v2, v3, v3Root: publish({ paths }) };
 }
 
-const WRITE_PARAMETERS = ['dryRun', 'fieldManager', 'fieldValidation', 'force', 'pretty'].map((name) => ({
-  name,
-  in: 'query',
-  schema: { type: name === 'force' ? 'boolean' : 'string' },
-}));
+type Method = 'get' | 'put' | 'patch' | 'delete' | 'post';
+type Gvk = { group: string; version: string; kind: string };
+
+const query = (name: string) => ({ name, in: 'query', schema: { type: QUERY_TYPES[name] ?? 'string' } });
+const pathParameter = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+const QUERY_TYPES: Record<string, string> = {
+  force: 'boolean',
+  gracePeriodSeconds: 'integer',
+  ignoreStoreReadErrorWithClusterBreakingPotential: 'boolean',
+  orphanDependents: 'boolean',
+  follow: 'boolean',
+  insecureSkipTLSVerifyBackend: 'boolean',
+  limitBytes: 'integer',
+  previous: 'boolean',
+  sinceSeconds: 'integer',
+  tailLines: 'integer',
+  timestamps: 'boolean',
+  stderr: 'boolean',
+  stdin: 'boolean',
+  stdout: 'boolean',
+  tty: 'boolean',
+  ports: 'integer',
+};
+/** The reference's query parameters of each operation, beyond those the path's operations share. */
+const OPERATION_QUERY: Record<Method, string[]> = {
+  get: [],
+  put: ['dryRun', 'fieldManager', 'fieldValidation'],
+  patch: ['dryRun', 'fieldManager', 'fieldValidation', 'force'],
+  delete: [
+    'dryRun',
+    'gracePeriodSeconds',
+    'ignoreStoreReadErrorWithClusterBreakingPotential',
+    'orphanDependents',
+    'propagationPolicy',
+  ],
+  post: ['dryRun', 'fieldManager', 'fieldValidation'],
+};
+const VERB_PREFIX: Record<Method, string> = {
+  get: 'read',
+  put: 'replace',
+  patch: 'patch',
+  delete: 'delete',
+  post: 'create',
+};
+/** The pod streams' own query parameters and the options kind their operations name. */
+const STREAMS: Record<string, { kind: string; query: string[] }> = {
+  exec: { kind: 'PodExecOptions', query: ['command', 'container', 'stderr', 'stdin', 'stdout', 'tty'] },
+  attach: { kind: 'PodAttachOptions', query: ['container', 'stderr', 'stdin', 'stdout', 'tty'] },
+  portforward: { kind: 'PodPortForwardOptions', query: ['ports'] },
+};
+const LOG_QUERY = ['container', 'follow', 'insecureSkipTLSVerifyBackend', 'limitBytes', 'pretty', 'previous'];
+const LOG_QUERY_TAIL = ['sinceSeconds', 'stream', 'tailLines', 'timestamps'];
+
+const upperFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/**
+ * The reference's operation id: verb, group (its name without the flavor's suffix, camel-cased; `Core` for the
+ * core group), version, the method of a connect operation, `Namespaced` for namespaced objects, kind and
+ * subresource: `patchAppsV1NamespacedDeploymentScale`, `connectCoreV1GetNamespacedPodExec`.
+ */
+export function operationId(
+  registry: ResourceRegistry,
+  rt: ResourceType,
+  verb: string,
+  subresource = '',
+  connectMethod = '',
+): string {
+  const groupName = rt.group
+    ? rt.group.replace(`.${registry.naming.groupSuffix}`, '').split('.').map(upperFirst).join('')
+    : 'Core';
+  return `${verb}${groupName}${upperFirst(rt.version)}${upperFirst(connectMethod)}${rt.namespaced ? 'Namespaced' : ''}${rt.kind}${upperFirst(subresource)}`;
+}
+
+/**
+ * A path's operations as the reference publishes them: the parameters every operation shares on the path, and
+ * per operation its id, action, kind and own query parameters.
+ */
+function pathItem(
+  shared: string[],
+  ops: { method: Method; id: string; action: string; gvk: Gvk; query?: string[] }[],
+): object {
+  const item: Record<string, object> = {
+    parameters: shared.map((name) => (name === 'name' || name === 'namespace' ? pathParameter(name) : query(name))),
+  };
+  for (const op of ops) {
+    item[op.method] = {
+      operationId: op.id,
+      'x-kubernetes-action': op.action,
+      'x-kubernetes-group-version-kind': op.gvk,
+      ...(op.query?.length ? { parameters: op.query.map(query) } : {}),
+      responses: {},
+    };
+  }
+  return item;
+}
+
+/** The object path's operations and its subresources' (review resources: the collection's create), by path. */
+export function resourcePaths(registry: ResourceRegistry, rt: ResourceType): Record<string, object> {
+  const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
+  const base = `${rt.group ? `/apis/${rt.group}` : '/api'}/${rt.version}${rt.namespaced ? '/namespaces/{namespace}' : ''}/${rt.plural}`;
+  const scope = rt.namespaced ? ['namespace'] : [];
+  const write = (methods: Method[], kind: Gvk, subresource = '') =>
+    methods.map((method) => ({
+      method,
+      id: operationId(registry, rt, VERB_PREFIX[method], subresource),
+      action: method,
+      gvk: kind,
+      query: OPERATION_QUERY[method],
+    }));
+  if (rt.virtual) {
+    return {
+      [base]: pathItem(
+        [...OPERATION_QUERY.post, ...scope, 'pretty'],
+        write(['post'], gvk).map((op) => ({ ...op, query: [] })),
+      ),
+    };
+  }
+  const paths: Record<string, object> = {
+    [`${base}/{name}`]: pathItem(['name', ...scope, 'pretty'], write(['get', 'put', 'delete', 'patch'], gvk)),
+  };
+  for (const sub of rt.subresources) {
+    const at = `${base}/{name}/${sub}`;
+    const stream = STREAMS[sub];
+    if (stream) {
+      const kind = { ...gvk, kind: stream.kind };
+      paths[at] = pathItem(
+        [...stream.query, 'name', 'namespace'].sort(),
+        (['get', 'post'] as const).map((method) => ({
+          method,
+          id: operationId(registry, rt, 'connect', sub, method),
+          action: 'connect',
+          gvk: kind,
+        })),
+      );
+    } else if (sub === 'log') {
+      paths[at] = pathItem([...LOG_QUERY, 'name', 'namespace', ...LOG_QUERY_TAIL], write(['get'], gvk, sub));
+    } else if (sub === 'eviction' || sub === 'token') {
+      const kind =
+        sub === 'eviction'
+          ? { group: 'policy', version: 'v1', kind: 'Eviction' }
+          : { group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' };
+      const ops = write(['post'], kind, sub).map((op) => ({ ...op, query: [] }));
+      paths[at] = pathItem([...OPERATION_QUERY.post, 'name', ...scope, 'pretty'], ops);
+    } else {
+      const kind = sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : gvk;
+      paths[at] = pathItem(['name', ...scope, 'pretty'], write(['get', 'put', 'patch'], kind, sub));
+    }
+  }
+  return paths;
+}
 
 /**
  * One group version: its paths (kubectl checks the PATCH operations for `fieldValidation` and `dryRun`
@@ -77,24 +223,10 @@ function groupVersionDocument(
   version: string,
 ): object {
   const rts = registry.groupVersion(group, version);
-  const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
   const paths: Record<string, object> = {};
   const roots = new Set<string>();
   for (const rt of rts) {
-    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
-    const item = `${base}${rt.namespaced ? '/namespaces/{namespace}' : ''}/${rt.plural}/{name}`;
-    const op = { 'x-kubernetes-group-version-kind': gvk, parameters: WRITE_PARAMETERS, responses: {} };
-    paths[item] = rt.virtual ? {} : { get: op, put: op, patch: op, delete: op };
-    for (const sub of rt.subresources) {
-      paths[`${item}/${sub}`] =
-        sub === 'eviction'
-          ? { post: op }
-          : sub === 'log'
-            ? { get: op }
-            : (POD_STREAM_SUBRESOURCES as readonly string[]).includes(sub)
-              ? { get: op, post: op }
-              : { get: op, put: op, patch: op };
-    }
+    Object.assign(paths, resourcePaths(registry, rt));
     for (const kind of model.kinds) {
       const subresourceKind =
         (kind.gvk.kind === 'Scale' && rt.subresources.includes('scale')) ||

@@ -43,7 +43,7 @@ export function openApiAnswer(
     if (format === 'protobuf') return answer(json.etag, protobuf, SWAGGER_PROTOBUF_CONTENT_TYPE, REVALIDATE, headers);
     return answer(json.etag, json.json, JSON_TYPE, REVALIDATE, headers);
   }
-  if (!acceptsJson(accept)) throw notAcceptable(accept, [JSON_TYPE]);
+  if (!acceptsJson(accept)) throw notAcceptable([JSON_TYPE]);
   // The reference writes the index without naming its type, so Go's sniffing labels it plain text.
   if (path === '/openapi/v3')
     return answer(documents.v3Root.etag, documents.v3Root.json, V3_INDEX_TYPE, REVALIDATE, headers);
@@ -100,5 +100,5 @@ function v2Format(accept: string): 'protobuf' | 'json' {
   const json = types.findIndex((t) => t === JSON_TYPE || t === '*/*' || t === 'application/*');
   if (protobuf >= 0 && (json < 0 || protobuf < json)) return 'protobuf';
   if (json >= 0 || !accept) return 'json';
-  throw notAcceptable(accept, [JSON_TYPE, SWAGGER_PROTOBUF_MEDIA_TYPE]);
+  throw notAcceptable([JSON_TYPE, SWAGGER_PROTOBUF_MEDIA_TYPE]);
 }

@@ -54,6 +54,12 @@ const SPECIAL_DEFINITIONS: Readonly<Record<string, JsonSchema>> = {
   [`${META}.FieldsV1`]: { description: 'A set of fields, in the FieldsV1 format of managedFields.', type: 'object' },
 };
 
+/** OpenAPI v3 says what v2 cannot: these two are one of two types, not a string. */
+const V3_ALTERNATIVES: Readonly<Record<string, string[]>> = {
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': ['integer', 'string'],
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': ['string', 'number'],
+};
+
 const SPECIAL_TYPES: Readonly<Record<string, string>> = {
   'int-or-string': 'io.k8s.apimachinery.pkg.util.intstr.IntOrString',
   quantity: 'io.k8s.apimachinery.pkg.api.resource.Quantity',
@@ -169,7 +175,11 @@ class Builder {
 
   private special(type: string): JsonSchema {
     const name = SPECIAL_TYPES[type];
-    this.definitions[name] ??= { ...SPECIAL_DEFINITIONS[name] };
+    const alternatives = this.style === 'v3' ? V3_ALTERNATIVES[name] : undefined;
+    const { type: _type, ...untyped } = SPECIAL_DEFINITIONS[name];
+    this.definitions[name] ??= alternatives
+      ? { ...untyped, oneOf: alternatives.map((t) => ({ type: t })) }
+      : { ...SPECIAL_DEFINITIONS[name] };
     return this.ref(name);
   }
 

@@ -114,6 +114,97 @@ describe('OpenAPI extensions and descriptions', () => {
   });
 });
 
+describe('OpenAPI v3 operations, as the reference publishes them', () => {
+  type Op = { operationId?: string; 'x-kubernetes-action'?: string; parameters?: { name: string }[] };
+  /** A path item: its methods' operations, and the parameters they share under `parameters`. */
+  type Item = Record<string, Op>;
+  const sharedParameters = (it: Item | undefined) => (it?.parameters ?? []) as unknown as { name: string }[];
+  const docs = documentsFor(new ResourceRegistry('kubernetes')).v3;
+  const item = (gv: string, path: string) =>
+    (JSON.parse(docs.get(gv)?.json ?? '{}') as { paths: Record<string, Item> }).paths[path];
+  /** method → [operationId, action, every parameter name, sorted] */
+  const operations = (it: Item | undefined) =>
+    Object.fromEntries(
+      Object.entries(it ?? {})
+        .filter(([method]) => method !== 'parameters')
+        .map(([method, op]: [string, Op]) => [
+          method,
+          [
+            op.operationId,
+            op['x-kubernetes-action'],
+            [...sharedParameters(it), ...(op.parameters ?? [])]
+              .map((p) => p.name)
+              .sort()
+              .join(','),
+          ],
+        ]),
+    );
+  const shared = 'name,namespace,pretty';
+
+  it.each([
+    [
+      'api/v1',
+      '/api/v1/namespaces/{namespace}/configmaps/{name}',
+      {
+        get: ['readCoreV1NamespacedConfigMap', 'get', shared],
+        put: ['replaceCoreV1NamespacedConfigMap', 'put', `dryRun,fieldManager,fieldValidation,${shared}`],
+        patch: ['patchCoreV1NamespacedConfigMap', 'patch', `dryRun,fieldManager,fieldValidation,force,${shared}`],
+        delete: [
+          'deleteCoreV1NamespacedConfigMap',
+          'delete',
+          'dryRun,gracePeriodSeconds,ignoreStoreReadErrorWithClusterBreakingPotential,name,namespace,orphanDependents,pretty,propagationPolicy',
+        ],
+      },
+    ],
+    [
+      'api/v1',
+      '/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token',
+      { post: ['createCoreV1NamespacedServiceAccountToken', 'post', `dryRun,fieldManager,fieldValidation,${shared}`] },
+    ],
+    [
+      'api/v1',
+      '/api/v1/namespaces/{namespace}/pods/{name}/exec',
+      {
+        get: [
+          'connectCoreV1GetNamespacedPodExec',
+          'connect',
+          'command,container,name,namespace,stderr,stdin,stdout,tty',
+        ],
+        post: [
+          'connectCoreV1PostNamespacedPodExec',
+          'connect',
+          'command,container,name,namespace,stderr,stdin,stdout,tty',
+        ],
+      },
+    ],
+    [
+      'apis/apps/v1',
+      '/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale',
+      {
+        get: ['readAppsV1NamespacedDeploymentScale', 'get', shared],
+        put: ['replaceAppsV1NamespacedDeploymentScale', 'put', `dryRun,fieldManager,fieldValidation,${shared}`],
+        patch: ['patchAppsV1NamespacedDeploymentScale', 'patch', `dryRun,fieldManager,fieldValidation,force,${shared}`],
+      },
+    ],
+    [
+      'apis/authorization.k8s.io/v1',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      { post: ['createAuthorizationV1SubjectAccessReview', 'post', 'dryRun,fieldManager,fieldValidation,pretty'] },
+    ],
+    ['apis/authorization.k8s.io/v1', '/apis/authorization.k8s.io/v1/subjectaccessreviews/{name}', {}],
+  ])('%s %s', (gv, path, want) => expect(operations(item(gv, path))).toEqual(want));
+
+  it('types an int-or-string and a quantity as one of two in v3, as strings in v2', () => {
+    const schemas = (JSON.parse(docs.get('api/v1')?.json ?? '{}') as Doc).components.schemas;
+    expect(schemas['io.k8s.apimachinery.pkg.util.intstr.IntOrString']).toMatchObject({
+      oneOf: [{ type: 'integer' }, { type: 'string' }],
+    });
+    expect(schemas['io.k8s.apimachinery.pkg.util.intstr.IntOrString'].type).toBeUndefined();
+    const v2 = JSON.parse(documentsFor(new ResourceRegistry('kubernetes')).v2.json).definitions;
+    expect(v2['io.k8s.apimachinery.pkg.api.resource.Quantity'].type).toBe('string');
+  });
+});
+
 describe('openApiAnswer', () => {
   const registry = new ResourceRegistry('orch');
   const documents = documentsFor(registry);
