@@ -276,8 +276,7 @@ export function tableParts(
   }));
   const row = (obj: { metadata: Record<string, any> }) => ({
     cells: columns.map((c) => cell(c.value(obj as never, now), c.empty)),
-    object:
-      includeObject === 'None' ? null : includeObject === 'Object' ? obj : partialObjectMetadata(metaGroup, obj),
+    object: includeObject === 'None' ? null : includeObject === 'Object' ? obj : partialObjectMetadata(metaGroup, obj),
   });
   return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
 }
