@@ -13,11 +13,9 @@
  * Counts come from SHARDING_CSRS and SHARDING_NAMESPACES (the issue's full size is 3000 and 300; the defaults
  * are small enough for a 2-core machine shared with other work).
  */
-import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
@@ -27,18 +25,17 @@ import { shardOf } from '../src/sharding/ranges.ts';
 import { shardLeaseName } from '../src/sharding/shards.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
-import { type Daemon, killAll, ROOT, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
+import { type Daemon, killAll, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
 import { freePort } from './support/free-port.ts';
-import { hasKubectl, KUBECTL } from './support/kubectl.ts';
 import {
   createCsrs as createCsrsIn,
   createNamespaces as createNamespacesIn,
   diagnosticsGet,
+  orchShards as orchShardsOf,
+  shardHolders,
   shardReport as shardReportOf,
   unconverged,
 } from './support/sharding-workload.ts';
-
-const run = promisify(execFile);
 
 /**
  * Lease calls time out after renewDeadline / 2: 2.5 s, which a loaded 2-core machine needs at times. A write the
@@ -150,28 +147,8 @@ function recordShardHistory(signal: AbortSignal): Map<number, LeaseVersion> {
   return versions;
 }
 
-/** The holder of each shard Lease now ('' when none or expired by its own renewTime). */
-async function holders(): Promise<string[]> {
-  const list = await cluster.client.kind<Lease>('Lease').list(n().systemNamespace);
-  const now = Date.now();
-  return Array.from({ length: SHARDS }, (_, i) => {
-    const spec = list.items.find((l) => l.metadata.name === shardLeaseName(n().shardLeasePrefix, i))?.spec;
-    const valid = spec && Date.parse(spec.renewTime ?? '') + (spec.leaseDurationSeconds ?? 0) * 1000 > now;
-    return valid ? (spec.holderIdentity ?? '') : '';
-  });
-}
-
-/** `kubectl orch shards ARGS` as kubectl runs the plugin (on PATH), or the plugin itself without kubectl. */
-async function orchShards(args: string[]): Promise<string> {
-  const pluginPath = join(cluster.dir, 'bin');
-  await mkdir(pluginPath, { recursive: true });
-  await symlink(join(ROOT, 'bin', 'kubectl-orch'), join(pluginPath, 'kubectl-orch')).catch(() => {});
-  const [file, argv] = hasKubectl
-    ? [KUBECTL, ['orch', 'shards', ...args]]
-    : [process.execPath, [join(ROOT, 'bin', 'kubectl-orch'), 'shards', ...args]];
-  const env = { ...process.env, PATH: `${pluginPath}:${process.env.PATH}`, KUBECONFIG: cluster.kubeconfig };
-  return (await run(file, argv, { env, timeout: 60_000 })).stdout;
-}
+const holders = () => shardHolders(cluster.client, n(), SHARDS);
+const orchShards = (args: string[]) => orchShardsOf(cluster.dir, cluster.kubeconfig, args);
 
 /** The replicas running now. */
 const live = () => daemons.filter((r) => !r.d.exit);

@@ -3,16 +3,24 @@
  * and namespaces each with a one-replica StatefulSet and a PodDisruptionBudget over its pod; and what of it has
  * not converged yet.
  */
+import { execFile } from 'node:child_process';
+import { mkdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { webcryptoRequestWithKeys } from '../../controllers/certificates/testing.ts';
 import type { Naming } from '../../src/api/naming.ts';
 import type { StatefulSet } from '../../src/api/types/apps.ts';
 import type { CertificateSigningRequest } from '../../src/api/types/certificates.ts';
+import type { Lease } from '../../src/api/types/coordination.ts';
 import type { PodDisruptionBudget } from '../../src/api/types/policy.ts';
 import type { KubeClient } from '../../src/client/client.ts';
 import { generateKeyPair } from '../../src/pki/keys.ts';
 import type { ShardReport } from '../../src/sharding/replica.ts';
+import { shardLeaseName } from '../../src/sharding/shards.ts';
+import { ROOT } from './daemons.ts';
+import { hasKubectl, KUBECTL } from './kubectl.ts';
 
 const KEYS = generateKeyPair('ECDSA-P256');
 
@@ -108,4 +116,27 @@ export async function shardReport(kc: KubeConfig, port: number): Promise<ShardRe
   const res = await diagnosticsGet(kc, port, '/debug/shards', { accept: 'application/json' });
   if (res.status !== 200) throw new Error(`/debug/shards: ${res.status} ${res.body}`);
   return JSON.parse(res.body) as ShardReport;
+}
+
+/** The holder of each shard Lease now ('' when none or expired by its own renewTime). */
+export async function shardHolders(client: KubeClient, n: Naming, shards: number): Promise<string[]> {
+  const list = await client.kind<Lease>('Lease').list(n.systemNamespace);
+  const now = Date.now();
+  return Array.from({ length: shards }, (_, i) => {
+    const spec = list.items.find((l) => l.metadata.name === shardLeaseName(n.shardLeasePrefix, i))?.spec;
+    const valid = spec && Date.parse(spec.renewTime ?? '') + (spec.leaseDurationSeconds ?? 0) * 1000 > now;
+    return valid ? (spec.holderIdentity ?? '') : '';
+  });
+}
+
+/** `kubectl orch shards ARGS` as kubectl runs the plugin (on PATH under `dir`), or the plugin itself without kubectl. */
+export async function orchShards(dir: string, kubeconfig: string, args: string[]): Promise<string> {
+  const pluginPath = join(dir, 'bin');
+  await mkdir(pluginPath, { recursive: true });
+  await symlink(join(ROOT, 'bin', 'kubectl-orch'), join(pluginPath, 'kubectl-orch')).catch(() => {});
+  const [file, argv] = hasKubectl
+    ? [KUBECTL, ['orch', 'shards', ...args]]
+    : [process.execPath, [join(ROOT, 'bin', 'kubectl-orch'), 'shards', ...args]];
+  const env = { ...process.env, PATH: `${pluginPath}:${process.env.PATH}`, KUBECONFIG: kubeconfig };
+  return (await promisify(execFile)(file, argv, { env, timeout: 60_000 })).stdout;
 }

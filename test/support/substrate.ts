@@ -155,7 +155,11 @@ async function embeddedPlane(): Promise<Plane> {
   const auditDir = await mkdtemp(join(tmpdir(), 'orch-e2e-audit-'));
   const auditLogPath = join(auditDir, 'audit.log');
   // The gates local-cluster.ts turns on in kube-apiserver, so the API accepts the same objects on both.
-  const featureGates = { CoordinatedLeaderElection: true, StatefulSetRecreateStrategy: true };
+  const featureGates = {
+    CoordinatedLeaderElection: true,
+    ShardedListAndWatch: true,
+    StatefulSetRecreateStrategy: true,
+  };
   const c = await startTestCluster({ flavor: 'kubernetes', auditLogPath, featureGates });
   c.cp.attach(await startSimulatedNodes(c.cp, NODES));
   return {
