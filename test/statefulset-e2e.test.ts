@@ -3,7 +3,8 @@
  * running the pods, in what only the simulation has: containers that handle SIGTERM within the default grace
  * period, claims bound by the simulated volume binder and their retention, a pod name held by a foreign pod, a pod
  * create answered AlreadyExists while the controller's pod cache is behind (a fault only the embedded plane
- * injects), and validation. Ordered creation, rolling updates, partitions, maxUnavailable and the broken-rollout
+ * injects), a pod deleted by name right after its create (as kwok's pod-delete stage can, at a name just reused),
+ * a Parallel rolling update of 50, and validation. Ordered creation, rolling updates, partitions, maxUnavailable and the broken-rollout
  * condition run on both substrates in test/e2e/statefulset.test.ts.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -11,7 +11,7 @@
 
 import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
-import { splitKey } from '../../src/api/meta.ts';
+import { objectKey, splitKey } from '../../src/api/meta.ts';
 import type { ControllerRevision, StatefulSet } from '../../src/api/types/apps.ts';
 import type { PersistentVolumeClaim, Pod } from '../../src/api/types/core.ts';
 import { isTombstone, type Lister } from '../../src/cache/informer.ts';
@@ -109,7 +109,8 @@ export class StatefulSetReconciler implements Reconciler {
     podInformer.addEventHandler({
       add: (pod) => {
         const { parent, ordinal } = parseOrdinal(pod.metadata.name ?? '');
-        if (ordinal >= 0) this.expectations.createObserved(`${pod.metadata.namespace}/${parent}`, pod.metadata.name!);
+        if (ordinal >= 0)
+          this.expectations.createObserved(objectKey({ ...pod.metadata, name: parent }), pod.metadata.name!);
         this.routePod(pod);
       },
       update: (old, pod) => {
