@@ -3,7 +3,8 @@
  * running the pods, in what only the simulation has: containers that handle SIGTERM within the default grace
  * period, claims bound by the simulated volume binder and their retention, a pod name held by a foreign pod, a pod
  * create answered AlreadyExists while the controller's pod cache is behind (a fault only the embedded plane
- * injects), and validation. Ordered creation, rolling updates, partitions, maxUnavailable and the broken-rollout
+ * injects), a pod deleted by name right after its create (as kwok's pod-delete stage can, at a name just reused),
+ * a Parallel rolling update of 50, and validation. Ordered creation, rolling updates, partitions, maxUnavailable and the broken-rollout
  * condition run on both substrates in test/e2e/statefulset.test.ts.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -79,6 +80,52 @@ describe.skipIf(!hasKubectl)('pods with the default 30 s grace period, container
     expect(status.stdout).toContain('roll out complete');
     expect(performance.now() - started).toBeLessThan(30_000);
   }, 80_000);
+});
+
+describe('a Parallel rolling update of 50 with maxUnavailable 10%', () => {
+  it('completes within 30 s, well inside the pod expectation lifetime', async () => {
+    const ns = await namespace('sts-parallel-50');
+    const spec = {
+      replicas: 50,
+      podManagementPolicy: 'Parallel' as const,
+      updateStrategy: { type: 'RollingUpdate' as const, rollingUpdate: { maxUnavailable: '10%' } },
+    };
+    await sets().create(set150(ns, 'wide', spec));
+    await waitFor(ns, 'wide', rolledOut(50), 'all 50 Ready');
+    const started = performance.now();
+    await setImage(ns, 'wide', 'app:2');
+    await waitFor(ns, 'wide', (x) => x.status?.updateRevision !== x.status?.currentRevision, 'update started');
+    await waitFor(ns, 'wide', rolledOut(50), 'all 50 Ready at app:2');
+    expect(performance.now() - started).toBeLessThan(30_000);
+  }, 120_000);
+});
+
+describe('a pod the controller created, deleted by someone else before its next sync', () => {
+  it('is created again at once, not after the pod expectation expires', async () => {
+    const ns = await namespace('sts-deleted-early');
+    // As a node agent that deletes by name (kwok): wide-0, created in the first slow-start batch, goes while
+    // the controller is still creating the other 49, so its cache never holds wide-0 when it next looks.
+    const abort = new AbortController();
+    let deleted = false;
+    const onEvent = (e: { type: string; object: Pod }) => {
+      if (deleted || e.type !== 'ADDED' || e.object.metadata.name !== 'wide-0') return;
+      deleted = true;
+      pods()
+        .delete(ns, 'wide-0')
+        .catch(() => undefined);
+    };
+    const watching = pods()
+      .watch(ns, {}, onEvent as never, abort.signal)
+      .catch(() => undefined);
+    try {
+      await sets().create(set150(ns, 'wide', { replicas: 50, podManagementPolicy: 'Parallel' }));
+      await waitFor(ns, 'wide', rolledOut(50), 'all 50 Ready, wide-0 created again');
+      expect(deleted).toBe(true);
+    } finally {
+      abort.abort();
+      await watching;
+    }
+  }, 60_000);
 });
 
 describe('claims and their retention', () => {

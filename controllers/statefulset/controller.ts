@@ -11,7 +11,7 @@
 
 import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
-import { splitKey } from '../../src/api/meta.ts';
+import { objectKey, splitKey } from '../../src/api/meta.ts';
 import type { ControllerRevision, StatefulSet } from '../../src/api/types/apps.ts';
 import type { PersistentVolumeClaim, Pod } from '../../src/api/types/core.ts';
 import { isTombstone, type Lister } from '../../src/cache/informer.ts';
@@ -107,7 +107,12 @@ export class StatefulSetReconciler implements Reconciler {
       delete: (obj) => this.enqueue.add(keyOf(unwrap(obj))),
     });
     podInformer.addEventHandler({
-      add: (pod) => this.routePod(pod),
+      add: (pod) => {
+        const { parent, ordinal } = parseOrdinal(pod.metadata.name ?? '');
+        if (ordinal >= 0)
+          this.expectations.createObserved(objectKey({ ...pod.metadata, name: parent }), pod.metadata.name!);
+        this.routePod(pod);
+      },
       update: (old, pod) => {
         if (old.metadata.resourceVersion === pod.metadata.resourceVersion) return;
         const moved =
@@ -317,18 +322,20 @@ export class StatefulSetReconciler implements Reconciler {
     signal: AbortSignal,
   ): Promise<'collision' | undefined> {
     if (action.kind === 'createRevision') return this.createRevision(action.revision, signal);
+    const created = action.kind === 'createPod' ? action.pod.metadata.name! : undefined;
+    if (created) this.expectations.expectCreate(key, created);
     let failure: unknown;
     try {
       await this.write(set, action, signal);
     } catch (err) {
       failure = err;
+      if (created) this.expectations.createObserved(key, created);
     }
     const outcome = writeOutcome(set, action, failure === undefined ? undefined : writeFailure(failure));
     for (const e of outcome.events)
       this.ctx.recorder.event({ ...SET_META, ...set }, e.type, e.reason, verbOf(action), e.note);
     if (outcome.fails) throw failure;
     if (failure !== undefined) return;
-    if (action.kind === 'createPod') this.expectations.expectCreate(key, action.pod.metadata.name!);
     if (action.kind === 'deletePod') this.expectations.expectDelete(key, action.name, action.uid);
   }
 

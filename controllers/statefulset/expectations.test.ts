@@ -20,6 +20,21 @@ describe('pod expectations', () => {
     expect(e.pending('ns/web', lookup)).toBe(false);
   });
 
+  it.each([
+    ['added, then deleted by someone else before the next look', true],
+    ['never added (its create failed)', false],
+  ])('a create is met once the cache added that name or the create failed: %s', (_, addedThenDeleted) => {
+    const e = new PodExpectations(() => now);
+    e.expectCreate('ns/web', 'web-5');
+    e.expectCreate('ns/web', 'web-6');
+    if (addedThenDeleted) cache.set('web-5', pod('web-5', 'u5'));
+    e.createObserved('ns/web', 'web-5');
+    cache.delete('web-5');
+    expect(e.pending('ns/web', lookup), 'web-6 still awaited').toBe(true);
+    e.createObserved('ns/web', 'web-6');
+    expect(e.pending('ns/web', lookup)).toBe(false);
+  });
+
   it('a deleted pod is pending while the cache still shows it running with that UID', () => {
     const e = new PodExpectations(() => now);
     cache.set('web-1', pod('web-1', 'u1'));
