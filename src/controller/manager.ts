@@ -5,6 +5,7 @@
  * and informers within a bounded time. Losing the lease ends `run` with `lostLeadership` so the
  * process can exit non-zero, as the reference does, and its supervisor restarts it.
  */
+import { setMaxListeners } from 'node:events';
 import type { Lease, LeaseCandidate } from '../api/types/coordination.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
@@ -188,12 +189,19 @@ export class Manager {
     ctx.informers.start();
     // Each controller starts once the informers it reads have synced, as the reference's controllers each wait
     // for their own caches: a big cache (every pod) holds back only the controllers that read it.
+    // One listener on the leader's signal for all those waits, which listen on a signal of their own, one each.
+    const syncing = new AbortController();
+    setMaxListeners(this.loops.length, syncing.signal);
+    const stopSyncing = () => syncing.abort();
+    if (signal.aborted) stopSyncing();
+    else signal.addEventListener('abort', stopSyncing, { once: true });
     const waits = await Promise.allSettled(
       this.loops.map(async (loop, i) => {
-        await ctx.informers.waitForSync(this.opts.syncTimeoutMs, signal, needs[i]);
+        await ctx.informers.waitForSync(this.opts.syncTimeoutMs, syncing.signal, needs[i]);
         if (!signal.aborted) loop.start();
       }),
     );
+    signal.removeEventListener('abort', stopSyncing);
     const failed = waits.find((w) => w.status === 'rejected');
     if (failed || signal.aborted) {
       await this.stopAll();
