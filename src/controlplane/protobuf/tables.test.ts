@@ -153,6 +153,22 @@ describe('core/v1 kinds', () => {
     });
   });
 
+  it('ControllerRevision: data is a RawExtension (JSON bytes), though its JSON form is an atomic map', () => {
+    const data = { spec: { template: { metadata: { labels: { app: 'web' } } } } };
+    const raw = concat(
+      pb.message(1, newMeta('web-7d9f', 'default')),
+      pb.message(2, pb.bytes(1, text(JSON.stringify(data)))),
+      pb.varint(3, 2),
+    );
+    expect(decodeProtobufBody(envelope('apps/v1', 'ControllerRevision', raw))).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: { name: 'web-7d9f', namespace: 'default' },
+      data,
+      revision: 2,
+    });
+  });
+
   it('ConfigMap with data, binaryData and immutable', () => {
     const raw = concat(
       pb.message(1, newMeta('settings', 'default')),

@@ -115,8 +115,10 @@ export function buildTable(node: Node, message: string): MessageTable {
 }
 
 function fieldSpec(name: string, node: Node, entry: Entry, message: string): FieldSpec {
-  const list = typeof node === 'object' && 'list' in node ? node.list : undefined;
-  const map = typeof node === 'object' && 'map' in node ? node.map : undefined;
+  // A RawExtension is one value on the wire (JSON bytes), whatever shape the schema gives its JSON form.
+  const whole = entry.type === 'raw';
+  const list = !whole && typeof node === 'object' && 'list' in node ? node.list : undefined;
+  const map = !whole && typeof node === 'object' && 'map' in node ? node.map : undefined;
   const item = list ?? map ?? node;
   // A free-form schema field whose protobuf type is a message: present on the wire, it is refused by name.
   const opaque = item === 'any' && entry.type !== undefined && !Object.hasOwn(SPECIAL, entry.type);
