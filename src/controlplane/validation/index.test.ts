@@ -8,15 +8,19 @@ describe('the validators table', () => {
       [
         'APIService',
         'CertificateSigningRequest',
+        'ClusterRole',
         'ClusterRoleBinding',
         'ClusterTrustBundle',
+        'ConfigMap',
         'ControllerRevision',
         'IngressClass',
         'LeaseCandidate',
         'Lease',
         'LimitRange',
         'PersistentVolume',
+        'Pod',
         'PodDisruptionBudget',
+        'Role',
         'RoleBinding',
         'RuntimeClass',
         'StatefulSet',
@@ -47,7 +51,7 @@ describe('the validators table', () => {
 
   it('looks up by kind name', () => {
     expect(isValidatedKind('Lease')).toBe(true);
-    expect(isValidatedKind('Pod')).toBe(false);
+    expect(isValidatedKind('Secret')).toBe(false);
     expect(validatorsFor('toString')).toBeUndefined();
     expect(defaultsFor('StatefulSet')).toBe(validators.StatefulSet.defaults);
     expect(defaultsFor('Lease')).toBeUndefined();

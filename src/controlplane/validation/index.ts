@@ -27,7 +27,7 @@ import { defaultIngressClass, validateIngressClassCreate, validateIngressClassUp
 import { validateLeaseCreate, validateLeaseUpdate } from './lease.ts';
 import { validateLeaseCandidateCreate, validateLeaseCandidateUpdate } from './lease-candidate.ts';
 import { defaultLimitRange, validateLimitRangeCreate, validateLimitRangeUpdate } from './limit-range.ts';
-import { validatePodCreate } from './pod.ts';
+import { validatePodCreate, validatePodUpdate } from './pod.ts';
 import {
   validatePodDisruptionBudgetCreate,
   validatePodDisruptionBudgetStatusUpdate,
@@ -117,7 +117,7 @@ export const validators: Record<ValidatedKind, KindValidators> = {
   },
   RuntimeClass: { create: validateRuntimeClassCreate, update: validateRuntimeClassUpdate },
   ConfigMap: { create: validateConfigMapCreate, update: validateConfigMapUpdate },
-  Pod: { create: validatePodCreate },
+  Pod: { create: validatePodCreate, update: validatePodUpdate },
   Role: { create: validateRoleCreate, update: validateRoleUpdate },
   ClusterRole: { create: validateClusterRoleCreate, update: validateRoleUpdate },
   PersistentVolume: {
