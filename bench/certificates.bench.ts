@@ -36,7 +36,7 @@ import { parseRequestPem } from '../controllers/certificates/csr.ts';
 import { toSigningCa } from '../controllers/certificates/signing/ca.ts';
 import { type CertificateRequestInput, issue } from '../controllers/certificates/signing/certificate.ts';
 import { signingController } from '../controllers/certificates/signing/controller.ts';
-import { runControllers, webcryptoRequestWithKeys } from '../controllers/certificates/testing.ts';
+import { runControllers } from '../controllers/certificates/testing.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { SubjectAccessReview } from '../src/api/types/authz.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
@@ -44,8 +44,9 @@ import { KubeClient } from '../src/client/client.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
 import { signedPart } from '../src/pki/der.ts';
-import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
+import type { KeyAlgorithm } from '../src/pki/keys.ts';
 import { inParallel, median, type Paired, printPaired, type Round, rotatedRounds } from './run.ts';
+import { nodeClientRequestPems } from './support/csr-pems.ts';
 import { profiled } from './support/profile.ts';
 
 /** `CERTS_BENCH_CAS=ECDSA-P256` (comma-separated) and `CERTS_BENCH_ROUNDS=3` narrow a run, e.g. to profile it. */
@@ -64,17 +65,6 @@ const CLIENT_QPS = 0;
 const CSRS_PER_ROUND = 500;
 const SIGNATURES_PER_ROUND = 200;
 
-/** Node client requests, made beforehand so that request generation is not measured. */
-async function requests(n: number, tag: string): Promise<string[]> {
-  const keys = await generateKeyPair('ECDSA-P256');
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const spec = { organizations: ['system:nodes'], commonName: `system:node:${tag}-${i}` };
-    out.push((await webcryptoRequestWithKeys(keys, spec)).pem);
-  }
-  return out;
-}
-
 async function msPerCall(n: number, fn: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < n; i++) await fn();
@@ -86,7 +76,7 @@ const signOnThreadPool = promisify(sign);
 /** What `issue()` is given for a node client's request: a day's certificate for client auth. */
 async function nodeClientInput(): Promise<CertificateRequestInput> {
   return {
-    parsed: parseRequestPem((await requests(1, 'sign'))[0]),
+    parsed: parseRequestPem((await nodeClientRequestPems(1, 'sign'))[0]),
     usages: ['digital signature', 'client auth'],
     notBefore: new Date(Date.now() - 300_000),
     notAfter: new Date(Date.now() + 86400_000),
@@ -401,7 +391,7 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
    * certificate, the ceiling: the approver's review between them, and a status write with the certificate after.
    */
   const bare = async (tag: string, certificate: string | undefined, profile?: string) => {
-    const pems = await requests(CSRS_PER_ROUND, tag);
+    const pems = await nodeClientRequestPems(CSRS_PER_ROUND, tag);
     const issued = certificate && Buffer.from(certificate).toString('base64');
     return timed(profile, async () => {
       await inParallel(
@@ -423,7 +413,7 @@ async function clientChild(kubeconfig: string, reply: (r: Reply) => void): Promi
     });
   };
   const endToEnd = async (tag: string, profile?: string) => {
-    const pems = await requests(CSRS_PER_ROUND, tag);
+    const pems = await nodeClientRequestPems(CSRS_PER_ROUND, tag);
     const waitingFor = new Set(pems.map((_, i) => `${tag}-${i}`));
     let allIssued = () => {};
     const issued = new Promise<void>((r) => (allIssued = r));

@@ -36,7 +36,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { webcryptoRequestWithKeys } from '../controllers/certificates/testing.ts';
 import { runningStatus } from '../controllers/disruption/harness.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { StatefulSet } from '../src/api/types/apps.ts';
@@ -45,11 +44,12 @@ import type { Pod } from '../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
-import { generateKeyPair, type KeyAlgorithm } from '../src/pki/keys.ts';
+import type { KeyAlgorithm } from '../src/pki/keys.ts';
 import { type LocalCluster, OUR_KCM_CONTROLLERS, startLocalCluster } from '../test/cluster/local-cluster.ts';
 import { ROOT } from '../test/support/daemons.ts';
 import { builtBinary } from '../tools/k8s/binaries.ts';
 import { inParallel, machine, type Paired, printPaired, type Round, watchUntil } from './run.ts';
+import { nodeClientRequestPems } from './support/csr-pems.ts';
 import { type ProcSample, procSample } from './support/proc.ts';
 
 const knob = (name: string, fallback: number) => Number(process.env[`KCM_BENCH_${name}`] ?? fallback);
@@ -247,17 +247,6 @@ class Sides {
   async stopAll(): Promise<void> {
     await Promise.all([...this.running].map((c) => c.stop()));
   }
-}
-
-/** Node client CSRs' PEMs, made beforehand so that making them is not measured. */
-async function requestPems(n: number, tag: string): Promise<string[]> {
-  const keys = await generateKeyPair('ECDSA-P256');
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const spec = { organizations: ['system:nodes'], commonName: `system:node:${tag}-${i}` };
-    out.push((await webcryptoRequestWithKeys(keys, spec)).pem);
-  }
-  return out;
 }
 
 function csr(name: string, pem: string): CertificateSigningRequest {
@@ -543,7 +532,7 @@ type Session = Record<string, number>;
 /** One session of one side: see the header. Leaves the cluster as it found it. */
 async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: QpsSetting): Promise<Session> {
   const out: Session = {};
-  const [probePem, ...pems] = await requestPems(CSRS * cas.length + cas.length, `${side}-${Date.now()}`);
+  const [probePem, ...pems] = await nodeClientRequestPems(CSRS * cas.length + cas.length, `${side}-${Date.now()}`);
   let controller: Controller | undefined;
   const peaks: number[] = [];
   const restart = async (ca: Ca) => {
@@ -580,7 +569,7 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
 
 /** Leader failover of one side: seconds from the leader's SIGKILL to the new holder, and to a CSR issued. */
 async function failover(bench: Bench, sides: Sides, side: Side, ca: Ca, round: number): Promise<Session> {
-  const [first, second] = await requestPems(2, `failover-${side}-${round}`);
+  const [first, second] = await nodeClientRequestPems(2, `failover-${side}-${round}`);
   // KCM's own identity may hold only the Lease named after it; each round starts with none.
   const name = side === 'kcm' ? 'kube-controller-manager' : 'orch-bench-failover';
   const leases = bench.client.kind('Lease');
