@@ -228,43 +228,40 @@ describe('watch queues in an embedded control plane', () => {
     return name;
   }
 
-  it('a client that reads keeps up with a burst of many more events than the bound, and is not cut', async () => {
-    const ns = await namespaceWith('burst', 300, 20 * 1024);
+  /** Watches namespace `ns`'s ConfigMaps from now, deletes all `n` of them, and reads until every deletion came. */
+  async function watchDeletions(ns: string, n: number) {
     const rv = cluster.cp.storage.currentRv();
     const before = watchers();
-    const warned = vi.spyOn(cluster.cp.log, 'warn');
     const reader = readingWatch(tls, port, `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${rv}`);
     try {
       await waitFor('the watch to start', () => (watchers() > before ? true : undefined), 5_000);
       const deleted = await client.send({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/configmaps` });
       expect(deleted.code).toBe(200);
       const count = () => reader.events.filter((e) => e.type === 'DELETED').length;
-      await waitFor('every deletion', () => (count() >= 300 ? true : undefined), 15_000);
-      expect(count()).toBe(300);
-      expect(warned.mock.calls.filter(([, msg]) => String(msg).startsWith(FORCED_CLOSE))).toEqual([]);
+      await waitFor('every deletion', () => (count() >= n ? true : undefined), 15_000);
+      expect(count()).toBe(n);
+      return reader;
     } finally {
       reader.close();
+    }
+  }
+
+  it('a client that reads keeps up with a burst of many more events than the bound, and is not cut', async () => {
+    const ns = await namespaceWith('burst', 300, 20 * 1024);
+    const warned = vi.spyOn(cluster.cp.log, 'warn');
+    try {
+      await watchDeletions(ns, 300);
+      expect(warned.mock.calls.filter(([, msg]) => String(msg).startsWith(FORCED_CLOSE))).toEqual([]);
+    } finally {
       warned.mockRestore();
     }
   });
 
   it('hands a watcher the events of one request together, as one chunk rather than one per event', async () => {
     const ns = await namespaceWith('together', 50, 16);
-    const rv = cluster.cp.storage.currentRv();
-    const before = watchers();
-    const reader = readingWatch(tls, port, `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${rv}`);
-    try {
-      await waitFor('the watch to start', () => (watchers() > before ? true : undefined), 5_000);
-      const deleted = await client.send({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/configmaps` });
-      expect(deleted.code).toBe(200);
-      const count = () => reader.events.filter((e) => e.type === 'DELETED').length;
-      await waitFor('every deletion', () => (count() >= 50 ? true : undefined), 15_000);
-      expect(count()).toBe(50);
-      // About 20 KB of events: one chunk, or a few should the connection be short of room.
-      expect(reader.pieces.count).toBeLessThanOrEqual(5);
-    } finally {
-      reader.close();
-    }
+    const reader = await watchDeletions(ns, 50);
+    // About 20 KB of events: one chunk, or a few should the connection be short of room.
+    expect(reader.pieces.count).toBeLessThanOrEqual(5);
   });
 
   it('ends a watch-list client that stops reading its initial events once live events pile up past the grace', async () => {
