@@ -46,6 +46,15 @@ describe('conformance comparer', () => {
     expect(normalize({ resourceVersion: '' })).toEqual({ resourceVersion: '' });
   });
 
+  it("compares a Table column's description as present, not by its words", () => {
+    const columns = (description?: string) => ({
+      columnDefinitions: [{ name: 'Name', type: 'string', format: 'name', description }],
+    });
+    expect(normalize(columns('Name must be unique within a namespace.'))).toEqual(normalize(columns('The name.')));
+    expect(normalize(columns('The name.'))).not.toEqual(normalize(columns('')));
+    expect(normalize(columns('The name.'))).not.toEqual(normalize(columns()));
+  });
+
   it('names each differing place, absent ones included', () => {
     expect(diffValues({ a: 1, b: [1, 2], c: 'x' }, { a: 1, b: [1], d: 'y' }, 'body')).toEqual([
       { at: 'body.b[1]', real: 2, embedded: undefined },

@@ -45,6 +45,20 @@ describe('answers as kube-apiserver does', () => {
     expect(res.json.kind).toBe('Table');
   });
 
+  it("leaves a Table column undescribed where the reference's field has no doc comment", async () => {
+    expect(
+      (await json('POST', '/apis/node.k8s.io/v1/runtimeclasses', { metadata: { name: 'rc' }, handler: 'h' })).code,
+    ).toBe(201);
+    const res = await raw.send({
+      path: '/apis/node.k8s.io/v1/runtimeclasses/rc',
+      headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    });
+    const described = Object.fromEntries(
+      res.json.columnDefinitions.map((c: { name: string; description: string }) => [c.name, c.description !== '']),
+    );
+    expect(described).toEqual({ Name: true, Handler: false, Age: true });
+  });
+
   it('leaves the core group and an empty name out of Status details', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'gone' } });
     const deleted = await json('DELETE', `/api/v1/namespaces/${NS}/configmaps/gone`);

@@ -128,6 +128,8 @@ const col = (name: string, path: string, type: Column['type'] = 'string', priori
   priority,
   value: (o) => get(o, path),
 });
+/** A column the reference leaves without a description (its field has no doc comment). */
+const undescribed = (column: Column): Column => ({ ...column, description: '' });
 /** Marks where the server puts the Age column for kinds that show it before their own columns. */
 const AGE_SLOT: Column = { name: 'Age', type: 'string', value: () => undefined };
 /** The Name column, for kinds whose own layout has no Age. */
@@ -625,7 +627,7 @@ function definitions(n: Naming): Def[] {
       kind: 'RuntimeClass',
       plural: 'runtimeclasses',
       namespaced: false,
-      columns: [col('Handler', 'handler')],
+      columns: [undescribed(col('Handler', 'handler'))],
     },
     {
       group: g('apiregistration'),
@@ -669,8 +671,8 @@ function definitions(n: Naming): Def[] {
       deprecation: `${coordination}/v1beta1 LeaseCandidate is deprecated in v1.36+, unavailable in v1.39+`,
       columns: [
         col('LeaseName', 'spec.leaseName'),
-        col('BinaryVersion', 'spec.binaryVersion'),
-        col('EmulationVersion', 'spec.emulationVersion'),
+        undescribed(col('BinaryVersion', 'spec.binaryVersion')),
+        undescribed(col('EmulationVersion', 'spec.emulationVersion')),
       ],
     },
     {

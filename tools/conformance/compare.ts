@@ -1,7 +1,8 @@
 /**
  * How two answers to the same request are compared: what must differ between two servers (uids, timestamps,
- * resourceVersions, generated names, certificate and token bytes, allocated addresses) is replaced by a placeholder,
- * then status, Content-Type, Warning headers, body and watch events are compared field by field.
+ * resourceVersions, generated names, certificate and token bytes, allocated addresses, and the wording of
+ * descriptions, which is each server's own prose) is replaced by a placeholder, then status, Content-Type, Warning
+ * headers, body and watch events are compared field by field.
  */
 import type { Answer } from './http.ts';
 
@@ -49,6 +50,8 @@ export function normalize(value: unknown, key = ''): unknown {
     if (key in PICKED && value.length > 0) return PICKED[key];
     // A Table row's ages (`0s`, `5m3s`) count from each server's own creation time.
     if (key === 'cells') return value.map((v) => (typeof v === 'string' && AGE.test(v) ? '<age>' : normalize(v)));
+    // A Table column's description is prose (the reference's are its Go doc comments): it must be there, in any words.
+    if (key === 'columnDefinitions') return value.map((column) => withProse(normalize(column)));
     return value.map((v) => normalize(v));
   }
   if (value === null || typeof value !== 'object') {
@@ -62,6 +65,11 @@ export function normalize(value: unknown, key = ''): unknown {
     (out.metadata as Record<string, unknown>).name = `${meta.generateName}<generated>`;
   }
   return out;
+}
+
+function withProse(column: unknown): unknown {
+  if (!isObject(column) || typeof column.description !== 'string' || column.description === '') return column;
+  return { ...column, description: '<description>' };
 }
 
 /** The key naming an element of a discovery list, when it has one. */
