@@ -47,6 +47,7 @@ import { createSelfSignedCa } from '../src/pki/certs.ts';
 import type { KeyAlgorithm } from '../src/pki/keys.ts';
 import { type LocalCluster, OUR_KCM_CONTROLLERS, startLocalCluster } from '../test/cluster/local-cluster.ts';
 import { ROOT } from '../test/support/daemons.ts';
+import { parallelSet } from '../test/support/statefulsets.ts';
 import { builtBinary } from '../tools/k8s/binaries.ts';
 import { inParallel, machine, type Paired, printPaired, type Round, watchUntil } from './run.ts';
 import { nodeClientRequestPems } from './support/csr-pems.ts';
@@ -316,26 +317,7 @@ class Bench {
   // --- StatefulSets -------------------------------------------------------------------------------------------
 
   statefulSet(name: string, replicas: number, node: number, image = 'registry.example/app:1'): StatefulSet {
-    return {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { namespace: STS_NS, name },
-      spec: {
-        replicas,
-        serviceName: name,
-        podManagementPolicy: 'Parallel',
-        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
-        selector: { matchLabels: { app: name } },
-        template: {
-          metadata: { labels: { app: name } },
-          spec: {
-            nodeName: `kwok-node-${(node % NODES) + 1}`,
-            terminationGracePeriodSeconds: 0,
-            containers: [{ name: 'app', image }],
-          },
-        },
-      },
-    } as StatefulSet;
+    return parallelSet(STS_NS, name, replicas, { image, nodeName: `kwok-node-${(node % NODES) + 1}` });
   }
 
   /** Resolves when every named set has all its replicas Ready at its update revision, as a watch shows them. */

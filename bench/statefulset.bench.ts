@@ -23,6 +23,7 @@ import type { Enqueuer } from '../src/controller/controller.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
+import { parallelSet } from '../test/support/statefulsets.ts';
 import { counted, inParallel, median, pairedFigure, pairedRound, print, type Round, watchUntil } from './run.ts';
 import { startWithNodes } from './support/nodes.ts';
 
@@ -45,22 +46,10 @@ interface Bench {
 }
 
 function statefulSet(cp: ControlPlane, ns: string, name: string, replicas: number, image = 'app:1'): StatefulSet {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { namespace: ns, name },
-    spec: {
-      replicas,
-      serviceName: name,
-      podManagementPolicy: 'Parallel',
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name }, annotations: { [cp.registry.naming.annotations.readinessDelay]: '0s' } },
-        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image }] },
-      },
-    },
-  };
+  return parallelSet(ns, name, replicas, {
+    image,
+    annotations: { [cp.registry.naming.annotations.readinessDelay]: '0s' },
+  });
 }
 
 /** Resolves when every named set reports all replicas Ready at its update revision, as a watch shows them. */

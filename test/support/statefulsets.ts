@@ -29,6 +29,29 @@ export function statefulSet(
   };
 }
 
+/** The benches' set: `Parallel` pods rolled 10% at a time, with `image`, and pinned to `nodeName` when given. */
+export function parallelSet(
+  ns: string,
+  name: string,
+  replicas: number,
+  pod: { image?: string; nodeName?: string; annotations?: Record<string, string> } = {},
+): StatefulSet {
+  const set = statefulSet(
+    ns,
+    name,
+    replicas,
+    {
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+    },
+    pod.annotations,
+  );
+  const podSpec = set.spec.template.spec!;
+  podSpec.containers[0]!.image = pod.image ?? 'app:1';
+  if (pod.nodeName) podSpec.nodeName = pod.nodeName;
+  return set;
+}
+
 export const isReady = (p: Pod) =>
   p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
