@@ -59,6 +59,15 @@ describe('answers as kube-apiserver does', () => {
     expect(described).toEqual({ Name: true, Handler: false, Age: true });
   });
 
+  it('marks a deleted namespace Terminating without a grace period', async () => {
+    expect((await json('POST', '/api/v1/namespaces', { metadata: { name: 'going' } })).code).toBe(201);
+    const deleted = await json('DELETE', '/api/v1/namespaces/going');
+    expect(deleted.code).toBe(200);
+    expect(deleted.json.status.phase).toBe('Terminating');
+    expect(deleted.json.metadata.deletionTimestamp).toEqual(expect.any(String));
+    expect(deleted.json.metadata).not.toHaveProperty('deletionGracePeriodSeconds');
+  });
+
   it('leaves the core group and an empty name out of Status details', async () => {
     await json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'gone' } });
     const deleted = await json('DELETE', `/api/v1/namespaces/${NS}/configmaps/gone`);

@@ -626,7 +626,8 @@ export class ApiServer {
     const current = meta.deletionTimestamp ? Date.parse(meta.deletionTimestamp) : Number.POSITIVE_INFINITY;
     if (deadline.getTime() < current) {
       marked.metadata.deletionTimestamp = rfc3339(deadline);
-      marked.metadata.deletionGracePeriodSeconds = grace;
+      // The reference's namespace registry marks a namespace without a grace period.
+      if (!namespace) marked.metadata.deletionGracePeriodSeconds = grace;
       // As the reference's store: only objects that carry a generation count the delete as a change of it.
       const generation = meta.generation ?? 0;
       if (!meta.deletionTimestamp && generation > 0) marked.metadata.generation = generation + 1;
