@@ -20,6 +20,7 @@ import {
   isGranular,
   isPlainObject,
   itemElement,
+  locate,
   pathElements,
   pathKey,
   presentPaths,
@@ -326,12 +327,12 @@ export function applyConfiguration(
   return { object: merged, managedFields: writeManagers(managers, owner) };
 }
 
-/** Whether applying changes the value at a path: leaves by value, containers by presence. */
+/** Whether applying changes the value at a path: leaves (atomic objects too) by value, containers by presence. */
 function changedBy(live: unknown, merged: unknown, key: string, schema: Node): boolean {
   const path = pathElements(key);
-  const after = valueAt(merged, path, schema);
+  const [after, node] = locate(merged, path, schema) ?? [];
   const previous = valueAt(live, path, schema);
-  if (isPlainObject(after)) return previous === undefined;
+  if (isPlainObject(after) && !isAtomicObject(node ?? 'any')) return previous === undefined;
   return !jsonEqual(previous, after);
 }
 
