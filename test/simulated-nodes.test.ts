@@ -74,6 +74,15 @@ describe('simulated nodes', () => {
     const list = (await cluster.client.kind<Node>('Node').list()).items;
     expect(list.map((x) => x.metadata.name).sort()).toEqual(nodes.nodeNames);
     for (const node of list) expect(node.status?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True' });
+    // Created with the not-ready taint, which goes once they report Ready.
+    await eventually(
+      async () => {
+        const items = (await cluster.client.kind<Node>('Node').list()).items;
+        return items.every((node) => node.spec?.taints === undefined);
+      },
+      5_000,
+      'the not-ready taints removed',
+    );
   });
 
   it('bind a pod and run it Pending → Running → Ready after its readiness delay', async () => {
@@ -258,6 +267,27 @@ describe('simulated nodes', () => {
     await eventually(async () => (await claims.get(NS, 'late')).status?.phase === 'Bound', 10_000);
     await eventually(async () => (await pods().get(NS, 'needs-claim')).status?.phase === 'Running', 10_000);
     expect((await claims.get(NS, 'late')).status?.capacity).toEqual({ storage: '1Gi' });
+  });
+
+  it('release a deleted claim once its pod is gone, then its volume: Released, deleted', async () => {
+    const claims = cluster.client.kind<PersistentVolumeClaim>('PersistentVolumeClaim');
+    const volumes = cluster.client.kind('PersistentVolume');
+    const claim = await claims.get(NS, 'late');
+    const volumeName = claim.spec?.volumeName ?? '';
+    expect(claim.metadata.finalizers).toEqual([`${n().domain}/pvc-protection`]);
+    expect((await volumes.get(undefined, volumeName)).metadata.finalizers).toEqual([`${n().domain}/pv-protection`]);
+    await claims.delete(NS, 'late');
+    await new Promise((r) => setTimeout(r, 300));
+    // Its pod still mounts it.
+    expect((await claims.get(NS, 'late')).metadata.deletionTimestamp).toBeDefined();
+    await pods().delete(NS, 'needs-claim');
+    const gone = (read: () => Promise<unknown>) =>
+      read().then(
+        () => false,
+        (err) => err.code === 404,
+      );
+    await eventually(() => gone(() => claims.get(NS, 'late')), 10_000, 'the claim gone');
+    await eventually(() => gone(() => volumes.get(undefined, volumeName)), 10_000, 'its volume gone');
   });
 
   it('bind nothing to cordoned nodes', async () => {

@@ -736,7 +736,6 @@ const namespace = kind({
   status: object({ phase: 'string', conditions: kindCondition() }),
 });
 
-// `nodeInfo` and the daemon endpoints name the node agent in their fields; they stay loose.
 const node = kind({
   spec: object({
     podCIDR: 'string',
@@ -753,8 +752,20 @@ const node = kind({
     phase: 'string',
     conditions: kindCondition({ lastHeartbeatTime: 'time' }),
     addresses: mapList(object({ type: 'string', address: 'string' }), ['type']),
-    daemonEndpoints: mapOf(object({ Port: 'integer' })),
-    nodeInfo: 'any',
+    daemonEndpoints: object({ kubeletEndpoint: object({ Port: 'integer' }) }),
+    nodeInfo: object({
+      machineID: 'string',
+      systemUUID: 'string',
+      bootID: 'string',
+      kernelVersion: 'string',
+      osImage: 'string',
+      containerRuntimeVersion: 'string',
+      kubeletVersion: 'string',
+      kubeProxyVersion: 'string',
+      operatingSystem: 'string',
+      architecture: 'string',
+      swap: pointer(object({ capacity: 'integer' })),
+    }),
     images: listOf(object({ names: strings, sizeBytes: 'integer' })),
     volumesInUse: strings,
     volumesAttached: listOf(object({ name: 'string', devicePath: 'string' })),

@@ -45,6 +45,7 @@ import { impersonate } from './impersonation.ts';
 import { type KubeconfigOptions, renderKubeconfig, writeKubeconfig } from './kubeconfig.ts';
 import { openLevelStore } from './kv-level.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
+import { NodeStorageControllers } from './node-storage-controllers.ts';
 import { objectValidation } from './object-validation.ts';
 import { Journal } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
@@ -150,6 +151,7 @@ export class ControlPlane {
   /** The audit log, when `auditLogPath` is set and the control plane has started. */
   audit?: AuditLog;
   private gc?: GarbageCollector;
+  private nodeStorage?: NodeStorageControllers;
   private aggregator?: Aggregator;
   private ca?: CertificateWithKey;
   /** Helpers that run against this plane (simulated nodes): stopped before it. */
@@ -253,6 +255,8 @@ export class ControlPlane {
     await this.installBootstrapPolicy();
     this.gc = new GarbageCollector(this.api);
     this.gc.start();
+    this.nodeStorage = new NodeStorageControllers(this.storage, this.registry, o.now, this.log);
+    this.nodeStorage.start();
     this.aggregator = new Aggregator({
       storage: this.storage,
       registry: this.registry,
@@ -289,6 +293,7 @@ export class ControlPlane {
   async stop(): Promise<void> {
     for (const c of this.companions.splice(0).reverse()) await c.stop();
     this.gc?.stop();
+    this.nodeStorage?.stop();
     this.aggregator?.stop();
     await this.server?.close();
     await this.audit?.close();
@@ -327,9 +332,10 @@ export class ControlPlane {
     }
   }
 
-  /** Waits until the garbage collector has processed every change so far. */
+  /** Waits until the garbage collector and the node and storage controllers have processed every change so far. */
   async settled(): Promise<void> {
     await this.gc?.settled();
+    await this.nodeStorage?.settled();
   }
 
   /** Writes a kubeconfig for any identity, with a client certificate from the cluster CA. */

@@ -10,8 +10,8 @@ import type { KubeObject, OwnerReference } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { ApiServer } from './api.ts';
-import { ApiError } from './errors.ts';
-import type { Commit } from './storage.ts';
+import { PendingWrites } from './pending-writes.ts';
+import type { Commit, Storage } from './storage.ts';
 
 interface Ref {
   rt: ResourceType;
@@ -25,8 +25,7 @@ export class GarbageCollector {
   private scheduled = false;
   private stopCommits: () => void = () => {};
   private stopped = false;
-  /** Writes made and not yet answered (with etcd they take a round trip). */
-  private readonly writing = new Set<Promise<void>>();
+  private readonly writes = new PendingWrites(() => this.api.options.log, 'garbage-collector');
 
   constructor(private readonly api: ApiServer) {}
 
@@ -46,10 +45,7 @@ export class GarbageCollector {
 
   /** Resolves once everything queued so far was processed (tests and shutdown). */
   async settled(): Promise<void> {
-    while (this.queue.length || this.scheduled || this.writing.size) {
-      await Promise.all(this.writing);
-      await new Promise((r) => setImmediate(r));
-    }
+    await this.writes.settled(() => this.queue.length > 0 || this.scheduled);
   }
 
   private schedule(): void {
@@ -154,7 +150,7 @@ export class GarbageCollector {
     }
     if (remaining === 0) {
       const nsType = this.api.registry.resource('', 'v1', 'namespaces')!;
-      this.guard(() => this.api.storage.backend.remove(nsType, name));
+      this.writes.add(() => this.api.storage.backend.remove(nsType, name));
     } else {
       // Contents are going; look again once their deletions have been committed.
       setTimeout(() => {
@@ -165,39 +161,37 @@ export class GarbageCollector {
   }
 
   private deleteDependent(rt: ResourceType, obj: KubeObject, propagationPolicy: 'Background' | 'Foreground'): void {
-    this.guard(() => this.api.deleteObject(rt, obj, { dryRun: false, propagationPolicy }));
+    this.writes.add(() => this.api.deleteObject(rt, obj, { dryRun: false, propagationPolicy }));
   }
 
   private rewriteOwners(rt: ResourceType, obj: KubeObject, owners: OwnerReference[]): void {
     const metadata = { ...obj.metadata, ownerReferences: owners.length ? owners : undefined };
     if (!metadata.ownerReferences) delete metadata.ownerReferences;
-    this.guard(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
+    this.writes.add(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
   }
 
   private removeFinalizer(rt: ResourceType, obj: KubeObject, finalizer: string): void {
-    const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-    const key = objectKey(obj.metadata);
-    if (finalizers.length === 0) {
-      this.guard(() => this.api.storage.backend.remove(rt, key, obj.metadata.resourceVersion));
-    } else {
-      const metadata = { ...obj.metadata, finalizers };
-      this.guard(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
-    }
+    this.writes.add(() => releaseFinalizer(this.api.storage, rt, obj, finalizer));
   }
+}
 
-  /** A conflict or a vanished object means a newer change is queued and will be looked at again. */
-  private guard(write: () => Promise<unknown>): void {
-    const done: Promise<void> = write()
-      .then(
-        () => {},
-        (err) => {
-          if (err instanceof ApiError && ['Conflict', 'NotFound'].includes(err.reason)) return;
-          this.api.options.log.error({ err, logger: 'garbage-collector' }, 'a write failed');
-        },
-      )
-      .finally(() => this.writing.delete(done));
-    this.writing.add(done);
-  }
+/**
+ * Removes one finalizer of an object being deleted, as of the version read (a newer one conflicts): the last one
+ * removes the object.
+ */
+export function releaseFinalizer(
+  storage: Storage,
+  rt: ResourceType,
+  obj: KubeObject,
+  finalizer: string,
+): Promise<unknown> {
+  const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+  if (finalizers.length === 0) return storage.backend.remove(rt, objectKey(obj.metadata), obj.metadata.resourceVersion);
+  return storage.backend.update(
+    rt,
+    { ...obj, metadata: { ...obj.metadata, finalizers } },
+    obj.metadata.resourceVersion,
+  );
 }
 
 function isNamespace(rt: ResourceType): boolean {

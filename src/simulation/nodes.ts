@@ -292,7 +292,7 @@ export class SimulatedNodes {
     );
   }
 
-  /** Deletes a provisioned volume whose claim is gone, when its reclaim policy says Delete. */
+  /** Releases and deletes a provisioned volume whose claim is gone, when its reclaim policy says Delete. */
   private async reclaim(volumeName: string): Promise<void> {
     const volume = this.volumes.get(undefined, volumeName);
     const spec = volume?.spec as { claimRef?: { namespace: string; name: string; uid?: string } } | undefined;
@@ -304,6 +304,10 @@ export class SimulatedNodes {
     )
       return;
     if (this.claims.get(ref.namespace, ref.name)?.metadata.uid === ref.uid) return;
+    // Released first, as the reference's volume controller does: a Bound volume is in use, and its protection
+    // finalizer would hold its deletion for ever.
+    if ((volume.status as { phase?: string } | undefined)?.phase === 'Bound')
+      await this.volumeClient.patchStatus(undefined, volumeName, { status: { phase: 'Released' } }, 'merge');
     await this.volumeClient.delete(undefined, volumeName).catch((err) => {
       if (!isNotFound(err)) throw err;
     });

@@ -539,7 +539,7 @@ export interface Taint {
   key: string;
   value?: string;
   effect: TaintEffect;
-  /** Only for `NoExecute` taints. */
+  /** When a controller added it (the node lifecycle controller stamps its condition taints). */
   timeAdded?: string;
 }
 

@@ -255,14 +255,17 @@ export function describePath(elements: readonly string[]): string {
 
 /** The value at a path, or undefined when something along it is absent. */
 export function valueAt(value: unknown, elements: readonly string[], node: Node): unknown {
-  let current = value;
-  let currentNode = node;
+  return locate(value, elements, node)?.[0];
+}
+
+/** The value at a path and its schema node; undefined when the value has no such path. */
+export function locate(value: unknown, elements: readonly string[], node: Node): [unknown, Node] | undefined {
+  let found: [unknown, Node] | undefined = [value, node];
   for (const element of elements) {
-    const found = step(current, element, currentNode);
+    found = step(found[0], element, found[1]);
     if (!found) return undefined;
-    [current, currentNode] = found;
   }
-  return current;
+  return found;
 }
 
 function step(value: unknown, element: string, node: Node): [unknown, Node] | undefined {

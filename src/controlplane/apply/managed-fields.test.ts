@@ -83,6 +83,12 @@ describe('recordUpdate', () => {
         },
       },
     ],
+    [
+      'an object that only loses its members is no change of its own',
+      { replicas: 2, strategy: { rollingUpdate: { maxSurge: 1 } } },
+      { replicas: 2, strategy: {} },
+      { 'a/Update': { 'f:spec': { 'f:replicas': {} } } },
+    ],
   ])('%s', (_name, before, after, expected) => {
     const old = withFields(deployment(before), recordUpdate(undefined, deployment(before), owner('a')));
     const entries = recordUpdate(old, deployment(after), owner('b', { time: '2026-11-25T11:00:00Z' }));
@@ -184,6 +190,18 @@ describe('applyConfiguration', () => {
     expect(() => apply(live, config({ replicas: 3 }), 'a')).toThrow(
       /conflict with "editor" using apps\/v1: \.spec\.replicas/,
     );
+  });
+
+  it('compares an atomic object as one value: another one conflicts, the same one does not', () => {
+    const selector = { matchLabels: { app: 'web' }, matchExpressions: [] };
+    const live = withFields(
+      deployment({ selector }),
+      recordUpdate(undefined, deployment({ selector }), owner('editor')),
+    );
+    expect(() => apply(live, config({ selector: { matchLabels: { app: 'web' } } }), 'a')).toThrow(
+      /conflict with "editor" using apps\/v1: \.spec\.selector/,
+    );
+    expect(() => apply(live, config({ selector }), 'a')).not.toThrow();
   });
 
   it('shares a field applied with the same value, and transfers one on force', () => {

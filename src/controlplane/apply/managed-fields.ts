@@ -20,6 +20,7 @@ import {
   isGranular,
   isPlainObject,
   itemElement,
+  locate,
   pathElements,
   pathKey,
   presentPaths,
@@ -255,9 +256,11 @@ export function recordUpdate(old: unknown, next: unknown, owner: FieldOwner): Ma
   const nextSet = presentPaths(trackedPart(next, owner), owner.schema, nextLeaves, topLevel);
   const removed = [...oldSet].filter((key) => !nextSet.has(key));
   // New paths (containers too: the reference records an object that appears as a member), and leaves whose
-  // value changed.
+  // value changed. An object that only lost its members is no change of its own (the reference omits it empty).
+  const emptied = (key: string) => !oldLeaves.has(key) && isEmptyObject(nextLeaves.get(key));
   const gained = [...nextSet].filter(
-    (key) => !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key))),
+    (key) =>
+      !oldSet.has(key) || (nextLeaves.has(key) && !sameValue(nextLeaves.get(key), oldLeaves.get(key)) && !emptied(key)),
   );
   // What the update removed leaves every manager; what it set or changed becomes the updater's alone.
   for (const manager of managers) {
@@ -326,12 +329,12 @@ export function applyConfiguration(
   return { object: merged, managedFields: writeManagers(managers, owner) };
 }
 
-/** Whether applying changes the value at a path: leaves by value, containers by presence. */
+/** Whether applying changes the value at a path: leaves (atomic objects too) by value, containers by presence. */
 function changedBy(live: unknown, merged: unknown, key: string, schema: Node): boolean {
   const path = pathElements(key);
-  const after = valueAt(merged, path, schema);
+  const [after, node] = locate(merged, path, schema) ?? [];
   const previous = valueAt(live, path, schema);
-  if (isPlainObject(after)) return previous === undefined;
+  if (isPlainObject(after) && !isAtomicObject(node ?? 'any')) return previous === undefined;
   return !jsonEqual(previous, after);
 }
 
@@ -359,6 +362,8 @@ function mergeItems(live: unknown[], config: unknown[], list: ListNode): unknown
   }
   return out;
 }
+
+const isEmptyObject = (v: unknown) => isPlainObject(v) && Object.keys(v).length === 0;
 
 /** Leaf values are mostly scalars: compared directly, atomic lists and objects by their JSON. */
 function sameValue(a: unknown, b: unknown): boolean {

@@ -10,6 +10,8 @@ import { defaultIngressClass, defaultStorageClass } from './default-class.ts';
 import { limitRanger } from './limit-ranger.ts';
 import { nodeRestrictionAdmission } from './node-restriction.ts';
 import { runtimeClassAdmission } from './runtime-class.ts';
+import { storageObjectInUseProtection } from './storage-object-in-use.ts';
+import { taintNodesByCondition } from './taint-nodes.ts';
 import { validatingAdmissionPolicy } from './validating-admission-policy.ts';
 
 export function standardAdmission(
@@ -23,9 +25,11 @@ export function standardAdmission(
   return [
     limitRanger(registry, storage, n),
     nodeRestrictionAdmission(registry, storage),
+    taintNodesByCondition(n),
     runtimeClassAdmission(registry, storage, n),
     defaultIngressClass(registry, storage, n),
     defaultStorageClass(registry, storage, n),
+    storageObjectInUseProtection(n),
     certificatesAdmission(n, can, subjectOrganizations),
     validatingAdmissionPolicy(registry, storage, n, authorize),
   ];

@@ -624,6 +624,9 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     user: '13? core.v1.ContainerUser',
     allocatedResourcesStatus: '14 core.v1.ResourceStatus',
   },
+  'core.v1.DaemonEndpoint': {
+    Port: '1!',
+  },
   'core.v1.EmptyDirVolumeSource': {
     medium: '1',
     sizeLimit: '2 quantity',
@@ -806,6 +809,9 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     message: '6',
     lastHeartbeatTime: '3 time',
   },
+  'core.v1.NodeDaemonEndpoints': {
+    kubeletEndpoint: '1 core.v1.DaemonEndpoint',
+  },
   'core.v1.NodeSpec': {
     podCIDR: '1',
     podCIDRs: '7',
@@ -821,6 +827,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     phase: '3',
     conditions: '4 core.v1.NodeCondition',
     addresses: '5 core.v1.NodeAddress',
+    daemonEndpoints: '6 core.v1.NodeDaemonEndpoints',
     nodeInfo: '7 core.v1.NodeSystemInfo',
     images: '8 core.v1.ContainerImage',
     volumesInUse: '9',
@@ -828,6 +835,22 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     config: '11? core.v1.NodeConfigStatus',
     runtimeHandlers: '12 core.v1.NodeRuntimeHandler',
     features: '13? core.v1.NodeFeatures',
+  },
+  'core.v1.NodeSwapStatus': {
+    capacity: '1?',
+  },
+  'core.v1.NodeSystemInfo': {
+    machineID: '1!',
+    systemUUID: '2!',
+    bootID: '3!',
+    kernelVersion: '4!',
+    osImage: '5!',
+    containerRuntimeVersion: '6!',
+    kubeletVersion: '7!',
+    kubeProxyVersion: '8!',
+    operatingSystem: '9!',
+    architecture: '10!',
+    swap: '11? core.v1.NodeSwapStatus',
   },
   'core.v1.ObjectFieldSelector': {
     apiVersion: '1',

@@ -23,7 +23,6 @@ const JSON_ONLY = new Set([
   'extendedResourceClaimStatus',
   'terminatingReplicas',
   'forNodes',
-  'daemonEndpoints',
 ]);
 
 /** Served kinds, their subresource kinds and the DeleteOptions body. */
