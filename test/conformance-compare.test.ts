@@ -30,17 +30,17 @@ describe('conformance comparer', () => {
     expect(normalize(value)).toBe(expected);
   });
 
-  it('replaces what each server picks by key, generated names, and Table ages', () => {
+  it('replaces what each server picks by key, generated names, and Table ages and addresses', () => {
     expect(
       normalize({
         metadata: { name: 'gen-x7k2p', generateName: 'gen-', resourceVersion: '42' },
         spec: { clusterIP: '10.96.0.7', clusterIPs: ['10.96.0.7'] },
-        rows: [{ cells: ['a', '5m3s', 1] }],
+        rows: [{ cells: ['a', '5m3s', 1, '10.96.0.7', '10.96.0.7x'] }],
       }),
     ).toEqual({
       metadata: { name: 'gen-<generated>', generateName: 'gen-', resourceVersion: '<rv>' },
       spec: { clusterIP: '<ip>', clusterIPs: '<ip>' },
-      rows: [{ cells: ['a', '<age>', 1] }],
+      rows: [{ cells: ['a', '<age>', 1, '<ip>', '10.96.0.7x'] }],
     });
     // An empty resourceVersion is no server's pick: it stays, so a missing one shows.
     expect(normalize({ resourceVersion: '' })).toEqual({ resourceVersion: '' });

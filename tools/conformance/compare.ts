@@ -25,6 +25,8 @@ const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 /** A client certificate's credential id: its SHA-256, different for every certificate issued. */
 const CREDENTIAL_ID = /^X509SHA256=[0-9a-f]{64}$/;
 const AGE = /^(\d+[smhdy])+$/;
+/** An address a server allocates itself (a Service's cluster IP), as a Table cell shows it. */
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /** Values each server picks itself, by key. */
 const PICKED: Record<string, string> = {
@@ -48,8 +50,8 @@ export function normalize(value: unknown, key = ''): unknown {
   }
   if (Array.isArray(value)) {
     if (key in PICKED && value.length > 0) return PICKED[key];
-    // A Table row's ages (`0s`, `5m3s`) count from each server's own creation time.
-    if (key === 'cells') return value.map((v) => (typeof v === 'string' && AGE.test(v) ? '<age>' : normalize(v)));
+    // A Table row's ages (`0s`, `5m3s`) count from each server's own creation time; its addresses are each one's pick.
+    if (key === 'cells') return value.map(normalizeCell);
     // A Table column's description is prose (the reference's are its Go doc comments): it must be there, in any words.
     if (key === 'columnDefinitions') return value.map((column) => withProse(normalize(column)));
     return value.map((v) => normalize(v));
@@ -65,6 +67,12 @@ export function normalize(value: unknown, key = ''): unknown {
     (out.metadata as Record<string, unknown>).name = `${meta.generateName}<generated>`;
   }
   return out;
+}
+
+function normalizeCell(cell: unknown): unknown {
+  if (typeof cell !== 'string') return normalize(cell);
+  if (AGE.test(cell)) return '<age>';
+  return IPV4.test(cell) ? '<ip>' : normalize(cell);
 }
 
 function withProse(column: unknown): unknown {
