@@ -1,7 +1,8 @@
 /**
  * How two answers to the same request are compared: what must differ between two servers (uids, timestamps,
- * resourceVersions, generated names, certificate and token bytes, allocated addresses) is replaced by a placeholder,
- * then status, Content-Type, Warning headers, body and watch events are compared field by field.
+ * resourceVersions, generated names (of objects and of pods' token volumes), certificate and token bytes, allocated
+ * addresses) is replaced by a placeholder, then status, Content-Type, Warning headers, body and watch events are
+ * compared field by field.
  */
 import type { Answer } from './http.ts';
 
@@ -25,6 +26,8 @@ const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const CREDENTIAL_ID = /^X509SHA256=[0-9a-f]{64}$/;
 const AGE = /^(\d+[smhdy])+$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** The name the ServiceAccount admission gives a pod's token volume: a generated name, random on each server. */
+const TOKEN_VOLUME = /^(kube-api-access-)[bcdfghjklmnpqrstvwxz2456789]{5}$/;
 /** Values each server picks itself, by key. */
 const PICKED: Record<string, string> = {
   resourceVersion: '<rv>',
@@ -43,6 +46,7 @@ export function normalize(value: unknown, key = ''): unknown {
     if (key in PICKED && value !== '') return PICKED[key];
     if (TIME.test(value)) return '<time>';
     if (CREDENTIAL_ID.test(value)) return '<credential-id>';
+    if (TOKEN_VOLUME.test(value)) return value.replace(TOKEN_VOLUME, '$1<generated>');
     return value.replace(UUID, '<uid>');
   }
   if (Array.isArray(value)) {

@@ -9,6 +9,7 @@ import { certificatesAdmission } from './certificates.ts';
 import { defaultIngressClass, defaultStorageClass } from './default-class.ts';
 import { limitRanger } from './limit-ranger.ts';
 import { nodeRestrictionAdmission } from './node-restriction.ts';
+import { defaultTolerationSeconds, priorityAdmission, serviceAccountAdmission } from './pod-defaults.ts';
 import { runtimeClassAdmission } from './runtime-class.ts';
 import { validatingAdmissionPolicy } from './validating-admission-policy.ts';
 
@@ -22,7 +23,10 @@ export function standardAdmission(
   const n: Naming = registry.naming;
   return [
     limitRanger(registry, storage, n),
+    serviceAccountAdmission(registry, storage, n),
     nodeRestrictionAdmission(registry, storage),
+    priorityAdmission(),
+    defaultTolerationSeconds(n),
     runtimeClassAdmission(registry, storage, n),
     defaultIngressClass(registry, storage, n),
     defaultStorageClass(registry, storage, n),
