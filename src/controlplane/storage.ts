@@ -610,7 +610,6 @@ export class Storage {
   }
 }
 
-/** The resource whose store holds `rt`'s objects. */
 /** A view's duplicate names the view's resource (`events.events.k8s.io`), as the reference's registry of it does. */
 function namedAfterView(rt: ResourceType): (err: unknown) => never {
   return (err) => {
@@ -621,6 +620,7 @@ function namedAfterView(rt: ResourceType): (err: unknown) => never {
   };
 }
 
+/** The resource whose store holds `rt`'s objects. */
 function storedRt(rt: ResourceType): ResourceType {
   return rt.storedAs?.rt ?? rt;
 }
