@@ -23,12 +23,13 @@ interface ServiceAccount extends KubeObject {
   automountServiceAccountToken?: boolean;
   imagePullSecrets?: LocalObjectReference[];
 }
+
 /** The token's lifetime the reference projects (an hour and 7 s: a token older than an hour only warns). */
 const TOKEN_EXPIRATION_SECONDS = 3607;
 /** The projected volume's file mode (0644), set explicitly as the reference does. */
 const TOKEN_VOLUME_MODE = 0o644;
 /** How long a new pod tolerates a not-ready or unreachable node. */
-export const DEFAULT_TOLERATION_SECONDS = 300;
+const DEFAULT_TOLERATION_SECONDS = 300;
 /** The reference's built-in PriorityClasses and their values. */
 const SYSTEM_PRIORITIES: Record<string, number> = {
   'system-node-critical': 2000001000,
@@ -60,7 +61,7 @@ export function tokenVolumeNames(n: Naming): { prefix: string; mountPath: string
 }
 
 /** The projected volume with the account's token, the cluster's CA bundle and the pod's namespace. */
-export function tokenVolumeSource(n: Naming): NonNullable<Volume['projected']> {
+function tokenVolumeSource(n: Naming): NonNullable<Volume['projected']> {
   return {
     defaultMode: TOKEN_VOLUME_MODE,
     sources: [
@@ -170,7 +171,7 @@ export function priorityAdmission(): AdmissionPlugin {
 }
 
 /** The taints a pod tolerates for {@link DEFAULT_TOLERATION_SECONDS} unless it already tolerates them. */
-export function nodeLossTaints(n: Naming): string[] {
+function nodeLossTaints(n: Naming): string[] {
   return [`node.${n.domain}/not-ready`, `node.${n.domain}/unreachable`];
 }
 
