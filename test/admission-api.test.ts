@@ -293,7 +293,16 @@ describe('RuntimeClass', () => {
     expect(stored.spec).toMatchObject({
       overhead: { cpu: '250m', memory: '120Mi' },
       nodeSelector: { disk: 'ssd', sandbox: 'kata' },
-      tolerations: [toleration],
+      // The pod's own (with the not-ready and unreachable ones DefaultTolerationSeconds added), the class's merged in.
+      tolerations: [
+        toleration,
+        ...['not-ready', 'unreachable'].map((taint) => ({
+          key: `node.orch.io/${taint}`,
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 300,
+        })),
+      ],
     });
   });
 

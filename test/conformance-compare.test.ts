@@ -26,6 +26,8 @@ describe('conformance comparer', () => {
     ['a micro timestamp', '2026-11-28T01:02:03.123456Z', '<time>'],
     ['a credential id', `X509SHA256=${'ab'.repeat(32)}`, '<credential-id>'],
     ['a plain string', 'conform-1', 'conform-1'],
+    ["a pod's token volume", 'kube-api-access-x7k2p', 'kube-api-access-<generated>'],
+    ['a volume named alike by hand', 'kube-api-access-mine', 'kube-api-access-mine'],
   ])('normalizes %s', (_, value, expected) => {
     expect(normalize(value)).toBe(expected);
   });

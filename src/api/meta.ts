@@ -123,3 +123,12 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   const slash = key.indexOf('/');
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
+
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** Five random characters, as the reference's generated names end (`generateName`, a pod's token volume). */
+export function randomNameSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
+  return s;
+}

@@ -29,6 +29,8 @@ export interface Naming {
   readonly apiServer: string;
   /** The controller manager's component name (user agent, events, statusz). */
   readonly controllerManager: string;
+  /** The product's short word (`kube`, `orch`) that prefixes component names. */
+  readonly shortWord: string;
   /** Namespace of system components (leases, candidates). */
   readonly systemNamespace: string;
   /** Prefix of the shard Leases of `--sharding` replicas: `<prefix>-00`, `<prefix>-01`, ... */
@@ -133,6 +135,7 @@ function build(
     nodeAgent,
     apiServer,
     controllerManager: `${shortWord}-controller-manager`,
+    shortWord,
     systemNamespace: `${shortWord}-system`,
     shardLeasePrefix: `${shortWord}-controller-manager-shard`,
     initialNamespaces: ['default', `${shortWord}-system`, `${shortWord}-public`, `${shortWord}-node-lease`],

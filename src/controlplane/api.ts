@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { labelSelectorAsString } from '../api/labels.ts';
 import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts';
-import { objectKey } from '../api/meta.ts';
+import { objectKey, randomNameSuffix } from '../api/meta.ts';
 import { group, type Naming } from '../api/naming.ts';
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { type MapNode, type Node, schemaFor } from '../api/schema.ts';
@@ -60,6 +60,7 @@ import {
   type WriteOptions,
 } from './options.ts';
 import { applyPatch, PATCH_CONTENT_TYPES } from './patch/index.ts';
+import { settlePodQosClass } from './pod-qos.ts';
 import type { PodLogSource } from './pod-streams.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { buildSelection, type Selection } from './selection.ts';
@@ -124,7 +125,6 @@ export type SubresourceHandler = (
   user: UserInfo,
 ) => Promise<Reply>;
 
-const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 /**
  * How often a write without a precondition tries again after another write got in first (the
  * reference retries without a limit): only a livelock guard (the unconditional-writes test, 12 clients on one
@@ -273,7 +273,7 @@ export class ApiServer {
     const meta = withoutFields(object.metadata, NOT_SET_BY_CREATE);
     object.metadata = meta;
     if (rt.hasStatus) object = withoutFields(object, ['status']);
-    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomNameSuffix();
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.options.now());
     if (rt.hasGeneration) meta.generation = 1;
@@ -613,7 +613,8 @@ export class ApiServer {
     const grace = this.gracePeriod(rt, old, opts.gracePeriodSeconds);
     // A namespace is always emptied first (by the namespace controller), then removed.
     const namespace = isNamespaceType(rt);
-    if (finalizers.length === 0 && grace === 0 && !namespace) {
+    const immediate = finalizers.length === 0 && grace === 0 && !namespace;
+    if (immediate && !isPodType(rt)) {
       if (opts.dryRun) return { deleted: true, object: old };
       return { deleted: true, object: await this.storage.backend.remove(rt, objectKey(meta), meta.resourceVersion) };
     }
@@ -633,6 +634,16 @@ export class ApiServer {
       if (!meta.deletionTimestamp && generation > 0) marked.metadata.generation = generation + 1;
     }
     if (!marked.metadata.finalizers) delete marked.metadata.finalizers;
+    if (immediate) {
+      // A pod's delete is graceful even with no grace left: as the reference's, it writes the deletion's marks,
+      // then removes the object it wrote (watchers see both), and answers that.
+      if (opts.dryRun) return { deleted: true, object: marked };
+      const written = jsonEqual(marked, old)
+        ? old
+        : await this.storage.backend.update(rt, marked, meta.resourceVersion);
+      const removed = await this.storage.backend.remove(rt, objectKey(meta), written.metadata.resourceVersion);
+      return { deleted: true, object: removed };
+    }
     if (namespace) marked.status = { ...(old.status as object), phase: 'Terminating' };
     if (jsonEqual(marked, old) || opts.dryRun) return { deleted: false, object: opts.dryRun ? marked : old };
     return { deleted: false, object: await this.storage.backend.update(rt, marked, meta.resourceVersion) };
@@ -640,7 +651,7 @@ export class ApiServer {
 
   /** Pods bound to a node and still running get their grace period; everything else goes at once. */
   private gracePeriod(rt: ResourceType, obj: KubeObject, requested: number | undefined): number {
-    if (rt.kind !== 'Pod' || rt.group !== '') return 0;
+    if (!isPodType(rt)) return 0;
     const spec = (obj.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
     const phase = (obj.status as { phase?: string } | undefined)?.phase;
     if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
@@ -845,6 +856,9 @@ export class ApiServer {
       auditAnnotations: effects.auditAnnotations,
     };
     await this.runAdmission('admit', attrs);
+    if (object && isPodType(rt) && (operation === 'UPDATE' || !subresource)) {
+      settlePodQosClass(object, oldObject);
+    }
     if (object) {
       const validation = this.options.validation;
       if (validation && !subresource) validation.defaults(rt, object);
@@ -1036,10 +1050,8 @@ function upperBound(items: readonly KubeObject[], key: string): number {
   return lo;
 }
 
-function randomSuffix(): string {
-  let s = '';
-  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
-  return s;
+function isPodType(rt: ResourceType): boolean {
+  return rt.group === '' && rt.kind === 'Pod';
 }
 
 function withoutRv(obj: KubeObject): KubeObject {

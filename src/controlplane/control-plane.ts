@@ -7,8 +7,10 @@ import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type KubeObject, objectKey } from '../api/meta.ts';
+import { isActiveNamespace } from '../api/namespaces.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
+import type { Namespace } from '../api/types/core.ts';
 import { versionInfo } from '../build-info.ts';
 import { createLogger } from '../log/logger.ts';
 import {
@@ -50,6 +52,7 @@ import { objectValidation } from './object-validation.ts';
 import { Journal } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
+import { DEFAULT_SERVICE_ACCOUNT } from './plugins/pod-defaults.ts';
 import type { RequestAuthorizer } from './request-info.ts';
 import { ControlPlaneServer } from './server.ts';
 import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
@@ -250,6 +253,7 @@ export class ControlPlane {
     await this.startServiceAccountTokens();
     await this.labelStoredNamespaces();
     await this.bootstrapNamespaces();
+    await this.provideDefaultServiceAccounts();
     // The default StorageClass, as a cluster installer leaves one (the simulated nodes provision its volumes).
     await this.seedIfAbsent(defaultStorageClass(this.registry.naming));
     await this.installBootstrapPolicy();
@@ -497,6 +501,33 @@ export class ControlPlane {
         status: { phase: 'Active' },
       });
     }
+  }
+
+  /**
+   * What the reference's serviceaccount controller (in kube-controller-manager, which the embedded plane has none of)
+   * does: every Active namespace has its `default` ServiceAccount, which the ServiceAccount admission requires of a
+   * pod naming no account. Made for the namespaces stored at start and for each new one; after a delete of the
+   * account the daemon's own serviceaccount controller brings it back, as in a real cluster.
+   */
+  private async provideDefaultServiceAccounts(): Promise<void> {
+    const namespaces = this.registry.kind('v1', 'Namespace')!;
+    const provide = (ns: KubeObject) =>
+      isActiveNamespace(ns as Namespace)
+        ? this.seedIfAbsent({
+            apiVersion: 'v1',
+            kind: 'ServiceAccount',
+            metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace: ns.metadata.name },
+          })
+        : Promise.resolve();
+    for (const ns of this.storage.list(namespaces)) await provide(ns);
+    const stop = this.storage.onCommit(({ rt, event }) => {
+      if (!isNamespaceType(rt) || event.type !== 'ADDED') return;
+      // After the commit that notifies, not inside it.
+      setImmediate(() =>
+        provide(event.object).catch((err) => this.log.error({ err }, 'the default ServiceAccount was not made')),
+      );
+    });
+    this.companions.push({ stop: async () => stop() });
   }
 
   private async loadOrCreateCa(): Promise<CertificateWithKey> {

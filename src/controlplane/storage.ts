@@ -210,7 +210,8 @@ export class Storage {
 
   /** The write path (memory, or etcd once it is attached); views' writes are converted to their stored resource. */
   readonly backend: StorageBackend = {
-    create: async (rt, obj) => this.out(rt, await this.writer.create(storedRt(rt), this.in(rt, obj))),
+    create: async (rt, obj) =>
+      this.out(rt, await this.writer.create(storedRt(rt), this.in(rt, obj)).catch(namedAfterView(rt))),
     update: async (rt, obj, expectedRv) =>
       this.out(rt, await this.writer.update(storedRt(rt), this.in(rt, obj), expectedRv)),
     remove: async (rt, key, expectedRv) => this.out(rt, await this.writer.remove(storedRt(rt), key, expectedRv)),
@@ -607,6 +608,16 @@ export class Storage {
     else s.deliver(event);
     for (const l of this.commitListeners) l({ rt: storedRt(rt), event });
   }
+}
+
+/** A view's duplicate names the view's resource (`events.events.k8s.io`), as the reference's registry of it does. */
+function namedAfterView(rt: ResourceType): (err: unknown) => never {
+  return (err) => {
+    if (rt.storedAs && err instanceof ApiError && err.reason === 'AlreadyExists') {
+      throw alreadyExists(rt, err.details?.name ?? '');
+    }
+    throw err;
+  };
 }
 
 /** The resource whose store holds `rt`'s objects. */

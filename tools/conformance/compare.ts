@@ -1,8 +1,14 @@
 /**
  * How two answers to the same request are compared: what must differ between two servers (uids, timestamps,
+<<<<<<< HEAD
  * resourceVersions, generated names, certificate and token bytes, allocated addresses, and the wording of
  * descriptions, which is each server's own prose) is replaced by a placeholder, then status, Content-Type, Warning
  * headers, body and watch events are compared field by field.
+=======
+ * resourceVersions, generated names (of objects and of pods' token volumes), certificate and token bytes, allocated
+ * addresses) is replaced by a placeholder, then status, Content-Type, Warning headers, body and watch events are
+ * compared field by field.
+>>>>>>> conf-pods
  */
 import type { Answer } from './http.ts';
 
@@ -28,6 +34,8 @@ const AGE = /^(\d+[smhdy])+$/;
 /** An address a server allocates itself (a Service's cluster IP), as a Table cell shows it. */
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** The name the ServiceAccount admission gives a pod's token volume: a generated name, random on each server. */
+const TOKEN_VOLUME = /^(kube-api-access-)[bcdfghjklmnpqrstvwxz2456789]{5}$/;
 /** Values each server picks itself, by key. */
 const PICKED: Record<string, string> = {
   resourceVersion: '<rv>',
@@ -46,6 +54,7 @@ export function normalize(value: unknown, key = ''): unknown {
     if (key in PICKED && value !== '') return PICKED[key];
     if (TIME.test(value)) return '<time>';
     if (CREDENTIAL_ID.test(value)) return '<credential-id>';
+    if (TOKEN_VOLUME.test(value)) return value.replace(TOKEN_VOLUME, '$1<generated>');
     return value.replace(UUID, '<uid>');
   }
   if (Array.isArray(value)) {

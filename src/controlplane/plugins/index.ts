@@ -9,6 +9,7 @@ import { certificatesAdmission } from './certificates.ts';
 import { defaultIngressClass, defaultStorageClass } from './default-class.ts';
 import { limitRanger } from './limit-ranger.ts';
 import { nodeRestrictionAdmission } from './node-restriction.ts';
+import { defaultTolerationSeconds, priorityAdmission, serviceAccountAdmission } from './pod-defaults.ts';
 import { runtimeClassAdmission } from './runtime-class.ts';
 import { storageObjectInUseProtection } from './storage-object-in-use.ts';
 import { taintNodesByCondition } from './taint-nodes.ts';
@@ -24,8 +25,11 @@ export function standardAdmission(
   const n: Naming = registry.naming;
   return [
     limitRanger(registry, storage, n),
+    serviceAccountAdmission(registry, storage, n),
     nodeRestrictionAdmission(registry, storage),
     taintNodesByCondition(n),
+    priorityAdmission(),
+    defaultTolerationSeconds(n),
     runtimeClassAdmission(registry, storage, n),
     defaultIngressClass(registry, storage, n),
     defaultStorageClass(registry, storage, n),
