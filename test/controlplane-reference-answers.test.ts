@@ -100,11 +100,57 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
         causes: [
           {
             reason: 'FieldValueInvalid',
-            message: 'Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+            message:
+              'Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified',
             field: 'spec',
           },
         ],
       });
+    });
+  });
+
+  describe('subresources', () => {
+    const pdbPath = `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`;
+
+    it("a PodDisruptionBudget's status PUT must name its resourceVersion; a patch need not", async () => {
+      const spec = { maxUnavailable: 0, selector: { matchLabels: { app: 'guarded' } } };
+      expect((await json('POST', pdbPath, { metadata: { name: 'guard' }, spec })).code).toBe(201);
+      const status = {
+        currentHealthy: 1,
+        desiredHealthy: 1,
+        expectedPods: 1,
+        disruptionsAllowed: 0,
+        observedGeneration: 1,
+      };
+      const put = await json('PUT', `${pdbPath}/guard/status`, { metadata: { name: 'guard' }, spec, status });
+      expect(put.code).toBe(422);
+      expect(put.json.message).toBe(
+        'poddisruptionbudgets.policy "guard" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+      );
+      expect(put.json.details).toEqual({
+        name: 'guard',
+        group: 'policy',
+        kind: 'poddisruptionbudgets',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: 0: must be specified for an update',
+            field: 'metadata.resourceVersion',
+          },
+        ],
+      });
+      const current = (await json('GET', `${pdbPath}/guard`)).json;
+      const pinned = await json('PUT', `${pdbPath}/guard/status`, { ...current, status });
+      expect(pinned.code).toBe(200);
+      expect(pinned.json.status.observedGeneration).toBe(1);
+      const patched = await json(
+        'PATCH',
+        `${pdbPath}/guard/status`,
+        { status: { currentHealthy: 2 } },
+        'application/merge-patch+json',
+      );
+      expect(patched.code).toBe(200);
+      expect(patched.json.status.currentHealthy).toBe(2);
     });
   });
 });

@@ -131,6 +131,12 @@ const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
  * object under load, needed at most 97).
  */
 const UNPINNED_WRITE_ATTEMPTS = 1000;
+/**
+ * Kinds whose PUT (main resource and subresources) must name the resourceVersion it was computed from, as the
+ * reference's strategies that allow no unconditional update: a PodDisruptionBudget's status is only written from
+ * what the writer last read.
+ */
+const CONDITIONAL_UPDATES_ONLY = new Set(['PodDisruptionBudget']);
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -312,6 +318,12 @@ export class ApiServer {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     const expectedRv = meta.resourceVersion || undefined;
+    if (!expectedRv && CONDITIONAL_UPDATES_ONLY.has(req.rt.kind)) {
+      const field = 'metadata.resourceVersion';
+      const message = `${field}: Invalid value: 0: must be specified for an update`;
+      // The reference names the resource where the kind goes: `poddisruptionbudgets.policy "x" is invalid`.
+      throw invalid({ ...req.rt, kind: req.rt.plural }, req.name ?? '', [{ type: 'FieldValueInvalid', field, message }]);
+    }
     const owner = this.fieldOwner(req, opts, body);
     const effects = { warnings, auditAnnotations: {} };
     const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, updateOwnership(owner), effects);
