@@ -153,4 +153,31 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
       expect(patched.json.status.currentHealthy).toBe(2);
     });
   });
+
+  it("OpenAPI shapes follow the reference's types, not only the structural schema", async () => {
+    const r = await json('GET', '/openapi/v2');
+    expect(r.code).toBe(200);
+    const defs = r.json.definitions;
+    const ref = (name: string) => `#/definitions/${name}`;
+    const core = 'io.k8s.api.core.v1';
+    expect(defs[`${core}.EnvVarSource`].properties.fileKeyRef.$ref).toBe(ref(`${core}.FileKeySelector`));
+    expect(Object.keys(defs[`${core}.FileKeySelector`].properties).sort()).toEqual([
+      'key',
+      'optional',
+      'path',
+      'volumeName',
+    ]);
+    const hints = defs['io.k8s.api.discovery.v1.EndpointHints'].properties;
+    expect(hints.forNodes.items.$ref).toBe(ref('io.k8s.api.discovery.v1.ForNode'));
+    const hostIPs = defs[`${core}.PodStatus`].properties.hostIPs;
+    expect(hostIPs['x-kubernetes-list-type']).toBe('atomic');
+    expect(hostIPs['x-kubernetes-patch-merge-key']).toBe('ip');
+    expect(defs[`${core}.PodStatus`].properties.podIPs['x-kubernetes-list-type']).toBe('map');
+    expect(defs[`${core}.ReplicationControllerStatus`].properties.terminatingReplicas).toBeUndefined();
+    expect(defs['io.k8s.api.apps.v1.ReplicaSetStatus'].properties.terminatingReplicas).toEqual(expect.any(Object));
+    expect(defs['io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions'].properties.metadata).toBeUndefined();
+    const data = defs['io.k8s.api.apps.v1.ControllerRevision'].properties.data;
+    expect(data.$ref).toBe(ref('io.k8s.apimachinery.pkg.runtime.RawExtension'));
+    expect(data.type).toBeUndefined();
+  });
 });

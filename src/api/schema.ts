@@ -458,6 +458,13 @@ const containerStatus = object({
 });
 
 const podIP = mapList(object({ ip: 'string' }), ['ip']);
+/** `hostIPs`: merged on `ip` by a strategic patch, but one value to server-side apply (`+listType=atomic`). */
+const hostIPs: ListNode = {
+  list: object({ ip: 'string' }),
+  listType: 'atomic',
+  patchStrategy: 'merge',
+  patchMergeKey: 'ip',
+};
 
 const podStatus = object({
   observedGeneration: 'integer',
@@ -467,7 +474,7 @@ const podStatus = object({
   reason: 'string',
   nominatedNodeName: 'string',
   hostIP: 'string',
-  hostIPs: podIP,
+  hostIPs,
   podIP: 'string',
   podIPs: podIP,
   startTime: 'time',
@@ -598,19 +605,19 @@ const deployment = kind({
   }),
 });
 
-const replicaStatus = object({
+/** A ReplicationController's status; a ReplicaSet's adds `terminatingReplicas`, which the older kind lacks. */
+const replicationControllerStatus = {
   replicas: 'integer',
   fullyLabeledReplicas: 'integer',
   readyReplicas: 'integer',
   availableReplicas: 'integer',
-  terminatingReplicas: 'integer',
   observedGeneration: 'integer',
   conditions: kindCondition(),
-});
+} as const;
 
 const replicaSet = kind({
   spec: object({ replicas: 'integer', minReadySeconds: 'integer', selector: labelSelector, template: podTemplateSpec }),
-  status: replicaStatus,
+  status: object({ ...replicationControllerStatus, terminatingReplicas: 'integer' }),
 });
 
 const replicationController = kind({
@@ -620,7 +627,7 @@ const replicationController = kind({
     selector: atomicMapOf('string'),
     template: pointer(podTemplateSpec),
   }),
-  status: replicaStatus,
+  status: object(replicationControllerStatus),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -909,7 +916,10 @@ const podDisruptionBudget = kind({
   }),
 });
 
-const deleteOptions = kind({
+/** DeleteOptions has type metadata but no object metadata. */
+const deleteOptions = object({
+  apiVersion: 'string',
+  kind: 'string',
   gracePeriodSeconds: 'integer',
   preconditions: object({ uid: 'string', resourceVersion: 'string' }),
   orphanDependents: 'boolean',

@@ -664,6 +664,13 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     resourceFieldRef: '2? core.v1.ResourceFieldSelector',
     configMapKeyRef: '3? core.v1.ConfigMapKeySelector',
     secretKeyRef: '4? core.v1.SecretKeySelector',
+    fileKeyRef: '5? core.v1.FileKeySelector',
+  },
+  'core.v1.FileKeySelector': {
+    volumeName: '1',
+    path: '2',
+    key: '3',
+    optional: '4?',
   },
   'core.v1.EphemeralContainer': {
     targetContainerName: '2',
@@ -1319,6 +1326,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   },
   'discovery.v1.EndpointHints': {
     forZones: '1 discovery.v1.ForZone',
+    forNodes: '2 discovery.v1.ForNode',
+  },
+  'discovery.v1.ForNode': {
+    name: '1',
   },
   'discovery.v1.EndpointPort': {
     name: '1?',
