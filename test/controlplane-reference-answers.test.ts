@@ -180,4 +180,19 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
     expect(data.$ref).toBe(ref('io.k8s.apimachinery.pkg.runtime.RawExtension'));
     expect(data.type).toBeUndefined();
   });
+
+  it('authorizes before routing: a path naming no resource is 403 to a user without rights, 404 to the admin', async () => {
+    const path = `/api/v1/namespaces/${NS}/frobnicators`;
+    const denied = await limited.send({ path });
+    expect(denied.code).toBe(403);
+    expect(denied.json.message).toBe(
+      `frobnicators is forbidden: User "limited-user" cannot list resource "frobnicators" in API group "" in the namespace "${NS}"`,
+    );
+    expect(denied.json.details).toEqual({ kind: 'frobnicators' });
+    const sub = await limited.send({ path: `/apis/apps/v1/namespaces/${NS}/statefulsets/x/frobnicate` });
+    expect(sub.code).toBe(403);
+    expect(sub.json.message).toContain('cannot get resource "statefulsets/frobnicate" in API group "apps"');
+    expect((await admin.send({ path })).code).toBe(404);
+    expect((await admin.send({ path: `/apis/apps/v1/namespaces/${NS}/statefulsets/x/frobnicate` })).code).toBe(404);
+  });
 });

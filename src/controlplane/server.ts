@@ -204,6 +204,7 @@ export class ControlPlaneServer {
     const info = parseRequest(this.api.registry, method, path, query);
     if (!info) return this.notFound(res, path);
     await this.opts.authorize?.(user, info, method);
+    if (info.kind === 'unserved') return this.notFound(res, path);
     if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
     // Before any other warning of the answer, which headersOf appends.
     if (info.rt.deprecation) res.setHeader('Warning', [warningHeader(info.rt.deprecation)]);
