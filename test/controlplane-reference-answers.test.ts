@@ -59,7 +59,10 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
         apiVersion: 'authorization.k8s.io/v1',
         fieldsType: 'FieldsV1',
         fieldsV1: {
-          'f:spec': { 'f:user': {}, 'f:resourceAttributes': { 'f:verb': {}, 'f:resource': {}, 'f:namespace': {} } },
+          'f:spec': {
+            'f:user': {},
+            'f:resourceAttributes': { '.': {}, 'f:verb': {}, 'f:resource': {}, 'f:namespace': {} },
+          },
         },
       });
     });

@@ -1016,18 +1016,20 @@ const validatingAdmissionPolicyBinding = kind({
 // Reviews
 
 const selectorRequirements = listOf(object({ key: 'string', operator: 'string', values: strings }));
-const resourceAttributes = object({
-  namespace: 'string',
-  verb: 'string',
-  group: 'string',
-  version: 'string',
-  resource: 'string',
-  subresource: 'string',
-  name: 'string',
-  fieldSelector: object({ rawSelector: 'string', requirements: selectorRequirements }),
-  labelSelector: object({ rawSelector: 'string', requirements: selectorRequirements }),
-});
-const nonResourceAttributes = object({ path: 'string', verb: 'string' });
+const resourceAttributes = pointer(
+  object({
+    namespace: 'string',
+    verb: 'string',
+    group: 'string',
+    version: 'string',
+    resource: 'string',
+    subresource: 'string',
+    name: 'string',
+    fieldSelector: pointer(object({ rawSelector: 'string', requirements: selectorRequirements })),
+    labelSelector: pointer(object({ rawSelector: 'string', requirements: selectorRequirements })),
+  }),
+);
+const nonResourceAttributes = pointer(object({ path: 'string', verb: 'string' }));
 const accessReviewStatus = object({
   allowed: 'boolean',
   denied: 'boolean',
