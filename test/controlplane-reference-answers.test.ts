@@ -114,6 +114,87 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
 
   describe('subresources', () => {
     const pdbPath = `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`;
+    const template = (app: string) => ({
+      metadata: { labels: { app } },
+      spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }] },
+    });
+
+    it("a negative count through the scale subresource is the Scale's Invalid", async () => {
+      const sts = {
+        metadata: { name: 'scaled' },
+        spec: {
+          replicas: 1,
+          serviceName: 's',
+          selector: { matchLabels: { app: 'scaled' } },
+          template: template('scaled'),
+        },
+      };
+      expect((await json('POST', `/apis/apps/v1/namespaces/${NS}/statefulsets`, sts)).code).toBe(201);
+      const r = await json('PUT', `/apis/apps/v1/namespaces/${NS}/statefulsets/scaled/scale`, {
+        apiVersion: 'autoscaling/v1',
+        kind: 'Scale',
+        metadata: { name: 'scaled', namespace: NS },
+        spec: { replicas: -1 },
+      });
+      expect(r.code).toBe(422);
+      expect(r.json.message).toBe(
+        'Scale.autoscaling "scaled" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+      );
+      expect(r.json.details).toMatchObject({ name: 'scaled', group: 'autoscaling', kind: 'Scale' });
+    });
+
+    it('a TokenRequest is answered as a new object with its managed fields; a too short one names no object', async () => {
+      expect((await json('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'bot' } })).code).toBe(
+        201,
+      );
+      const path = `/api/v1/namespaces/${NS}/serviceaccounts/bot/token`;
+      const kind = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest' };
+      const r = await json('POST', path, { ...kind, spec: { audiences: ['answers'], expirationSeconds: 3600 } });
+      expect(r.code).toBe(201);
+      const meta = r.json.metadata;
+      expect(meta.uid).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Date.parse(meta.creationTimestamp)).not.toBeNaN();
+      expect(meta.managedFields).toEqual([
+        {
+          manager: 'answers-test',
+          operation: 'Update',
+          apiVersion: 'authentication.k8s.io/v1',
+          time: expect.any(String),
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': { 'f:audiences': {}, 'f:expirationSeconds': {} } },
+          subresource: 'token',
+        },
+      ]);
+      const short = await json('POST', path, { ...kind, spec: { expirationSeconds: 60 } });
+      expect(short.code).toBe(422);
+      expect(short.json.message).toBe(
+        'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+      );
+      expect(short.json.details.name).toBeUndefined();
+    });
+
+    it("a ReplicationController takes its labels and selector from its template's labels", async () => {
+      const r = await json('POST', `/api/v1/namespaces/${NS}/replicationcontrollers`, {
+        metadata: { name: 'legacy' },
+        spec: { replicas: 1, template: template('legacy') },
+      });
+      expect(r.code).toBe(201);
+      expect(r.json.metadata.labels).toEqual({ app: 'legacy' });
+      expect(r.json.spec.selector).toEqual({ app: 'legacy' });
+      expect(r.json.metadata.managedFields[0].fieldsV1['f:metadata']).toEqual({ 'f:labels': { '.': {}, 'f:app': {} } });
+    });
+
+    it('the log of a pod no node runs yet is an empty answer, 204', async () => {
+      const pod = { metadata: { name: 'unscheduled' }, spec: template('x').spec };
+      expect((await json('POST', `/api/v1/namespaces/${NS}/pods`, pod)).code).toBe(201);
+      const r = await admin.send({ path: `/api/v1/namespaces/${NS}/pods/unscheduled/log` });
+      expect(r.code).toBe(204);
+      expect(r.headers['content-type']).toBeUndefined();
+      expect(r.body).toBe('');
+      // A container the pod does not have is still refused first, as the reference checks it before the node.
+      const wrong = await admin.send({ path: `/api/v1/namespaces/${NS}/pods/unscheduled/log?container=nope` });
+      expect(wrong.code).toBe(400);
+    });
 
     it("a PodDisruptionBudget's status PUT must name its resourceVersion; a patch need not", async () => {
       const spec = { maxUnavailable: 0, selector: { matchLabels: { app: 'guarded' } } };

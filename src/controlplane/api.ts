@@ -66,6 +66,7 @@ import { buildSelection, type Selection } from './selection.ts';
 import { allocateServiceIPs, keepAllocatedIPs } from './service-ips.ts';
 import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
 import { withEmptyStructs } from './struct-defaults.ts';
+import { validateNonnegativeField } from './validation/common.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
@@ -322,7 +323,9 @@ export class ApiServer {
       const field = 'metadata.resourceVersion';
       const message = `${field}: Invalid value: 0: must be specified for an update`;
       // The reference names the resource where the kind goes: `poddisruptionbudgets.policy "x" is invalid`.
-      throw invalid({ ...req.rt, kind: req.rt.plural }, req.name ?? '', [{ type: 'FieldValueInvalid', field, message }]);
+      throw invalid({ ...req.rt, kind: req.rt.plural }, req.name ?? '', [
+        { type: 'FieldValueInvalid', field, message },
+      ]);
     }
     const owner = this.fieldOwner(req, opts, body);
     const effects = { warnings, auditAnnotations: {} };
@@ -420,6 +423,7 @@ export class ApiServer {
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
       // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
       let requested = build(view);
+      if (req.subresource === 'scale') checkScale(requested, req.name ?? '');
       // Defaults and empty structs before the comparison with the stored object (which has both): a request that
       // leaves them out changes nothing, and its spec is no new generation.
       if (!req.subresource) {
@@ -532,12 +536,38 @@ export class ApiServer {
           : rt.hasStatus
             ? allButStatus
             : everyField;
+    return this.owner(opts, body, apiVersion, rt.kind, req.subresource, tracked);
+  }
+
+  /**
+   * Who a create through a subresource answering another kind (a service account's TokenRequest) records as the
+   * owner of the fields its request sets.
+   */
+  subresourceOwner(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    kind: string,
+    apiVersion: string,
+  ): FieldOwner {
+    const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
+    return this.owner(opts, body, apiVersion, kind, req.subresource, allButStatus);
+  }
+
+  private owner(
+    opts: WriteOptions,
+    body: RequestBody | undefined,
+    apiVersion: string,
+    kind: string,
+    subresource: string | undefined,
+    tracked: FieldOwner['tracked'],
+  ): FieldOwner {
     return {
       manager: opts.fieldManager ?? managerFromUserAgent(body?.userAgent),
       apiVersion,
-      subresource: req.subresource,
+      subresource,
       time: rfc3339(this.options.now()),
-      schema: schemaFor(rt.kind, apiVersion) ?? 'any',
+      schema: schemaFor(kind, apiVersion) ?? 'any',
       tracked,
     };
   }
@@ -1170,6 +1200,13 @@ function applyOrConflict(live: object, config: object, owner: FieldOwner, force:
     // The reference's conflict Status names no object: its details hold the causes only.
     throw new ApiError(409, 'Conflict', err.message, { causes });
   }
+}
+
+/** The reference validates a Scale before it touches the object: a negative count is the Scale's Invalid. */
+function checkScale(scale: KubeObject, name: string): void {
+  const replicas = (scale as { spec?: { replicas?: unknown } }).spec?.replicas;
+  const problems = typeof replicas === 'number' ? validateNonnegativeField(replicas, 'spec.replicas') : [];
+  if (problems.length) throw invalid({ group: 'autoscaling', plural: 'scales', kind: 'Scale' }, name, problems);
 }
 
 /** The field manager of a client that names none: its User-Agent up to the first `/`, as the reference. */
