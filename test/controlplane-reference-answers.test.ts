@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webcryptoRequest } from '../controllers/certificates/testing.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { RawClient } from './support/raw-https.ts';
 
@@ -182,6 +183,43 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
       expect(r.json.metadata.labels).toEqual({ app: 'legacy' });
       expect(r.json.spec.selector).toEqual({ app: 'legacy' });
       expect(r.json.metadata.managedFields[0].fieldsV1['f:metadata']).toEqual({ 'f:labels': { '.': {}, 'f:app': {} } });
+    });
+
+    it("a CSR's Denied next to Approved breaks one union over the list, as the reference's declarative check", async () => {
+      const { pem } = await webcryptoRequest('ECDSA-P256', { commonName: 'answers' });
+      const csr = {
+        metadata: { name: 'decided' },
+        spec: {
+          signerName: 'example.com/answers',
+          usages: ['client auth'],
+          request: Buffer.from(pem).toString('base64'),
+        },
+      };
+      const base = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+      expect((await json('POST', base, csr)).code).toBe(201);
+      const decision = (type: string) => ({ type, status: 'True', reason: 'Answers', message: type });
+      const approved = await json(
+        'PATCH',
+        `${base}/decided/approval`,
+        { status: { conditions: [decision('Approved')] } },
+        'application/merge-patch+json',
+      );
+      expect(approved.code).toBe(200);
+      const both = await json(
+        'PATCH',
+        `${base}/decided/approval`,
+        [{ op: 'add', path: '/status/conditions/-', value: decision('Denied') }],
+        'application/json-patch+json',
+      );
+      expect(both.code).toBe(422);
+      const members = '`conditions[{"type": "Approved"}]`, `conditions[{"type": "Denied"}]`';
+      expect(both.json.details.causes).toEqual([
+        {
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: "{conditions[{\\"type\\": \\"Approved\\"}], conditions[{\\"type\\": \\"Denied\\"}]}": must specify at most one of: ${members}`,
+          field: 'status.conditions',
+        },
+      ]);
     });
 
     it('the log of a pod no node runs yet is an empty answer, 204', async () => {
