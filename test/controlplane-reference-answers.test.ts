@@ -222,6 +222,74 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
       ]);
     });
 
+    it("a status write keeps the request's metadata changes (but a pod's owners) and writes a condition's zero times as null", async () => {
+      const pod = { metadata: { name: 'status-meta', labels: { app: 's' } }, spec: template('s').spec };
+      expect((await json('POST', `/api/v1/namespaces/${NS}/pods`, pod)).code).toBe(201);
+      const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: '6b1a3c1e-8c4f-4f43-9d0e-0c2f4b7e1a11' };
+      const r = await json(
+        'PATCH',
+        `/api/v1/namespaces/${NS}/pods/status-meta/status`,
+        {
+          metadata: { labels: { via: 'status' }, ownerReferences: [owner] },
+          spec: { activeDeadlineSeconds: 5 },
+          status: { conditions: [{ type: 'Ready', status: 'True' }] },
+        },
+        'application/merge-patch+json',
+      );
+      expect(r.code).toBe(200);
+      expect(r.json.metadata.labels).toEqual({ app: 's', via: 'status' });
+      expect(r.json.metadata.ownerReferences).toBeUndefined();
+      expect(r.json.spec.activeDeadlineSeconds).toBeUndefined();
+      expect(r.json.status.conditions).toEqual([
+        { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: null },
+      ]);
+      const entry = r.json.metadata.managedFields.find((e: { subresource?: string }) => e.subresource === 'status');
+      expect(entry.fieldsV1['f:metadata']).toEqual({ 'f:labels': { 'f:via': {} } });
+      expect(entry.fieldsV1['f:status']['f:conditions']['k:{"type":"Ready"}']).toEqual({
+        '.': {},
+        'f:lastProbeTime': {},
+        'f:lastTransitionTime': {},
+        'f:status': {},
+        'f:type': {},
+      });
+      const bad = await json(
+        'PATCH',
+        `/api/v1/namespaces/${NS}/pods/status-meta/status`,
+        { metadata: { labels: { 'not a key!': 'x' } } },
+        'application/merge-patch+json',
+      );
+      expect(bad.code).toBe(422);
+
+      const ns = await json(
+        'PATCH',
+        `/api/v1/namespaces/${NS}/status`,
+        { status: { conditions: [{ type: 'NamespaceDeletionDiscoveryFailure', status: 'False' }] } },
+        'application/merge-patch+json',
+      );
+      expect(ns.code).toBe(200);
+      expect(ns.json.status.conditions).toEqual([
+        { type: 'NamespaceDeletionDiscoveryFailure', status: 'False', lastTransitionTime: null },
+      ]);
+    });
+
+    it("a Deployment's status write leaves its labels, as the reference's strategy resets them", async () => {
+      const deployment = {
+        metadata: { name: 'web', labels: { app: 'web' } },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: template('web') },
+      };
+      expect((await json('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, deployment)).code).toBe(201);
+      const r = await json(
+        'PATCH',
+        `/apis/apps/v1/namespaces/${NS}/deployments/web/status`,
+        { metadata: { labels: { via: 'status' }, annotations: { note: 'kept' } }, status: { replicas: 1 } },
+        'application/merge-patch+json',
+      );
+      expect(r.code).toBe(200);
+      expect(r.json.metadata.labels).toEqual({ app: 'web' });
+      expect(r.json.metadata.annotations).toEqual({ note: 'kept' });
+      expect(r.json.status.replicas).toBe(1);
+    });
+
     it('the log of a pod no node runs yet is an empty answer, 204', async () => {
       const pod = { metadata: { name: 'unscheduled' }, spec: template('x').spec };
       expect((await json('POST', `/api/v1/namespaces/${NS}/pods`, pod)).code).toBe(201);

@@ -479,7 +479,7 @@ export class ApiServer {
 
   /** The stored object that results from a write of `requested` through the main resource or a subresource. */
   private merge(rt: ResourceType, subresource: string | undefined, old: KubeObject, requested: KubeObject): KubeObject {
-    if (subresource === 'status') return { ...old, status: requested.status };
+    if (subresource === 'status') return statusWrite(rt, old, requested);
     if (subresource === 'approval') {
       const status = { ...((old.status as object) ?? {}), conditions: (requested.status as any)?.conditions };
       return { ...old, status };
@@ -530,7 +530,7 @@ export class ApiServer {
     const apiVersion = apiVersionOf(rt);
     const tracked =
       req.subresource === 'status'
-        ? onlyStatus
+        ? allButSpec
         : rt.kind === 'CertificateSigningRequest'
           ? neitherSpecNorStatus
           : rt.hasStatus
@@ -1141,7 +1141,7 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
 const RETURNS_DELETED_CORE = new Set(['Pod', 'Service', 'ServiceAccount', 'PersistentVolume', 'PersistentVolumeClaim']);
 
 /** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
-const onlyStatus = (field: string) => field === 'status';
+const allButSpec = (field: string) => field !== 'spec';
 const allButStatus = (field: string) => field !== 'status';
 const everyField = () => true;
 /** A CSR's main resource: the reference resets spec there too, so its writes own neither (metadata only). */
@@ -1200,6 +1200,32 @@ function applyOrConflict(live: object, config: object, owner: FieldOwner, force:
     // The reference's conflict Status names no object: its details hold the causes only.
     throw new ApiError(409, 'Conflict', err.message, { causes });
   }
+}
+
+/** The object metadata a write may change; the rest is the server's. */
+const USER_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
+/**
+ * Metadata a status write leaves as it was, by kind, as the reference's status strategies reset it (a pod's
+ * owners, which old kubelets corrupted; a Deployment's labels; all of an APIService's). Other kinds take the
+ * request's metadata changes with its status, as the reference's generic status update does.
+ */
+const STATUS_KEEPS_METADATA: Readonly<Record<string, readonly (typeof USER_METADATA)[number][]>> = {
+  Pod: ['ownerReferences'],
+  Deployment: ['labels'],
+  APIService: USER_METADATA,
+};
+
+/** The stored object after a write through `/status`: the request's status and metadata changes, the old spec. */
+function statusWrite(rt: ResourceType, old: KubeObject, requested: KubeObject): KubeObject {
+  const keeps = STATUS_KEEPS_METADATA[rt.kind] ?? [];
+  const metadata = { ...old.metadata };
+  for (const field of USER_METADATA) {
+    const from = keeps.includes(field) ? old.metadata : requested.metadata;
+    if (from?.[field] === undefined) delete metadata[field];
+    else (metadata as Record<string, unknown>)[field] = from[field];
+  }
+  return { ...old, metadata, status: requested.status };
 }
 
 /** The reference validates a Scale before it touches the object: a negative count is the Scale's Invalid. */

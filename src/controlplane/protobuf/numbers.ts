@@ -190,7 +190,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apiregistration.v1.APIServiceCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -224,10 +224,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apps.v1.DeploymentCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '7 time',
+    lastTransitionTime: '7! time',
     reason: '4',
     message: '5',
-    lastUpdateTime: '6 time',
+    lastUpdateTime: '6! time',
   },
   'apps.v1.DeploymentSpec': {
     replicas: '1?',
@@ -261,7 +261,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apps.v1.ReplicaSetCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -295,7 +295,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apps.v1.StatefulSetCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -483,10 +483,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'certificates.v1.CertificateSigningRequestCondition': {
     type: '1',
     status: '6',
-    lastTransitionTime: '5 time',
+    lastTransitionTime: '5! time',
     reason: '2',
     message: '3',
-    lastUpdateTime: '4 time',
+    lastUpdateTime: '4! time',
   },
   'certificates.v1.CertificateSigningRequestSpec': {
     request: '1 bytes',
@@ -785,7 +785,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.NamespaceCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
   },
@@ -808,10 +808,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.NodeCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
-    lastHeartbeatTime: '3 time',
+    lastHeartbeatTime: '3! time',
   },
   'core.v1.NodeSpec': {
     podCIDR: '1',
@@ -886,10 +886,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.PersistentVolumeClaimCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
-    lastProbeTime: '3 time',
+    lastProbeTime: '3! time',
   },
   'core.v1.PersistentVolumeClaimSpec': {
     accessModes: '1',
@@ -924,10 +924,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.PodCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
-    lastProbeTime: '3 time',
+    lastProbeTime: '3! time',
   },
   'core.v1.PodDNSConfig': {
     nameservers: '1',
@@ -1066,7 +1066,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.ReplicationControllerCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
