@@ -385,4 +385,49 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
     expect((await admin.send({ path })).code).toBe(404);
     expect((await admin.send({ path: `/apis/apps/v1/namespaces/${NS}/statefulsets/x/frobnicate` })).code).toBe(404);
   });
+
+  describe('Tables', () => {
+    const cms = `/api/v1/namespaces/${NS}/configmaps`;
+
+    it('a v1beta1 Table is answered as v1beta1, its rows too', async () => {
+      expect((await json('POST', cms, { metadata: { name: 'tab-a', labels: { tab: 'x' } } })).code).toBe(201);
+      const r = await admin.send({
+        path: `${cms}?labelSelector=tab`,
+        headers: { Accept: 'application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json' },
+      });
+      expect(r.code).toBe(200);
+      expect(r.json.kind).toBe('Table');
+      expect(r.json.apiVersion).toBe('meta.k8s.io/v1beta1');
+      expect(r.json.rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1beta1' });
+      const v1 = await admin.send({ path: cms, headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+      expect(v1.json.apiVersion).toBe('meta.k8s.io/v1');
+    });
+
+    it("a watch of Tables: each event at its object's resourceVersion, metadata rows, column definitions once", async () => {
+      const start = (await json('GET', cms)).json.metadata.resourceVersion;
+      for (const name of ['tab-b', 'tab-c']) {
+        expect((await json('POST', cms, { metadata: { name }, data: { k: name } })).code).toBe(201);
+      }
+      const r = await admin.send({
+        path: `${cms}?watch=true&resourceVersion=${start}&timeoutSeconds=1`,
+        headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+      });
+      expect(r.code).toBe(200);
+      const events = r.body
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(events.map((e) => e.type)).toEqual(['ADDED', 'ADDED']);
+      const [first, second] = events.map((e) => e.object);
+      expect(first.columnDefinitions.map((c: { name: string }) => c.name)).toEqual(['Name', 'Data', 'Age']);
+      expect(second.columnDefinitions).toBeNull();
+      for (const [i, table] of [first, second].entries()) {
+        const row = table.rows[0].object;
+        expect(row).toMatchObject({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+        expect(row.data).toBeUndefined();
+        expect(table.metadata).toEqual({ resourceVersion: row.metadata.resourceVersion });
+        expect(row.metadata.name).toBe(['tab-b', 'tab-c'][i]);
+      }
+    });
+  });
 });

@@ -21,7 +21,6 @@ import {
   groupOne,
   partialObjectMetadata,
   resourceList,
-  table,
   tableParts,
 } from './discovery.ts';
 import {
@@ -306,6 +305,7 @@ export class ControlPlaneServer {
           list ? list.metadata : { resourceVersion: body.metadata.resourceVersion },
           query.get('includeObject') ?? 'Metadata',
           api.options.now(),
+          viewVersion(req.headers.accept, api.registry.naming.protocol.metaGroup),
         );
         if (!list) return this.send(res, 200, JSON.stringify({ ...head, rows: [row(body)] }), [], tableAccept);
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
@@ -406,11 +406,19 @@ export class ControlPlaneServer {
       res.flushHeaders();
     };
     const entry = { rt: info.rt, stream: undefined as unknown as WatchStream };
+    // As the reference's watch of Tables: each event a one-row Table at its object's resourceVersion, the row's
+    // object its metadata unless asked otherwise, the column definitions in the first event only (null after).
+    const version = viewVersion(req.headers.accept, api.registry.naming.protocol.metaGroup);
+    let first = true;
     const render = tableAccept
-      ? (obj: Parameters<typeof toJson>[0]) =>
-          JSON.stringify(
-            table(api.registry, info.rt, [obj], {}, query.get('includeObject') ?? 'Object', api.options.now()),
-          )
+      ? (obj: KubeObject) => {
+          const rv = { resourceVersion: obj.metadata.resourceVersion };
+          const includeObject = query.get('includeObject') ?? 'Metadata';
+          const { head, row } = tableParts(api.registry, info.rt, rv, includeObject, api.options.now(), version);
+          const columns = first ? {} : { columnDefinitions: null };
+          first = false;
+          return JSON.stringify({ ...head, ...columns, rows: [row(obj)] });
+        }
       : toJson;
     entry.stream = new WatchStream(
       api,
@@ -604,10 +612,16 @@ export function outputFormat(accept: string | undefined, watch: boolean): Output
  * the `as=` the request gave.
  */
 function viewRequested(accept: string | undefined, metaGroup: string, as = 'Table'): string | undefined {
-  if (!accept) return undefined;
-  for (const part of accept.split(',')) {
+  return viewVersion(accept, metaGroup, as) && JSON_TYPE;
+}
+
+/** The meta group version of the first view of that name the client accepts: `v1`, or the older `v1beta1`. */
+function viewVersion(accept: string | undefined, metaGroup: string, as = 'Table'): string | undefined {
+  for (const part of accept?.split(',') ?? []) {
     const params = part.split(';').map((p) => p.trim());
-    if (params[0] === JSON_TYPE && params.includes(`as=${as}`) && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
+    if (params[0] !== JSON_TYPE || !params.includes(`as=${as}`) || !params.includes(`g=${metaGroup}`)) continue;
+    const version = params.find((p) => p.startsWith('v='))?.slice(2) ?? 'v1';
+    if (version === 'v1' || version === 'v1beta1') return version;
   }
   return undefined;
 }
