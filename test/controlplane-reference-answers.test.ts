@@ -430,4 +430,66 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
       }
     });
   });
+
+  it('a Status asked for in protobuf is answered in protobuf, every field written as the reference writes it', async () => {
+    const r = await admin.send({
+      path: `/api/v1/namespaces/${NS}/configmaps/absent`,
+      headers: { Accept: 'application/vnd.kubernetes.protobuf' },
+    });
+    expect(r.code).toBe(404);
+    expect(r.headers['content-type']).toBe('application/vnd.kubernetes.protobuf');
+    const bytes = r.bytes as Buffer;
+    expect(bytes.subarray(0, 4)).toEqual(Buffer.from('k8s\0', 'latin1'));
+    const unknown = fields(bytes.subarray(4));
+    expect(fields(unknown[0][1] as Buffer).map(([n, v]) => [n, String(v)])).toEqual([
+      [1, 'v1'],
+      [2, 'Status'],
+    ]);
+    const status = fields(unknown[1][1] as Buffer);
+    expect(status.map(([n]) => n)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(fields(status[0][1] as Buffer).map(([n, v]) => [n, String(v)])).toEqual([
+      [1, ''],
+      [2, ''],
+      [3, ''],
+    ]);
+    expect(status.slice(1, 4).map(([, v]) => String(v))).toEqual([
+      'Failure',
+      'configmaps "absent" not found',
+      'NotFound',
+    ]);
+    expect(fields(status[4][1] as Buffer).map(([n, v]) => [n, String(v)])).toEqual([
+      [1, 'absent'],
+      [2, ''],
+      [3, 'configmaps'],
+      [5, '0'],
+      [6, ''],
+    ]);
+    expect(status[5]).toEqual([6, 404]);
+    // The reference's answer to this request is 113 bytes long.
+    expect(bytes.length).toBe(113);
+  });
 });
+
+/** The fields of a protobuf message in order: varints as numbers, length-delimited values as their bytes. */
+function fields(message: Buffer): [number, number | Buffer][] {
+  const out: [number, number | Buffer][] = [];
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = message[at++];
+      value += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return value;
+    }
+  };
+  while (at < message.length) {
+    const tag = varint();
+    if ((tag & 7) === 0) out.push([tag >> 3, varint()]);
+    else {
+      const size = varint();
+      out.push([tag >> 3, message.subarray(at, at + size)]);
+      at += size;
+    }
+  }
+  return out;
+}

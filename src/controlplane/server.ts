@@ -550,13 +550,20 @@ export class ControlPlaneServer {
       res.end();
       return;
     }
-    // A Status in YAML when the client asked for YAML first, as the reference negotiates errors too.
-    const yaml = req.headers.accept?.split(',')[0].split(';')[0].trim() === YAML_TYPE;
-    const headers: Record<string, string> = { 'Content-Type': yaml ? YAML_TYPE : JSON_TYPE };
+    // A Status in YAML or protobuf when the client asked for that first, as the reference negotiates errors too.
+    const first = req.headers.accept?.split(',')[0].split(';')[0].trim();
+    const status = apiErr.toStatus();
+    const [contentType, body] =
+      first === YAML_TYPE
+        ? [YAML_TYPE, toYaml(status)]
+        : first === PROTOBUF_MEDIA_TYPE
+          ? [PROTOBUF_MEDIA_TYPE, encodeKubernetesProtobuf(status as unknown as Record<string, unknown>)]
+          : [JSON_TYPE, JSON.stringify(status)];
+    const headers: Record<string, string> = { 'Content-Type': contentType };
     const retry = apiErr.details?.retryAfterSeconds;
     if (retry !== undefined && (apiErr.code === 429 || apiErr.code >= 500)) headers['Retry-After'] = String(retry);
     res.writeHead(apiErr.code, headers);
-    res.end(yaml ? toYaml(apiErr.toStatus()) : JSON.stringify(apiErr.toStatus()));
+    res.end(body);
   }
 }
 
@@ -592,8 +599,8 @@ type OutputFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
  * The format of the answer by `Accept`: the first type listed that the server produces, as the reference
- * negotiates: protobuf (kubectl's `protobuf,json`; answers protobuf cannot carry, such as a Status, fall back to
- * JSON), JSON or a wildcard, YAML (protobuf and YAML not for watch streams, which are JSON); 406 for none.
+ * negotiates: protobuf (kubectl's `protobuf,json`; answers protobuf cannot carry, such as a free-form field, fall
+ * back to JSON), JSON or a wildcard, YAML (protobuf and YAML not for watch streams, which are JSON); 406 for none.
  */
 export function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
   if (!accept) return 'json';
@@ -626,7 +633,7 @@ function viewVersion(accept: string | undefined, metaGroup: string, as = 'Table'
   return undefined;
 }
 
-/** The protobuf form of an answer; undefined for what protobuf cannot carry (a Status, a free-form field). */
+/** The protobuf form of an answer; undefined for what protobuf cannot carry (a free-form field). */
 function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefined {
   try {
     return encodeKubernetesProtobuf(body);
