@@ -181,11 +181,7 @@ function validateAttributesChoice(spec: Pick<SubjectAccessReviewSpec, 'resourceA
   }
   if (!spec.resourceAttributes && !spec.nonResourceAttributes) {
     problems.push(
-      invalidValue(
-        'spec',
-        null,
-        'exactly one of nonResourceAttributes or resourceAttributes must be specified',
-      ),
+      invalidValue('spec', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
     );
   }
   return problems;
