@@ -1140,7 +1140,7 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
 
 const RETURNS_DELETED_CORE = new Set(['Pod', 'Service', 'ServiceAccount', 'PersistentVolume', 'PersistentVolumeClaim']);
 
-/** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
+/** Which top-level fields a write's managed fields track: through /status, all but the spec; else all but status. */
 const allButSpec = (field: string) => field !== 'spec';
 const allButStatus = (field: string) => field !== 'status';
 const everyField = () => true;

@@ -110,19 +110,21 @@ export function parseRequest(
   // An empty segment anywhere (`/namespaces//secrets`) names nothing: it must not read as "all namespaces".
   if (parts.includes('')) return undefined;
   const watch = watchPath || queryBool(query.get('watch')) === true;
-  const served =
-    rt !== undefined &&
-    parts.length - at <= 3 &&
-    (namespace === undefined || rt.namespaced) &&
-    (subresource === undefined || (rt.subresources as string[]).includes(subresource));
-  if (!served) return unserved(group, parts.slice(afterVersion), method, watch);
+  if (
+    !rt ||
+    parts.length - at > 3 ||
+    (namespace !== undefined && !rt.namespaced) ||
+    (subresource !== undefined && !(rt.subresources as string[]).includes(subresource))
+  ) {
+    return unserved(group, parts.slice(afterVersion), method, watch);
+  }
   checkSegment('Namespace', namespace);
   checkSegment('Name', name);
   checkSegment('Subresource', subresource);
   return {
     kind: 'resource',
     verb: verbOf(method, name !== undefined, watch),
-    rt: rt as ResourceType,
+    rt,
     namespace,
     name,
     subresource,
