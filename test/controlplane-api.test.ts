@@ -484,7 +484,7 @@ describe('objects and metadata', () => {
     expect(scaled.spec!.replicas).toBe(3);
   });
 
-  it('ignores status on main writes and changes only status through /status', async () => {
+  it('ignores status on main writes and keeps the spec through /status', async () => {
     const ns = await newNamespace();
     const created = await policy.createNamespacedPodDisruptionBudget({
       namespace: ns,
@@ -516,7 +516,8 @@ describe('objects and metadata', () => {
     });
     expect(viaStatus.status).toMatchObject(status);
     expect(viaStatus.spec!.minAvailable).toBe(1);
-    expect(viaStatus.metadata!.labels).toBeUndefined();
+    // As the reference's PodDisruptionBudget status strategy: the spec is kept, metadata changes are taken.
+    expect(viaStatus.metadata!.labels).toEqual({ sneaky: 'label' });
     expect(viaStatus.metadata!.generation).toBe(1);
     expect(Number(viaStatus.metadata!.resourceVersion)).toBeGreaterThan(Number(created.metadata!.resourceVersion));
 
