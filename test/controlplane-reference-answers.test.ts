@@ -201,10 +201,12 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
       const approved = await json(
         'PATCH',
         `${base}/decided/approval`,
-        { status: { conditions: [decision('Approved')] } },
+        { metadata: { labels: { decided: 'yes' } }, status: { conditions: [decision('Approved')] } },
         'application/merge-patch+json',
       );
       expect(approved.code).toBe(200);
+      // As through /status, the request's metadata changes are taken with the decision.
+      expect(approved.json.metadata.labels).toEqual({ decided: 'yes' });
       const both = await json(
         'PATCH',
         `${base}/decided/approval`,

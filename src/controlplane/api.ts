@@ -482,7 +482,7 @@ export class ApiServer {
     if (subresource === 'status') return statusWrite(rt, old, requested);
     if (subresource === 'approval') {
       const status = { ...((old.status as object) ?? {}), conditions: (requested.status as any)?.conditions };
-      return { ...old, status };
+      return { ...statusWrite(rt, old, requested), status };
     }
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
@@ -1216,7 +1216,7 @@ const STATUS_KEEPS_METADATA: Readonly<Record<string, readonly (typeof USER_METAD
   APIService: USER_METADATA,
 };
 
-/** The stored object after a write through `/status`: the request's status and metadata changes, the old spec. */
+/** The stored object after a write through `/status` (or a CSR's `/approval`): the request's status and metadata changes, the old spec. */
 function statusWrite(rt: ResourceType, old: KubeObject, requested: KubeObject): KubeObject {
   const keeps = STATUS_KEEPS_METADATA[rt.kind] ?? [];
   const metadata = { ...old.metadata };
