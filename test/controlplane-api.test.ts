@@ -484,7 +484,7 @@ describe('objects and metadata', () => {
     expect(scaled.spec!.replicas).toBe(3);
   });
 
-  it('ignores status on main writes and changes only status through /status', async () => {
+  it('ignores status on main writes and keeps the spec through /status', async () => {
     const ns = await newNamespace();
     const created = await policy.createNamespacedPodDisruptionBudget({
       namespace: ns,
@@ -516,7 +516,8 @@ describe('objects and metadata', () => {
     });
     expect(viaStatus.status).toMatchObject(status);
     expect(viaStatus.spec!.minAvailable).toBe(1);
-    expect(viaStatus.metadata!.labels).toBeUndefined();
+    // As the reference's PodDisruptionBudget status strategy: the spec is kept, metadata changes are taken.
+    expect(viaStatus.metadata!.labels).toEqual({ sneaky: 'label' });
     expect(viaStatus.metadata!.generation).toBe(1);
     expect(Number(viaStatus.metadata!.resourceVersion)).toBeGreaterThan(Number(created.metadata!.resourceVersion));
 
@@ -2085,12 +2086,14 @@ describe('errors', () => {
     expect(yamlFirst.headers['content-type']).toBe('application/yaml');
     // The reference's 406 carries empty details, no causes.
     expect(xml.body.details).toEqual({});
-    // A Status cannot be carried as protobuf here: it is answered as JSON even to a protobuf-first client.
+    // A Status is negotiated as any answer: protobuf to a protobuf-first client, as the reference.
     const missing = await raw('GET', `${path}-missing`, {
       accept: 'application/vnd.kubernetes.protobuf,application/json',
     });
     expect(missing.status).toBe(404);
-    expect(missing.body).toMatchObject({ kind: 'Status', reason: 'NotFound' });
+    expect(missing.headers['content-type']).toBe('application/vnd.kubernetes.protobuf');
+    expect(missing.text.startsWith('k8s\u0000')).toBe(true);
+    expect(missing.text).toContain('NotFound');
   });
 
   it('answers paths it does not serve as the reference does: JSON 404 under an API, text elsewhere; 405 without causes', async () => {

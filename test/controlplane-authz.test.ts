@@ -345,7 +345,7 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
         user: { username: 'tina', uid: 'uid-77', groups: ['qa', 'testers', 'system:authenticated'] },
       });
       const unknown = await create<{ status: unknown }>('admin', path, { spec: { token: 'nope' } });
-      expect(unknown.status).toEqual({ user: {} });
+      expect(unknown.status).toEqual({ user: {}, error: 'invalid bearer token' });
     });
 
     it('SelfSubjectReview tells the caller who it is', async () => {

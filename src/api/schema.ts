@@ -458,6 +458,13 @@ const containerStatus = object({
 });
 
 const podIP = mapList(object({ ip: 'string' }), ['ip']);
+/** `hostIPs`: merged on `ip` by a strategic patch, but one value to server-side apply (`+listType=atomic`). */
+const hostIPs: ListNode = {
+  list: object({ ip: 'string' }),
+  listType: 'atomic',
+  patchStrategy: 'merge',
+  patchMergeKey: 'ip',
+};
 
 const podStatus = object({
   observedGeneration: 'integer',
@@ -467,7 +474,7 @@ const podStatus = object({
   reason: 'string',
   nominatedNodeName: 'string',
   hostIP: 'string',
-  hostIPs: podIP,
+  hostIPs,
   podIP: 'string',
   podIPs: podIP,
   startTime: 'time',
@@ -598,19 +605,19 @@ const deployment = kind({
   }),
 });
 
-const replicaStatus = object({
+/** A ReplicationController's status; a ReplicaSet's adds `terminatingReplicas`, which the older kind lacks. */
+const replicationControllerStatus = {
   replicas: 'integer',
   fullyLabeledReplicas: 'integer',
   readyReplicas: 'integer',
   availableReplicas: 'integer',
-  terminatingReplicas: 'integer',
   observedGeneration: 'integer',
   conditions: kindCondition(),
-});
+} as const;
 
 const replicaSet = kind({
   spec: object({ replicas: 'integer', minReadySeconds: 'integer', selector: labelSelector, template: podTemplateSpec }),
-  status: replicaStatus,
+  status: object({ ...replicationControllerStatus, terminatingReplicas: 'integer' }),
 });
 
 const replicationController = kind({
@@ -620,7 +627,7 @@ const replicationController = kind({
     selector: atomicMapOf('string'),
     template: pointer(podTemplateSpec),
   }),
-  status: replicaStatus,
+  status: object(replicationControllerStatus),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -920,7 +927,10 @@ const podDisruptionBudget = kind({
   }),
 });
 
-const deleteOptions = kind({
+/** DeleteOptions has type metadata but no object metadata. */
+const deleteOptions = object({
+  apiVersion: 'string',
+  kind: 'string',
   gracePeriodSeconds: 'integer',
   preconditions: object({ uid: 'string', resourceVersion: 'string' }),
   orphanDependents: 'boolean',
@@ -1017,18 +1027,20 @@ const validatingAdmissionPolicyBinding = kind({
 // Reviews
 
 const selectorRequirements = listOf(object({ key: 'string', operator: 'string', values: strings }));
-const resourceAttributes = object({
-  namespace: 'string',
-  verb: 'string',
-  group: 'string',
-  version: 'string',
-  resource: 'string',
-  subresource: 'string',
-  name: 'string',
-  fieldSelector: object({ rawSelector: 'string', requirements: selectorRequirements }),
-  labelSelector: object({ rawSelector: 'string', requirements: selectorRequirements }),
-});
-const nonResourceAttributes = object({ path: 'string', verb: 'string' });
+const resourceAttributes = pointer(
+  object({
+    namespace: 'string',
+    verb: 'string',
+    group: 'string',
+    version: 'string',
+    resource: 'string',
+    subresource: 'string',
+    name: 'string',
+    fieldSelector: pointer(object({ rawSelector: 'string', requirements: selectorRequirements })),
+    labelSelector: pointer(object({ rawSelector: 'string', requirements: selectorRequirements })),
+  }),
+);
+const nonResourceAttributes = pointer(object({ path: 'string', verb: 'string' }));
 const accessReviewStatus = object({
   allowed: 'boolean',
   denied: 'boolean',

@@ -67,6 +67,7 @@ import { buildSelection, type Selection } from './selection.ts';
 import { allocateServiceIPs, keepAllocatedIPs } from './service-ips.ts';
 import { type Snapshot, StaleWrite, type Storage } from './storage.ts';
 import { withEmptyStructs } from './struct-defaults.ts';
+import { validateNonnegativeField } from './validation/common.ts';
 import { isObj, schemaShapeErrors } from './validation/raw.ts';
 
 /** Validation and defaulting of objects, by resource. Problems are rendered field errors. */
@@ -131,6 +132,12 @@ export type SubresourceHandler = (
  * object under load, needed at most 97).
  */
 const UNPINNED_WRITE_ATTEMPTS = 1000;
+/**
+ * Kinds whose PUT (main resource and subresources) must name the resourceVersion it was computed from, as the
+ * reference's strategies that allow no unconditional update: a PodDisruptionBudget's status is only written from
+ * what the writer last read.
+ */
+const CONDITIONAL_UPDATES_ONLY = new Set(['PodDisruptionBudget']);
 /** Subresources served here; others (e.g. eviction) go to `subresourceHandlers`. */
 const GENERIC_SUBRESOURCES = ['status', 'approval', 'scale'];
 
@@ -269,7 +276,7 @@ export class ApiServer {
     } else {
       object.metadata = withoutFields(object.metadata, ['namespace']);
     }
-    if (rt.virtual) return this.review(rt, object, user, warnings);
+    if (rt.virtual) return this.review(rt, object, user, warnings, this.fieldOwner(req, opts, body));
     const meta = withoutFields(object.metadata, NOT_SET_BY_CREATE);
     object.metadata = meta;
     if (rt.hasStatus) object = withoutFields(object, ['status']);
@@ -312,6 +319,14 @@ export class ApiServer {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     const expectedRv = meta.resourceVersion || undefined;
+    if (!expectedRv && CONDITIONAL_UPDATES_ONLY.has(req.rt.kind)) {
+      const field = 'metadata.resourceVersion';
+      const message = `${field}: Invalid value: 0: must be specified for an update`;
+      // The reference names the resource where the kind goes: `poddisruptionbudgets.policy "x" is invalid`.
+      throw invalid({ ...req.rt, kind: req.rt.plural }, req.name ?? '', [
+        { type: 'FieldValueInvalid', field, message },
+      ]);
+    }
     const owner = this.fieldOwner(req, opts, body);
     const effects = { warnings, auditAnnotations: {} };
     const result = await this.write(req, user, opts.dryRun, expectedRv, () => object, updateOwnership(owner), effects);
@@ -408,6 +423,7 @@ export class ApiServer {
       const view = req.subresource === 'scale' ? this.toScale(old) : old;
       // The patch engines return fresh objects and never touch their input, so the stored object needs no copy.
       let requested = build(view);
+      if (req.subresource === 'scale') checkScale(requested, req.name ?? '');
       // Defaults and empty structs before the comparison with the stored object (which has both): a request that
       // leaves them out changes nothing, and its spec is no new generation.
       if (!req.subresource) {
@@ -463,10 +479,10 @@ export class ApiServer {
 
   /** The stored object that results from a write of `requested` through the main resource or a subresource. */
   private merge(rt: ResourceType, subresource: string | undefined, old: KubeObject, requested: KubeObject): KubeObject {
-    if (subresource === 'status') return { ...old, status: requested.status };
+    if (subresource === 'status') return statusWrite(rt, old, requested);
     if (subresource === 'approval') {
       const status = { ...((old.status as object) ?? {}), conditions: (requested.status as any)?.conditions };
-      return { ...old, status };
+      return { ...statusWrite(rt, old, requested), status };
     }
     if (subresource === 'scale') {
       const replicas = (requested as any).spec?.replicas;
@@ -514,18 +530,44 @@ export class ApiServer {
     const apiVersion = apiVersionOf(rt);
     const tracked =
       req.subresource === 'status'
-        ? onlyStatus
+        ? allButSpec
         : rt.kind === 'CertificateSigningRequest'
           ? neitherSpecNorStatus
           : rt.hasStatus
             ? allButStatus
             : everyField;
+    return this.owner(opts, body, apiVersion, rt.kind, req.subresource, tracked);
+  }
+
+  /**
+   * Who a create through a subresource answering another kind (a service account's TokenRequest) records as the
+   * owner of the fields its request sets.
+   */
+  subresourceOwner(
+    req: ResourceRequest,
+    query: URLSearchParams,
+    body: RequestBody | undefined,
+    kind: string,
+    apiVersion: string,
+  ): FieldOwner {
+    const opts = parseWriteOptions(query, 'CreateOptions', this.metaGroup);
+    return this.owner(opts, body, apiVersion, kind, req.subresource, allButStatus);
+  }
+
+  private owner(
+    opts: WriteOptions,
+    body: RequestBody | undefined,
+    apiVersion: string,
+    kind: string,
+    subresource: string | undefined,
+    tracked: FieldOwner['tracked'],
+  ): FieldOwner {
     return {
       manager: opts.fieldManager ?? managerFromUserAgent(body?.userAgent),
       apiVersion,
-      subresource: req.subresource,
+      subresource,
       time: rfc3339(this.options.now()),
-      schema: schemaFor(rt.kind, apiVersion) ?? 'any',
+      schema: schemaFor(kind, apiVersion) ?? 'any',
       tracked,
     };
   }
@@ -988,11 +1030,22 @@ export class ApiServer {
   /** Review resources (access and token reviews) are answered by an admission-free evaluator. */
   reviewer?: (rt: ResourceType, obj: KubeObject, user: UserInfo) => Promise<KubeObject>;
 
-  private async review(rt: ResourceType, obj: KubeObject, user: UserInfo, warnings: string[]): Promise<Reply> {
+  private async review(
+    rt: ResourceType,
+    obj: KubeObject,
+    user: UserInfo,
+    warnings: string[],
+    owner: FieldOwner,
+  ): Promise<Reply> {
     if (!this.reviewer) throw new ApiError(405, 'MethodNotAllowed', `${rt.plural} are not served`);
     const problems = schemaShapeErrors(obj, rt.kind, apiVersionOf(rt));
     if (problems.length) throw invalid(rt, obj.metadata.name ?? '', problems);
-    return { status: 201, body: await this.reviewer(rt, obj, user), warnings };
+    // The reference's create handler records the request's fields before the review fills its status: a review
+    // answered as the request itself (access and token reviews) carries them, a new object (rules, self) none.
+    const managedFields = recordUpdate(undefined, obj, owner);
+    const answer = await this.reviewer(rt, obj, user);
+    if (answer === obj) setManagedFields(answer, managedFields);
+    return { status: 201, body: answer, warnings };
   }
 
   private scaleType(): ResourceType {
@@ -1100,8 +1153,8 @@ function withoutFields<T extends object>(obj: T, fields: readonly string[]): T {
 
 const RETURNS_DELETED_CORE = new Set(['Pod', 'Service', 'ServiceAccount', 'PersistentVolume', 'PersistentVolumeClaim']);
 
-/** Which top-level fields a write's managed fields track: through /status, the status alone; else all but it. */
-const onlyStatus = (field: string) => field === 'status';
+/** Which top-level fields a write's managed fields track: through /status, all but the spec; else all but status. */
+const allButSpec = (field: string) => field !== 'spec';
 const allButStatus = (field: string) => field !== 'status';
 const everyField = () => true;
 /** A CSR's main resource: the reference resets spec there too, so its writes own neither (metadata only). */
@@ -1160,6 +1213,39 @@ function applyOrConflict(live: object, config: object, owner: FieldOwner, force:
     // The reference's conflict Status names no object: its details hold the causes only.
     throw new ApiError(409, 'Conflict', err.message, { causes });
   }
+}
+
+/** The object metadata a write may change; the rest is the server's. */
+const USER_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
+/**
+ * Metadata a status write leaves as it was, by kind, as the reference's status strategies reset it (a pod's
+ * owners, which old kubelets corrupted; a Deployment's labels; all of an APIService's). Other kinds take the
+ * request's metadata changes with its status, as the reference's generic status update does.
+ */
+const STATUS_KEEPS_METADATA: Readonly<Record<string, readonly (typeof USER_METADATA)[number][]>> = {
+  Pod: ['ownerReferences'],
+  Deployment: ['labels'],
+  APIService: USER_METADATA,
+};
+
+/** The stored object after a write through `/status` (or a CSR's `/approval`): the request's status and metadata changes, the old spec. */
+function statusWrite(rt: ResourceType, old: KubeObject, requested: KubeObject): KubeObject {
+  const keeps = STATUS_KEEPS_METADATA[rt.kind] ?? [];
+  const metadata = { ...old.metadata };
+  for (const field of USER_METADATA) {
+    const from = keeps.includes(field) ? old.metadata : requested.metadata;
+    if (from?.[field] === undefined) delete metadata[field];
+    else (metadata as Record<string, unknown>)[field] = from[field];
+  }
+  return { ...old, metadata, status: requested.status };
+}
+
+/** The reference validates a Scale before it touches the object: a negative count is the Scale's Invalid. */
+function checkScale(scale: KubeObject, name: string): void {
+  const replicas = (scale as { spec?: { replicas?: unknown } }).spec?.replicas;
+  const problems = typeof replicas === 'number' ? validateNonnegativeField(replicas, 'spec.replicas') : [];
+  if (problems.length) throw invalid({ group: 'autoscaling', plural: 'scales', kind: 'Scale' }, name, problems);
 }
 
 /** The field manager of a client that names none: its User-Agent up to the first `/`, as the reference. */

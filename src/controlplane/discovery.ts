@@ -222,19 +222,6 @@ export function fromResourceList(list: { resources?: ListedResource[] }, group: 
     });
 }
 
-/** A server-side table (what `kubectl get` prints) for a list of objects. */
-export function table(
-  registry: ResourceRegistry,
-  rt: ResourceType,
-  objects: { metadata: Record<string, any> }[],
-  listMeta: object,
-  includeObject: string,
-  now: Date,
-): object {
-  const { head, row } = tableParts(registry, rt, listMeta, includeObject, now);
-  return { ...head, rows: objects.map(row) };
-}
-
 /**
  * A table in parts: everything but its rows (`rows` comes last in its JSON), and the row of one object, so that a
  * big list's rows can be made a few at a time.
@@ -245,6 +232,8 @@ export function tableParts(
   listMeta: object,
   includeObject: string,
   now: Date,
+  /** The meta group's version asked for (`v1`, or the older `v1beta1`): the Table's and its rows' objects'. */
+  version = 'v1',
 ): { head: object; row: (obj: { metadata: Record<string, any> }) => object } {
   const metaGroup = registry.naming.protocol.metaGroup;
   // Age comes last unless the resource places it (the reference shows it second for some kinds).
@@ -276,14 +265,19 @@ export function tableParts(
   }));
   const row = (obj: { metadata: Record<string, any> }) => ({
     cells: columns.map((c) => cell(c.value(obj as never, now), c.empty)),
-    object: includeObject === 'None' ? null : includeObject === 'Object' ? obj : partialObjectMetadata(metaGroup, obj),
+    object:
+      includeObject === 'None'
+        ? null
+        : includeObject === 'Object'
+          ? obj
+          : partialObjectMetadata(metaGroup, obj, version),
   });
-  return { head: { kind: 'Table', apiVersion: `${metaGroup}/v1`, metadata: listMeta, columnDefinitions }, row };
+  return { head: { kind: 'Table', apiVersion: `${metaGroup}/${version}`, metadata: listMeta, columnDefinitions }, row };
 }
 
 /** An object's metadata alone, as the reference's `PartialObjectMetadata`. */
-export function partialObjectMetadata(metaGroup: string, obj: { metadata: object }): object {
-  return { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/v1`, metadata: obj.metadata };
+export function partialObjectMetadata(metaGroup: string, obj: { metadata: object }, version = 'v1'): object {
+  return { kind: 'PartialObjectMetadata', apiVersion: `${metaGroup}/${version}`, metadata: obj.metadata };
 }
 
 function cell(v: unknown, empty = '<none>'): unknown {

@@ -63,9 +63,9 @@ function qualifiedKind(r: ResourceRef): string {
   return r.group ? `${r.kind}.${r.group}` : r.kind;
 }
 
-/** Status details of one object; an empty name and the core group are left out, as the reference's omitempty does. */
+/** Status details of one object; an empty name, kind and the core group are left out, as the reference's omitempty does. */
 export function objectDetails(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): StatusDetails {
-  return { ...(name ? { name } : {}), ...(r.group ? { group: r.group } : {}), kind: r.plural };
+  return { ...(name ? { name } : {}), ...(r.group ? { group: r.group } : {}), ...(r.plural ? { kind: r.plural } : {}) };
 }
 
 export function notFound(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {

@@ -27,6 +27,7 @@ import {
   defaultEndpoints,
   defaultPod,
   defaultReplicated,
+  defaultReplicationController,
   defaultSecret,
   defaultService,
 } from './validation/workload-defaults.ts';
@@ -38,7 +39,7 @@ const WORKLOAD_DEFAULTS: Readonly<Record<string, (obj: unknown) => void>> = {
   '/Secret': defaultSecret,
   '/PersistentVolumeClaim': defaultPersistentVolumeClaim,
   '/Endpoints': defaultEndpoints,
-  '/ReplicationController': defaultReplicated,
+  '/ReplicationController': defaultReplicationController,
   'apps/ReplicaSet': defaultReplicated,
   'apps/Deployment': defaultDeployment,
 };

@@ -141,6 +141,8 @@ export async function servePodStream(
   }
   const opts = parseLogOptions(pod.metadata.name ?? '', query);
   const container = containerOf(pod, opts.container);
+  // As the reference: a pod no node runs yet has no log to stream, which is no error but an empty answer.
+  if (!pod.spec?.nodeName) return void res.writeHead(204).end();
   nodeOf(pod, 'its log', source);
   if (opts.previous)
     throw badRequest(`previous terminated container "${container}" in pod "${pod.metadata.name}" not found`);

@@ -21,7 +21,22 @@ export interface NonResourceRequest {
   path: string;
 }
 
-export type RequestInfo = ResourceRequest | NonResourceRequest;
+/**
+ * A resource path that names nothing served (`/api/v1/namespaces/x/frobnicators`): what the reference's request
+ * resolver reads from it, for authorization only. The reference authorizes before it routes, so such a path is
+ * 403 to a user who may not make that request and 404 to one who may.
+ */
+export interface UnservedRequest {
+  kind: 'unserved';
+  verb: Verb;
+  group: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+export type RequestInfo = ResourceRequest | NonResourceRequest | UnservedRequest;
 
 const SLASH = 0x2f;
 
@@ -76,6 +91,7 @@ export function parseRequest(
     return { kind: 'nonresource', path };
   }
   const version = parts[at++];
+  const afterVersion = at;
   const watchPath = parts[at] === 'watch';
   if (watchPath) at++;
   let namespace: string | undefined;
@@ -92,21 +108,48 @@ export function parseRequest(
   const subresource = parts[at + 2];
   rt ??= plural ? registry.resource(group, version, plural) : undefined;
   // An empty segment anywhere (`/namespaces//secrets`) names nothing: it must not read as "all namespaces".
-  if (!rt || parts.length - at > 3 || parts.includes('')) return undefined;
+  if (parts.includes('')) return undefined;
+  const watch = watchPath || queryBool(query.get('watch')) === true;
+  if (
+    !rt ||
+    parts.length - at > 3 ||
+    (namespace !== undefined && !rt.namespaced) ||
+    (subresource !== undefined && !(rt.subresources as string[]).includes(subresource))
+  ) {
+    return unserved(group, parts.slice(afterVersion), method, watch);
+  }
   checkSegment('Namespace', namespace);
   checkSegment('Name', name);
   checkSegment('Subresource', subresource);
-  if (namespace !== undefined && !rt.namespaced) return undefined;
-  if (subresource !== undefined && !(rt.subresources as string[]).includes(subresource)) return undefined;
   return {
     kind: 'resource',
-    verb: verbOf(method, name !== undefined, watchPath || queryBool(query.get('watch')) === true),
+    verb: verbOf(method, name !== undefined, watch),
     rt,
     namespace,
     name,
     subresource,
     watchPath,
   };
+}
+
+/**
+ * The reference's reading of a resource path after its version (`watch/`, `namespaces/<ns>/`, then resource, name
+ * and subresource) for a path this server does not serve. A namespace's own subresources (`status`, `finalize`)
+ * stay the namespaces resource's.
+ */
+function unserved(group: string, rest: string[], method: string, watch: boolean): UnservedRequest {
+  let parts = rest[0] === 'watch' ? rest.slice(1) : rest;
+  let namespace: string | undefined;
+  if (parts[0] === 'namespaces' && parts.length > 1) {
+    namespace = parts[1];
+    if (parts.length > 2 && parts[2] !== 'status' && parts[2] !== 'finalize') parts = parts.slice(2);
+  }
+  const [resource = '', name, subresource] = parts;
+  const info: UnservedRequest = { kind: 'unserved', verb: verbOf(method, name !== undefined, watch), group, resource };
+  if (namespace !== undefined) info.namespace = namespace;
+  if (name !== undefined) info.name = name;
+  if (subresource !== undefined) info.subresource = subresource;
+  return info;
 }
 
 export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {

@@ -21,7 +21,6 @@ import {
   groupOne,
   partialObjectMetadata,
   resourceList,
-  table,
   tableParts,
 } from './discovery.ts';
 import {
@@ -204,6 +203,7 @@ export class ControlPlaneServer {
     const info = parseRequest(this.api.registry, method, path, query);
     if (!info) return this.notFound(res, path);
     await this.opts.authorize?.(user, info, method);
+    if (info.kind === 'unserved') return this.notFound(res, path);
     if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
     // Before any other warning of the answer, which headersOf appends.
     if (info.rt.deprecation) res.setHeader('Warning', [warningHeader(info.rt.deprecation)]);
@@ -305,6 +305,7 @@ export class ControlPlaneServer {
           list ? list.metadata : { resourceVersion: body.metadata.resourceVersion },
           query.get('includeObject') ?? 'Metadata',
           api.options.now(),
+          viewVersion(req.headers.accept, api.registry.naming.protocol.metaGroup),
         );
         if (!list) return this.send(res, 200, JSON.stringify({ ...head, rows: [row(body)] }), [], tableAccept);
         const start = `${JSON.stringify(head).slice(0, -1)},"rows":[`;
@@ -405,11 +406,19 @@ export class ControlPlaneServer {
       res.flushHeaders();
     };
     const entry = { rt: info.rt, stream: undefined as unknown as WatchStream };
+    // As the reference's watch of Tables: each event a one-row Table at its object's resourceVersion, the row's
+    // object its metadata unless asked otherwise, the column definitions in the first event only (null after).
+    const version = viewVersion(req.headers.accept, api.registry.naming.protocol.metaGroup);
+    let first = true;
     const render = tableAccept
-      ? (obj: Parameters<typeof toJson>[0]) =>
-          JSON.stringify(
-            table(api.registry, info.rt, [obj], {}, query.get('includeObject') ?? 'Object', api.options.now()),
-          )
+      ? (obj: KubeObject) => {
+          const rv = { resourceVersion: obj.metadata.resourceVersion };
+          const includeObject = query.get('includeObject') ?? 'Metadata';
+          const { head, row } = tableParts(api.registry, info.rt, rv, includeObject, api.options.now(), version);
+          const columns = first ? {} : { columnDefinitions: null };
+          first = false;
+          return JSON.stringify({ ...head, ...columns, rows: [row(obj)] });
+        }
       : toJson;
     entry.stream = new WatchStream(
       api,
@@ -541,13 +550,20 @@ export class ControlPlaneServer {
       res.end();
       return;
     }
-    // A Status in YAML when the client asked for YAML first, as the reference negotiates errors too.
-    const yaml = req.headers.accept?.split(',')[0].split(';')[0].trim() === YAML_TYPE;
-    const headers: Record<string, string> = { 'Content-Type': yaml ? YAML_TYPE : JSON_TYPE };
+    // A Status in YAML or protobuf when the client asked for that first, as the reference negotiates errors too.
+    const first = req.headers.accept?.split(',')[0].split(';')[0].trim();
+    const status = apiErr.toStatus();
+    const [contentType, body] =
+      first === YAML_TYPE
+        ? [YAML_TYPE, toYaml(status)]
+        : first === PROTOBUF_MEDIA_TYPE
+          ? [PROTOBUF_MEDIA_TYPE, encodeKubernetesProtobuf(status as unknown as Record<string, unknown>)]
+          : [JSON_TYPE, JSON.stringify(status)];
+    const headers: Record<string, string> = { 'Content-Type': contentType };
     const retry = apiErr.details?.retryAfterSeconds;
     if (retry !== undefined && (apiErr.code === 429 || apiErr.code >= 500)) headers['Retry-After'] = String(retry);
     res.writeHead(apiErr.code, headers);
-    res.end(yaml ? toYaml(apiErr.toStatus()) : JSON.stringify(apiErr.toStatus()));
+    res.end(body);
   }
 }
 
@@ -583,8 +599,8 @@ type OutputFormat = 'json' | 'yaml' | 'protobuf';
 
 /**
  * The format of the answer by `Accept`: the first type listed that the server produces, as the reference
- * negotiates: protobuf (kubectl's `protobuf,json`; answers protobuf cannot carry, such as a Status, fall back to
- * JSON), JSON or a wildcard, YAML (protobuf and YAML not for watch streams, which are JSON); 406 for none.
+ * negotiates: protobuf (kubectl's `protobuf,json`; answers protobuf cannot carry, such as a free-form field, fall
+ * back to JSON), JSON or a wildcard, YAML (protobuf and YAML not for watch streams, which are JSON); 406 for none.
  */
 export function outputFormat(accept: string | undefined, watch: boolean): OutputFormat {
   if (!accept) return 'json';
@@ -603,15 +619,21 @@ export function outputFormat(accept: string | undefined, watch: boolean): Output
  * the `as=` the request gave.
  */
 function viewRequested(accept: string | undefined, metaGroup: string, as = 'Table'): string | undefined {
-  if (!accept) return undefined;
-  for (const part of accept.split(',')) {
+  return viewVersion(accept, metaGroup, as) && JSON_TYPE;
+}
+
+/** The meta group version of the first view of that name the client accepts: `v1`, or the older `v1beta1`. */
+function viewVersion(accept: string | undefined, metaGroup: string, as = 'Table'): string | undefined {
+  for (const part of accept?.split(',') ?? []) {
     const params = part.split(';').map((p) => p.trim());
-    if (params[0] === JSON_TYPE && params.includes(`as=${as}`) && params.includes(`g=${metaGroup}`)) return JSON_TYPE;
+    if (params[0] !== JSON_TYPE || !params.includes(`as=${as}`) || !params.includes(`g=${metaGroup}`)) continue;
+    const version = params.find((p) => p.startsWith('v='))?.slice(2) ?? 'v1';
+    if (version === 'v1' || version === 'v1beta1') return version;
   }
   return undefined;
 }
 
-/** The protobuf form of an answer; undefined for what protobuf cannot carry (a Status, a free-form field). */
+/** The protobuf form of an answer; undefined for what protobuf cannot carry (a free-form field). */
 function protobufOrUndefined(body: Record<string, unknown>): Uint8Array | undefined {
   try {
     return encodeKubernetesProtobuf(body);

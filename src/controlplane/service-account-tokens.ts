@@ -12,6 +12,7 @@ import { FLAVORS, group, type Naming, naming } from '../api/naming.ts';
 import { rfc3339 } from '../util/time.ts';
 import type { UserInfo } from './admission.ts';
 import type { SubresourceHandler } from './api.ts';
+import { recordUpdate } from './apply/managed-fields.ts';
 import { decodeKindBody } from './decode.ts';
 import { badRequest, conflict, type FieldProblem, invalid, methodNotAllowed, notFound } from './errors.ts';
 import { serviceAccountGroups, serviceAccountUsername } from './service-accounts.ts';
@@ -200,7 +201,7 @@ interface TokenRequestSpec {
 
 /** The `serviceaccounts/token` handler: validates a TokenRequest and answers it with a signed token. */
 export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectReader): SubresourceHandler {
-  return async (api, req, _query, body, user) => {
+  return async (api, req, query, body, user) => {
     if (req.verb !== 'create') throw methodNotAllowed();
     const authentication = group(api.naming, 'authentication');
     const apiVersion = `${authentication}/v1`;
@@ -228,8 +229,9 @@ export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectRe
       throw badRequest(`spec.expirationSeconds must be an integer number of seconds, not ${JSON.stringify(seconds)}`);
     }
     const problems = validateExpiration(seconds);
+    // The reference names no object in this error, whatever the URL names.
     if (problems.length)
-      throw invalid({ group: authentication, plural: 'tokenrequests', kind: 'TokenRequest' }, name, problems);
+      throw invalid({ group: authentication, plural: 'tokenrequests', kind: 'TokenRequest' }, '', problems);
     // Admission (NodeRestriction: a node's token must be bound to a pod of its own) before anything is issued.
     await api.admitSubresource(req, request, user, false);
     const sa = read('ServiceAccount', namespace, name);
@@ -237,6 +239,10 @@ export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectRe
     const bound = spec.boundObjectRef ? boundObject(spec.boundObjectRef, namespace, read) : undefined;
     const granted = audiences.length ? (audiences as string[]) : tokens.apiAudiences;
     const { token, expires } = tokens.issue(sa, granted, seconds, bound);
+    // As the reference's create handler: the fields the request sets (its lifetime defaulted as decoding does) are
+    // the caller's, and the answer is a new object of its own.
+    const owner = api.subresourceOwner(req, query, body, 'TokenRequest', answerVersion);
+    const managedFields = recordUpdate(undefined, { spec: { ...spec, expirationSeconds: seconds } }, owner);
     const answer: Record<string, unknown> = { audiences: granted, expirationSeconds: seconds, boundObjectRef: null };
     if (bound) answer.boundObjectRef = { kind: bound.kind, apiVersion: 'v1', name: bound.name, uid: bound.uid };
     return {
@@ -244,7 +250,7 @@ export function tokenRequestHandler(tokens: ServiceAccountTokens, read: ObjectRe
       body: {
         apiVersion: answerVersion,
         kind: 'TokenRequest',
-        metadata: { name, namespace, creationTimestamp: null },
+        metadata: { name, namespace, uid: randomUUID(), creationTimestamp: rfc3339(api.options.now()), managedFields },
         spec: answer,
         status: { token, expirationTimestamp: rfc3339(expires) },
       },

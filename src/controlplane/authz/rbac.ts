@@ -308,6 +308,10 @@ export class AlwaysAllowAuthorizer implements Authorizer {
 /** The attributes of an HTTP request: resource verbs from the request info, lower-case methods for other paths. */
 export function requestAttributes(info: RequestInfo, method: string): AuthorizationAttributes {
   if (info.kind === 'nonresource') return { verb: method.toLowerCase(), path: info.path };
+  if (info.kind === 'unserved') {
+    const { kind: _kind, ...attrs } = info;
+    return attrs;
+  }
   const { rt, name, subresource } = info;
   // As in the reference, a request for one Namespace object is a request inside that namespace.
   const namespace = rt.group === '' && rt.plural === 'namespaces' && name ? name : info.namespace;

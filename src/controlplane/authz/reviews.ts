@@ -74,12 +74,18 @@ interface AccessReview extends KubeObject {
   status?: SubjectAccessReviewStatus;
 }
 
+/**
+ * The reference names an access review's Invalid error by the decoded object's kind, which its internal form
+ * leaves empty: `.authorization.k8s.io "" is invalid`, no kind in the details.
+ */
+const withoutKind = (rt: ResourceType): ResourceType => ({ ...rt, kind: '' });
+
 function subjectAccessReview(rt: ResourceType, obj: KubeObject, authorizer: Authorizer): KubeObject {
   const review = obj as AccessReview;
   const spec = review.spec ?? {};
   const problems = [...validateAttributesChoice(spec), ...validateSubject(spec)];
   if (!metadataEmpty(review.metadata)) problems.push(invalidValue('metadata', review.metadata, 'must be empty'));
-  if (problems.length) throw invalid(rt, '', problems);
+  if (problems.length) throw invalid(withoutKind(rt), '', problems);
   return answer(review, authorizer, subjectOf(spec), spec);
 }
 
@@ -109,7 +115,7 @@ function localSubjectAccessReview(rt: ResourceType, obj: KubeObject, authorizer:
       ),
     );
   }
-  if (problems.length) throw invalid(rt, '', problems);
+  if (problems.length) throw invalid(withoutKind(rt), '', problems);
   if (!namespace) throw badRequest('namespace is required on this type: ');
   return answer(review, authorizer, subjectOf(spec), spec);
 }
@@ -124,7 +130,7 @@ function selfSubjectAccessReview(
   const spec = review.spec ?? {};
   const problems = validateAttributesChoice(spec);
   if (!metadataEmpty(review.metadata)) problems.push(invalidValue('metadata', review.metadata, 'must be empty'));
-  if (problems.length) throw invalid(rt, '', problems);
+  if (problems.length) throw invalid(withoutKind(rt), '', problems);
   return answer(review, authorizer, user, spec);
 }
 
@@ -175,11 +181,7 @@ function validateAttributesChoice(spec: Pick<SubjectAccessReviewSpec, 'resourceA
   }
   if (!spec.resourceAttributes && !spec.nonResourceAttributes) {
     problems.push(
-      invalidValue(
-        'spec.resourceAttributes',
-        undefined,
-        'exactly one of nonResourceAttributes or resourceAttributes must be specified',
-      ),
+      invalidValue('spec', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
     );
   }
   return problems;
@@ -204,6 +206,9 @@ function selfSubjectRulesReview(rt: ResourceType, obj: KubeObject, user: UserInf
     status: authorizer.rulesFor(user, namespace),
   } as KubeObject;
 }
+
+/** The reference reviews a token as a request's bearer token: one no authenticator knows is this error. */
+const INVALID_TOKEN = 'invalid bearer token';
 
 function tokenReview(obj: KubeObject, options: Pick<ReviewerOptions, 'lookup' | 'audiences'>): KubeObject {
   const review = obj as KubeObject & { spec?: { token?: string; audiences?: string[] }; status?: TokenReviewStatus };
@@ -231,7 +236,7 @@ function tokenReview(obj: KubeObject, options: Pick<ReviewerOptions, 'lookup' | 
         user: userInfoOf(withAuthenticated(found.user)),
         ...(found.audiences.length ? { audiences: found.audiences } : {}),
       }
-    : { user: {} };
+    : { user: {}, error: INVALID_TOKEN };
   return review;
 }
 
@@ -260,10 +265,10 @@ function userInfoOf(user: UserInfo): ReviewUserInfo {
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-/** `<field>: Invalid value: <value>: <detail>`, with an absent value written `"null"` and objects as JSON. */
+/** `<field>: Invalid value: <value>: <detail>`, with values as JSON (an absent one `null`). */
 function invalidValue(field: string, value: unknown, detail: string): FieldProblem {
   let shown: string;
-  if (value === undefined || value === null) shown = '"null"';
+  if (value === undefined || value === null) shown = 'null';
   else if (typeof value === 'object') shown = JSON.stringify(value);
   else shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
   return { type: 'FieldValueInvalid', field, message: `${field}: Invalid value: ${shown}: ${detail}` };

@@ -139,7 +139,9 @@ class Builder {
 
   /** The schema of a node whose wire type (a message or a special type word) the numbers table gives. */
   private nodeSchema(node: Node, type: string | undefined): JsonSchema {
-    if (node === 'any') return type === 'raw' || type === 'fields' ? this.special(type) : {};
+    // An embedded object or a field set is one value whatever the schema says of its JSON (ControllerRevision data).
+    if (type === 'raw' || type === 'fields') return this.special(type);
+    if (node === 'any') return {};
     if (typeof node === 'string') return this.scalarSchema(node, type);
     if ('list' in node) return this.listSchema(node, type === 'strings' ? undefined : type);
     if ('map' in node) return { type: 'object', additionalProperties: this.nodeSchema(node.map, type) };

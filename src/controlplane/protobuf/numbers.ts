@@ -190,7 +190,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apiregistration.v1.APIServiceCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -224,10 +224,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apps.v1.DeploymentCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '7 time',
+    lastTransitionTime: '7! time',
     reason: '4',
     message: '5',
-    lastUpdateTime: '6 time',
+    lastUpdateTime: '6! time',
   },
   'apps.v1.DeploymentSpec': {
     replicas: '1?',
@@ -261,7 +261,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apps.v1.ReplicaSetCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -295,7 +295,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'apps.v1.StatefulSetCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -483,10 +483,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'certificates.v1.CertificateSigningRequestCondition': {
     type: '1',
     status: '6',
-    lastTransitionTime: '5 time',
+    lastTransitionTime: '5! time',
     reason: '2',
     message: '3',
-    lastUpdateTime: '4 time',
+    lastUpdateTime: '4! time',
   },
   'certificates.v1.CertificateSigningRequestSpec': {
     request: '1 bytes',
@@ -667,6 +667,13 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     resourceFieldRef: '2? core.v1.ResourceFieldSelector',
     configMapKeyRef: '3? core.v1.ConfigMapKeySelector',
     secretKeyRef: '4? core.v1.SecretKeySelector',
+    fileKeyRef: '5? core.v1.FileKeySelector',
+  },
+  'core.v1.FileKeySelector': {
+    volumeName: '1',
+    path: '2',
+    key: '3',
+    optional: '4?',
   },
   'core.v1.EphemeralContainer': {
     targetContainerName: '2',
@@ -781,7 +788,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.NamespaceCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
   },
@@ -804,10 +811,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.NodeCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
-    lastHeartbeatTime: '3 time',
+    lastHeartbeatTime: '3! time',
   },
   'core.v1.NodeDaemonEndpoints': {
     kubeletEndpoint: '1 core.v1.DaemonEndpoint',
@@ -902,10 +909,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.PersistentVolumeClaimCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
-    lastProbeTime: '3 time',
+    lastProbeTime: '3! time',
   },
   'core.v1.PersistentVolumeClaimSpec': {
     accessModes: '1',
@@ -940,10 +947,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.PodCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '4 time',
+    lastTransitionTime: '4! time',
     reason: '5',
     message: '6',
-    lastProbeTime: '3 time',
+    lastProbeTime: '3! time',
   },
   'core.v1.PodDNSConfig': {
     nameservers: '1',
@@ -1082,7 +1089,7 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.ReplicationControllerCondition': {
     type: '1',
     status: '2',
-    lastTransitionTime: '3 time',
+    lastTransitionTime: '3! time',
     reason: '4',
     message: '5',
   },
@@ -1342,6 +1349,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   },
   'discovery.v1.EndpointHints': {
     forZones: '1 discovery.v1.ForZone',
+    forNodes: '2 discovery.v1.ForNode',
+  },
+  'discovery.v1.ForNode': {
+    name: '1',
   },
   'discovery.v1.EndpointPort': {
     name: '1?',

@@ -240,8 +240,8 @@ describe('create: conditions', () => {
       [condition('Approved'), condition('Denied')],
       err(
         'FieldValueInvalid',
-        'status.conditions[1].type',
-        'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
+        'status.conditions',
+        'Invalid value: "{conditions[{\\"type\\": \\"Approved\\"}], conditions[{\\"type\\": \\"Denied\\"}]}": must specify at most one of: `conditions[{"type": "Approved"}]`, `conditions[{"type": "Denied"}]`',
       ),
     ],
     [
@@ -350,8 +350,8 @@ describe('updates', () => {
     expect(await validateCertificateSigningRequestApprovalUpdate(next, approved(), ctx)).toEqual([
       err(
         'FieldValueInvalid',
-        'status.conditions[1].type',
-        'Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
+        'status.conditions',
+        'Invalid value: "{conditions[{\\"type\\": \\"Approved\\"}], conditions[{\\"type\\": \\"Denied\\"}]}": must specify at most one of: `conditions[{"type": "Approved"}]`, `conditions[{"type": "Denied"}]`',
       ),
     ]);
   });

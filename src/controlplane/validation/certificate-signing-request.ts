@@ -243,22 +243,24 @@ function validateConditions(o: Obj, opts: Options): FieldError[] {
     const status = str(c.status) ?? '';
     if (!status) errs.push(required(child(p, 'status')));
     else if (!allowed.includes(status)) errs.push(notSupported(child(p, 'status'), status, allowed));
-    if (!opts.allowBothApprovedAndDenied) {
-      if (type === 'Approved') {
-        hasApproved = true;
-        if (hasDenied)
-          errs.push(invalid(child(p, 'type'), type, 'Approved and Denied conditions are mutually exclusive'));
-      } else if (type === 'Denied') {
-        hasDenied = true;
-        if (hasApproved)
-          errs.push(invalid(child(p, 'type'), type, 'Approved and Denied conditions are mutually exclusive'));
-      }
-    }
+    if (type === 'Approved') hasApproved = true;
+    if (type === 'Denied') hasDenied = true;
     if (!opts.allowDuplicateConditionTypes) {
       if (seen.has(type)) errs.push(duplicate(child(p, 'type'), type));
       seen.add(type);
     }
   });
+  // The reference's declarative union over the two decisions: one error on the list, naming both members.
+  if (!opts.allowBothApprovedAndDenied && hasApproved && hasDenied) {
+    const members = ['Approved', 'Denied'].map((t) => `conditions[{"type": "${t}"}]`);
+    errs.push(
+      invalid(
+        path,
+        `{${members.join(', ')}}`,
+        `must specify at most one of: ${members.map((m) => `\`${m}\``).join(', ')}`,
+      ),
+    );
+  }
   return errs;
 }
 

@@ -84,6 +84,21 @@ export function defaultReplicated(o: unknown): void {
   defaultPodSpec(templateSpec(spec));
 }
 
+/**
+ * A ReplicationController also takes its selector and its own labels from the template's labels when it has none,
+ * as the reference's defaulting does.
+ */
+export function defaultReplicationController(o: unknown): void {
+  defaultReplicated(o);
+  const rc = obj(o);
+  const spec = obj(rc?.spec);
+  const labels = obj(obj(obj(spec?.template)?.metadata)?.labels);
+  if (!rc || !spec || !labels || !Object.keys(labels).length) return;
+  if (!Object.keys(obj(spec.selector) ?? {}).length) spec.selector = { ...labels };
+  const meta = obj(rc.metadata);
+  if (meta && !Object.keys(obj(meta.labels) ?? {}).length) meta.labels = { ...labels };
+}
+
 export function defaultService(o: unknown): void {
   const spec = obj(obj(o)?.spec);
   if (!spec) return;
