@@ -56,6 +56,8 @@ export interface ServerOptions {
   /** CA bundle that client certificates are verified against. */
   clientCa: string;
   tokens: TokenAuthenticator;
+  /** Requests without credentials are `system:anonymous`, left to `authorize` (else 401), as `--anonymous-auth`. */
+  anonymous: boolean;
   authorize?: RequestAuthorizer;
   /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
   impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
@@ -196,7 +198,7 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed();
-    const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain);
+    const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain, this.opts.anonymous);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
     const remote = this.opts.aggregator?.remoteFor(path);
