@@ -498,3 +498,31 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
     });
   });
 });
+
+describe('--anonymous-auth=false', () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startTestCluster({ anonymousAuth: false });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  it('answers requests without credentials 401, even on the public paths', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const nobody = new KubeClient(kc, c.cp.registry, { qps: 0, maxRetries: 0 });
+    for (const path of ['/healthz', '/version', '/api/v1/namespaces']) {
+      const err = await nobody.request('GET', path, { decode: String }).catch((e) => e);
+      expect(err, path).toBeInstanceOf(StatusError);
+      expect((err as StatusError).code, path).toBe(401);
+    }
+    // Credentials still work.
+    expect((await c.client.request('GET', '/healthz', { decode: String })).status).toBe(200);
+  });
+});
