@@ -26,6 +26,7 @@ import {
 } from './apply/managed-fields.ts';
 import { decodeContinue, encodeContinue, keyOfStart, listPrefix, listScope, startOfKey } from './continue-token.ts';
 import {
+  BODY_MEDIA_TYPES,
   decodeBody,
   fieldValidationWarnings,
   isBlank,
@@ -47,6 +48,7 @@ import {
   STALE_OBJECT,
   tooLargeResourceVersion,
   unsupportedMediaType,
+  unsupportedPatchType,
 } from './errors.ts';
 import { generationChanged } from './generation.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
@@ -328,8 +330,7 @@ export class ApiServer {
       return this.subresource(req, query, body, user);
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();
-    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType))
-      throw unsupportedMediaType(PATCH_CONTENT_TYPES, {});
+    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType)) throw unsupportedPatchType();
     const isApply = contentType === 'application/apply-patch+yaml';
     const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
@@ -695,15 +696,15 @@ export class ApiServer {
         bool('ignoreStoreReadErrorWithClusterBreakingPotential') ??
         fromBody.ignoreStoreReadErrorWithClusterBreakingPotential,
     };
-    if (
-      opts.gracePeriodSeconds !== undefined &&
-      !(Number.isInteger(opts.gracePeriodSeconds) && opts.gracePeriodSeconds >= 0)
-    ) {
+    if (opts.gracePeriodSeconds !== undefined && !Number.isInteger(opts.gracePeriodSeconds)) {
       problems.push({
         type: 'FieldValueInvalid',
         field: 'gracePeriodSeconds',
-        message: `gracePeriodSeconds: Invalid value: ${JSON.stringify(opts.gracePeriodSeconds)}: must be a non-negative integer`,
+        message: `gracePeriodSeconds: Invalid value: ${JSON.stringify(opts.gracePeriodSeconds)}: must be an integer`,
       });
+    } else if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) {
+      // As the reference's delete path: a negative grace period is accepted and means one second.
+      opts.gracePeriodSeconds = 1;
     }
     if (
       opts.propagationPolicy !== undefined &&
@@ -931,7 +932,7 @@ export class ApiServer {
       decoded = decodeBody(body.text, contentType, schema);
     } catch (err) {
       if (err instanceof UnsupportedMediaTypeError) {
-        throw unsupportedMediaType(['application/json', 'application/yaml']);
+        throw unsupportedMediaType(BODY_MEDIA_TYPES);
       }
       throw badRequest((err as Error).message);
     }
@@ -1163,6 +1164,11 @@ function applyPatchChecked(contentType: string, current: KubeObject, patch: unkn
     const e = err as Error & { reason?: string };
     if (e.reason === 'UnsupportedMediaType') {
       throw new ApiError(415, 'UnsupportedMediaType', e.message);
+    }
+    // The reference answers a JSON Patch that cannot be applied (a failed test, a missing path) with a generic
+    // 422 that drops its JSON-patch library's words; clients see and match that text.
+    if (e.reason === 'Invalid' && contentType === 'application/json-patch+json') {
+      throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
     }
     if (e.reason === 'Invalid') throw new ApiError(422, 'Invalid', e.message);
     if (e.reason === 'Conflict') throw new ApiError(409, 'Conflict', e.message);

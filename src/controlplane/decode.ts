@@ -39,6 +39,9 @@ const YAML_TYPES = new Set(['application/yaml', 'application/apply-patch+yaml'])
 
 const BLANK = /^\s*$/;
 
+/** What a create or update body may be, as the reference's 415 lists them. */
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE];
+
 /** Whether a body is only white space (tested, not trimmed: a body can be megabytes). */
 export function isBlank(text: string): boolean {
   return BLANK.test(text);
@@ -524,7 +527,7 @@ export function decodeKindBody(
     object = decodeBody(body.text, body.contentType, schemaFor(kind, apiVersions[0])).object;
   } catch (err) {
     if (err instanceof UnsupportedMediaTypeError) {
-      throw unsupportedMediaType(['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
+      throw unsupportedMediaType(BODY_MEDIA_TYPES);
     }
     throw badRequest(err instanceof Error ? err.message : String(err));
   }

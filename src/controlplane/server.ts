@@ -596,7 +596,7 @@ export function outputFormat(accept: string | undefined, watch: boolean): Output
     if (!watch && type === PROTOBUF_MEDIA_TYPE) return 'protobuf';
     if (!watch && type === YAML_TYPE) return 'yaml';
   }
-  throw notAcceptable(watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
+  throw notAcceptable(watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE, PROTOBUF_MEDIA_TYPE]);
 }
 
 /**
