@@ -1969,7 +1969,13 @@ describe('errors', () => {
     const rvBefore = await storeRv();
     const post = await raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: '{"metadata": {"name": "broken"' });
     expect(post.status).toBe(400);
-    expectStatus(post.body, 400, 'BadRequest', /^couldn't get version\/kind; json parse error: /);
+    expectStatus(
+      post.body,
+      400,
+      'BadRequest',
+      'the object provided is unrecognized (must be of type ConfigMap): ' +
+        'couldn\'t get version/kind; json parse error: unexpected end of JSON input ({"metadata": {"name": "broken")',
+    );
     const put = await raw('PUT', `/api/v1/namespaces/${ns}/configmaps/m`, { body: '{not json' });
     expectStatus(put.body, 400, 'BadRequest', /json parse error/);
     const patch = await raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/m`, {

@@ -30,8 +30,10 @@ import {
   decodeBody,
   fieldValidationWarnings,
   isBlank,
+  JsonSyntaxError,
   strictDecodingError,
   UnsupportedMediaTypeError,
+  unrecognizedObject,
 } from './decode.ts';
 import {
   ApiError,
@@ -895,7 +897,7 @@ export class ApiServer {
     body: RequestBody | undefined,
     opts: WriteOptions,
   ): { object: KubeObject; warnings: string[] } {
-    const { object, warnings } = this.decodeChecked(rt, body, body?.contentType ?? 'application/json', opts);
+    const { object, warnings } = this.decodeChecked(rt, body, body?.contentType ?? 'application/json', opts, true);
     if (!object || typeof object !== 'object' || Array.isArray(object)) {
       throw badRequest('the body of the request must be a JSON object');
     }
@@ -903,6 +905,13 @@ export class ApiServer {
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
     if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
       throw badRequest('metadata: must be an object');
+    }
+    // A whole object is decoded into its kind there: a value of the wrong JSON type (a YAML 1.1 `yes` where a
+    // string belongs, too) fails that decoding, 400, worded here by the field and the type it needs.
+    const mistyped = schemaShapeErrors(obj, rt.kind, apiVersionOf(rt));
+    if (mistyped.length) {
+      const problems = mistyped.map((e) => e.message).join(', ');
+      throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${problems}`);
     }
     return { object: obj, warnings };
   }
@@ -919,11 +928,13 @@ export class ApiServer {
     return this.decodeChecked(rt, body, contentType, checked ? opts : { ...opts, fieldValidation: 'Ignore' });
   }
 
+  /** `whole`: a create or update body, decoded into its kind (not a patch). */
   private decodeChecked(
     rt: ResourceType,
     body: RequestBody | undefined,
     contentType: string,
     opts: WriteOptions,
+    whole = false,
   ): { object: unknown; warnings: string[] } {
     if (!body || isBlank(body.text)) throw badRequest('the request body is empty');
     const schema = schemaFor(rt.kind, apiVersionOf(rt));
@@ -934,6 +945,8 @@ export class ApiServer {
       if (err instanceof UnsupportedMediaTypeError) {
         throw unsupportedMediaType(BODY_MEDIA_TYPES);
       }
+      if (whole && err instanceof JsonSyntaxError)
+        throw badRequest(unrecognizedObject(rt.kind, err.message, body.text));
       throw badRequest((err as Error).message);
     }
     // Strategic merge patch directives ($patch, $retainKeys, $setElementOrder/<list>, ...) are syntax, not fields.

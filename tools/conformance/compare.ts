@@ -25,6 +25,8 @@ const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const CREDENTIAL_ID = /^X509SHA256=[0-9a-f]{64}$/;
 const AGE = /^(\d+[smhdy])+$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** A stored object's resourceVersion quoted in a Status message (a failed precondition names the record's). */
+const RECORD_RV = /(ResourceVersion in record \()\d+(\))/g;
 /** Values each server picks itself, by key. */
 const PICKED: Record<string, string> = {
   resourceVersion: '<rv>',
@@ -43,7 +45,8 @@ export function normalize(value: unknown, key = ''): unknown {
     if (key in PICKED && value !== '') return PICKED[key];
     if (TIME.test(value)) return '<time>';
     if (CREDENTIAL_ID.test(value)) return '<credential-id>';
-    return value.replace(UUID, '<uid>');
+    const text = key === 'message' ? value.replace(RECORD_RV, '$1<rv>$2') : value;
+    return text.replace(UUID, '<uid>');
   }
   if (Array.isArray(value)) {
     if (key in PICKED && value.length > 0) return PICKED[key];
