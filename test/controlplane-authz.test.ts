@@ -311,7 +311,13 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
         code: 403,
         message: `selfsubjectreviews.${authentication} is forbidden: User "system:anonymous" cannot create resource "selfsubjectreviews" in API group "${authentication}" at the cluster scope`,
       });
-      // system:public-info-viewer is bound to system:unauthenticated.
+      // Of the bootstrap bindings, only system:public-info-viewer names anonymous requests, as in the reference.
+      type Binding = { metadata: { name: string }; subjects?: Array<{ name: string }> };
+      const bindings = await clients.admin.request<{ items: Binding[] }>('GET', `/apis/${rbac}/v1/clusterrolebindings`);
+      const anonymousOnes = bindings.body.items.filter((b) =>
+        b.subjects?.some((s) => s.name === 'system:unauthenticated' || s.name === 'system:anonymous'),
+      );
+      expect(anonymousOnes.map((b) => b.metadata.name)).toEqual(['system:public-info-viewer']);
       for (const path of ['/version', '/healthz', '/livez', '/readyz']) {
         expect(await outcome(anonymous.request('GET', path, { decode: String })), path).toEqual({ code: 200 });
       }
