@@ -57,6 +57,19 @@ describe('conformance comparer', () => {
     expect(normalize(columns('The name.'))).not.toEqual(normalize(columns()));
   });
 
+  it("replaces the record's resourceVersion a Status message quotes, not the client's precondition", () => {
+    const message = (record: number) =>
+      `Operation cannot be fulfilled on ConfigMap "x": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${record}). The object might have been modified`;
+    expect(normalize({ kind: 'Status', message: message(514) })).toEqual(
+      normalize({ kind: 'Status', message: message(324) }),
+    );
+    expect(normalize({ message: message(514) })).toEqual({
+      message: message(0).replace('record (0)', 'record (<rv>)'),
+    });
+    // Only in a message: elsewhere the same words are data.
+    expect(normalize({ data: { k: message(514) } })).toEqual({ data: { k: message(514) } });
+  });
+
   it('names each differing place, absent ones included', () => {
     expect(diffValues({ a: 1, b: [1, 2], c: 'x' }, { a: 1, b: [1], d: 'y' }, 'body')).toEqual([
       { at: 'body.b[1]', real: 2, embedded: undefined },

@@ -13,7 +13,7 @@ import { RawClient, type RawResponse } from './support/raw-https.ts';
 
 type Token = Record<string, unknown>;
 const decode = (token: string): Token => JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
-const encode = (t: Token): string => Buffer.from(JSON.stringify(t)).toString('base64');
+const encode = (t: Token): string => Buffer.from(JSON.stringify(t)).toString('base64url');
 const names = (r: RawResponse): string[] => (r.json.items as KubeObject[]).map((o) => o.metadata.name!);
 
 describe('continue tokens', () => {

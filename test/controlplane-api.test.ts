@@ -1970,7 +1970,13 @@ describe('errors', () => {
     const rvBefore = await storeRv();
     const post = await raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: '{"metadata": {"name": "broken"' });
     expect(post.status).toBe(400);
-    expectStatus(post.body, 400, 'BadRequest', /^couldn't get version\/kind; json parse error: /);
+    expectStatus(
+      post.body,
+      400,
+      'BadRequest',
+      'the object provided is unrecognized (must be of type ConfigMap): ' +
+        'couldn\'t get version/kind; json parse error: unexpected end of JSON input ({"metadata": {"name": "broken")',
+    );
     const put = await raw('PUT', `/api/v1/namespaces/${ns}/configmaps/m`, { body: '{not json' });
     expectStatus(put.body, 400, 'BadRequest', /json parse error/);
     const patch = await raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/m`, {
@@ -2033,13 +2039,8 @@ describe('errors', () => {
       contentType: 'text/plain',
     });
     expect(reply.status).toBe(415);
-    expectStatus(
-      reply.body,
-      415,
-      'UnsupportedMediaType',
-      /^the body of the request was in an unknown format - accepted media types include: /,
-    );
-    expect(reply.body.message).toContain('application/merge-patch+json');
+    // The reference's words for a patch type it does not know: the bare status text.
+    expectStatus(reply.body, 415, 'UnsupportedMediaType', '415: Unsupported Media Type');
     expect(await core.readNamespacedConfigMap({ name: 't', namespace: ns })).toEqual(cm);
   });
 
@@ -2053,7 +2054,7 @@ describe('errors', () => {
       reply.body,
       415,
       'UnsupportedMediaType',
-      /^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml$/,
+      /^the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml, application\/vnd\.kubernetes\.protobuf$/,
     );
     expect(await exists(() => core.readNamespacedConfigMap({ name: 't', namespace: ns }))).toBe(false);
   });
@@ -2068,7 +2069,7 @@ describe('errors', () => {
       xml.body,
       406,
       'NotAcceptable',
-      'only the following media types are accepted: application/json, application/yaml',
+      '406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf',
     );
     const protobufOnly = await raw('GET', path, { accept: 'application/vnd.kubernetes.protobuf' });
     expect(protobufOnly.status).toBe(200);

@@ -21,6 +21,7 @@ import { defaultPolicy, RbacAuthorizer, requestAuthorizer } from '../src/control
 import { createReviewer } from '../src/controlplane/authz/reviews.ts';
 import { writeKubeconfig } from '../src/controlplane/kubeconfig.ts';
 import type { RequestAuthorizer } from '../src/controlplane/request-info.ts';
+import { createSelfSignedCa, issueKeyAndCertificate } from '../src/pki/certs.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { hasKubectl, KUBECTL } from './support/kubectl.ts';
 
@@ -281,14 +282,100 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
   });
 
   describe('authentication', () => {
-    it('answers anonymous requests (no client certificate, no token) with 401', async () => {
+    it('serves requests without credentials as system:anonymous: public health and version only', async () => {
       const anonymous = bare();
       expect(await outcome(anonymous.request('GET', '/api/v1/namespaces'))).toEqual({
-        code: 401,
-        message: 'Unauthorized',
+        code: 403,
+        message:
+          'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
       });
-      expect((await outcome(anonymous.request('GET', '/healthz'))).code).toBe(401);
-      expect((await outcome(bare('not-a-token').request('GET', '/api'))).code).toBe(401);
+      expect(await outcome(anonymous.request('GET', '/api/v1/namespaces/team-a/pods/web'))).toEqual({
+        code: 403,
+        message:
+          'pods "web" is forbidden: User "system:anonymous" cannot get resource "pods" in API group "" in the namespace "team-a"',
+      });
+      // Discovery and OpenAPI are for authenticated users (system:discovery), as in the reference.
+      for (const path of ['/api', '/apis', '/api/v1', '/openapi/v2']) {
+        expect(await outcome(anonymous.request('GET', path)), path).toEqual({
+          code: 403,
+          message: `forbidden: User "system:anonymous" cannot get path "${path}"`,
+        });
+      }
+      const whoami = () =>
+        outcome(
+          anonymous.request('POST', `/apis/${authentication}/v1/selfsubjectreviews`, {
+            body: { apiVersion: `${authentication}/v1`, kind: 'SelfSubjectReview' },
+          }),
+        );
+      expect(await whoami()).toEqual({
+        code: 403,
+        message: `selfsubjectreviews.${authentication} is forbidden: User "system:anonymous" cannot create resource "selfsubjectreviews" in API group "${authentication}" at the cluster scope`,
+      });
+      // Of the bootstrap bindings, only system:public-info-viewer names anonymous requests, as in the reference.
+      type Binding = { metadata: { name: string }; subjects?: Array<{ name: string }> };
+      const bindings = await clients.admin.request<{ items: Binding[] }>('GET', `/apis/${rbac}/v1/clusterrolebindings`);
+      const anonymousOnes = bindings.body.items.filter((b) =>
+        b.subjects?.some((s) => s.name === 'system:unauthenticated' || s.name === 'system:anonymous'),
+      );
+      expect(anonymousOnes.map((b) => b.metadata.name)).toEqual(['system:public-info-viewer']);
+      for (const path of ['/version', '/healthz', '/livez', '/readyz']) {
+        expect(await outcome(anonymous.request('GET', path, { decode: String })), path).toEqual({ code: 200 });
+      }
+    });
+
+    it('answers 401, not anonymous, to credentials it refuses: an unknown token, a certificate of another CA', async () => {
+      for (const path of ['/api', '/healthz', '/version']) {
+        expect(await outcome(bare('not-a-token').request('GET', path)), path).toEqual({
+          code: 401,
+          message: 'Unauthorized',
+        });
+      }
+      const otherCa = await createSelfSignedCa({ commonName: 'other-ca' });
+      const mallory = await issueKeyAndCertificate({
+        ca: otherCa,
+        subject: { commonName: 'mallory', organizations: ['system:masters'] },
+        usages: ['client auth'],
+        notBefore: new Date(Date.now() - 60_000),
+        notAfter: new Date(Date.now() + 3600_000),
+      });
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
+        users: [
+          {
+            name: 'mallory',
+            certData: Buffer.from(mallory.certPem).toString('base64'),
+            keyData: Buffer.from(mallory.keyPem).toString('base64'),
+          },
+        ],
+        contexts: [{ name: 'x', cluster: 'c', user: 'mallory' }],
+        currentContext: 'x',
+      });
+      for (const path of ['/api/v1/namespaces', '/healthz']) {
+        expect(await outcome(clientFor(kc).request('GET', path)), path).toEqual({ code: 401, message: 'Unauthorized' });
+      }
+    });
+
+    it('who anonymous is: system:anonymous in system:unauthenticated, once allowed to ask', async () => {
+      const name = 'anonymous-whoami';
+      await create('admin', `/apis/${rbac}/v1/clusterrolebindings`, {
+        metadata: { name },
+        roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:basic-user' },
+        subjects: [{ kind: 'Group', apiGroup: rbac, name: 'system:unauthenticated' }],
+      });
+      try {
+        const review = await bare().request<{ status: { userInfo: unknown } }>(
+          'POST',
+          `/apis/${authentication}/v1/selfsubjectreviews`,
+          { body: { apiVersion: `${authentication}/v1`, kind: 'SelfSubjectReview' } },
+        );
+        expect(review.body.status.userInfo).toEqual({
+          username: 'system:anonymous',
+          groups: ['system:unauthenticated'],
+        });
+      } finally {
+        await clients.admin.request('DELETE', `/apis/${rbac}/v1/clusterrolebindings/${name}`);
+      }
     });
 
     it('accepts a bearer token from the token file, authorizing its user and groups', async () => {
@@ -415,5 +502,33 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
         groups: ['qa', 'testers', 'system:authenticated'],
       });
     });
+  });
+});
+
+describe('--anonymous-auth=false', () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startTestCluster({ anonymousAuth: false });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  it('answers requests without credentials 401, even on the public paths', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const nobody = new KubeClient(kc, c.cp.registry, { qps: 0, maxRetries: 0 });
+    for (const path of ['/healthz', '/version', '/api/v1/namespaces']) {
+      const err = await nobody.request('GET', path, { decode: String }).catch((e) => e);
+      expect(err, path).toBeInstanceOf(StatusError);
+      expect((err as StatusError).code, path).toBe(401);
+    }
+    // Credentials still work.
+    expect((await c.client.request('GET', '/healthz', { decode: String })).status).toBe(200);
   });
 });

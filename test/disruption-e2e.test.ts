@@ -503,13 +503,6 @@ describe('the eviction subresource over HTTP', () => {
       "DryRun in CreateOptions ([All]) and Eviction's DeleteOptions ([Nope]) do not match",
     ],
     [
-      'negative grace period',
-      'p-0',
-      (n: string) => ({ ...eviction(n, 'p-0'), deleteOptions: { gracePeriodSeconds: -3 } }),
-      422,
-      'gracePeriodSeconds',
-    ],
-    [
       'bad propagation policy',
       'p-0',
       (n: string) => ({ ...eviction(n, 'p-0'), deleteOptions: { propagationPolicy: 'Sideways' } }),

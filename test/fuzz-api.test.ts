@@ -499,7 +499,8 @@ describe('bad input, property-based, over every endpoint', () => {
         ['minAvailable', 'maxUnavailable'].map((field) => ({
           path: `/apis/policy/v1/namespaces/${NAMESPACE}/poddisruptionbudgets`,
           body: { metadata: { name: 'pdb-out-of-range' }, spec: { [field]: n } },
-          code: 422,
+          // Out of int32 is refused as the object decodes, as the reference's decoder does.
+          code: 400,
           message: `spec.${field}: Invalid value: ${n}: must be a 32-bit integer`,
         })),
       ),
@@ -515,7 +516,7 @@ describe('bad input, property-based, over every endpoint', () => {
           metadata: { name: 'crb-typed', finalizers: 'not-a-list' },
           roleRef: { kind: 'ClusterRole', name: 'x' },
         },
-        code: 422,
+        code: 400,
         message: 'metadata.finalizers: Invalid value: "not-a-list": must be of type array',
       },
     ];

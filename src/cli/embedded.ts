@@ -95,6 +95,15 @@ export const embeddedFlags = (names: EmbeddedFlagNames): FlagSpec[] => [
     usage: 'Static bearer tokens, CSV lines of token,user,uid,"group1,group2".',
   },
   {
+    name: 'anonymous-auth',
+    type: 'bool',
+    section: SECTION,
+    default: 'true',
+    usage:
+      'Serve requests without credentials as system:anonymous (group system:unauthenticated), which the default ' +
+      'policy lets read only /healthz, /livez, /readyz and /version; false answers them 401.',
+  },
+  {
     name: 'write-identity-kubeconfig',
     type: 'stringArray',
     section: SECTION,
@@ -163,6 +172,7 @@ export async function startEmbedded(
     caCertFile: flags.string('ca-cert-file'),
     caKeyFile: flags.string('ca-key-file'),
     tokenAuthFile: flags.string('token-auth-file'),
+    anonymousAuth: flags.bool('anonymous-auth'),
     auditLogPath: flags.string('audit-log-path'),
     log,
     featureGates,

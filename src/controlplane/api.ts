@@ -26,11 +26,14 @@ import {
 } from './apply/managed-fields.ts';
 import { decodeContinue, encodeContinue, keyOfStart, listPrefix, listScope, startOfKey } from './continue-token.ts';
 import {
+  BODY_MEDIA_TYPES,
   decodeBody,
   fieldValidationWarnings,
   isBlank,
+  JsonSyntaxError,
   strictDecodingError,
   UnsupportedMediaTypeError,
+  unrecognizedObject,
 } from './decode.ts';
 import {
   ApiError,
@@ -47,6 +50,7 @@ import {
   STALE_OBJECT,
   tooLargeResourceVersion,
   unsupportedMediaType,
+  unsupportedPatchType,
 } from './errors.ts';
 import { generationChanged } from './generation.ts';
 import { isNamespaceType, withNameLabel } from './namespace-label.ts';
@@ -343,8 +347,7 @@ export class ApiServer {
       return this.subresource(req, query, body, user);
     }
     const contentType = (body?.contentType ?? '').split(';')[0].trim();
-    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType))
-      throw unsupportedMediaType(PATCH_CONTENT_TYPES, {});
+    if (!(PATCH_CONTENT_TYPES as readonly string[]).includes(contentType)) throw unsupportedPatchType();
     const isApply = contentType === 'application/apply-patch+yaml';
     const opts = parseWriteOptions(query, 'PatchOptions', this.metaGroup, isApply);
     const target = req.subresource === 'scale' ? this.scaleType() : req.rt;
@@ -749,15 +752,15 @@ export class ApiServer {
         bool('ignoreStoreReadErrorWithClusterBreakingPotential') ??
         fromBody.ignoreStoreReadErrorWithClusterBreakingPotential,
     };
-    if (
-      opts.gracePeriodSeconds !== undefined &&
-      !(Number.isInteger(opts.gracePeriodSeconds) && opts.gracePeriodSeconds >= 0)
-    ) {
+    if (opts.gracePeriodSeconds !== undefined && !Number.isInteger(opts.gracePeriodSeconds)) {
       problems.push({
         type: 'FieldValueInvalid',
         field: 'gracePeriodSeconds',
-        message: `gracePeriodSeconds: Invalid value: ${JSON.stringify(opts.gracePeriodSeconds)}: must be a non-negative integer`,
+        message: `gracePeriodSeconds: Invalid value: ${JSON.stringify(opts.gracePeriodSeconds)}: must be an integer`,
       });
+    } else if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) {
+      // As the reference's delete path: a negative grace period is accepted and means one second.
+      opts.gracePeriodSeconds = 1;
     }
     if (
       opts.propagationPolicy !== undefined &&
@@ -951,7 +954,7 @@ export class ApiServer {
     body: RequestBody | undefined,
     opts: WriteOptions,
   ): { object: KubeObject; warnings: string[] } {
-    const { object, warnings } = this.decodeChecked(rt, body, body?.contentType ?? 'application/json', opts);
+    const { object, warnings } = this.decodeChecked(rt, body, body?.contentType ?? 'application/json', opts, true);
     if (!object || typeof object !== 'object' || Array.isArray(object)) {
       throw badRequest('the body of the request must be a JSON object');
     }
@@ -959,6 +962,13 @@ export class ApiServer {
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
     if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
       throw badRequest('metadata: must be an object');
+    }
+    // A whole object is decoded into its kind there: a value of the wrong JSON type (a YAML 1.1 `yes` where a
+    // string belongs, too) fails that decoding, 400, worded here by the field and the type it needs.
+    const mistyped = schemaShapeErrors(obj, rt.kind, apiVersionOf(rt));
+    if (mistyped.length) {
+      const problems = mistyped.map((e) => e.message).join(', ');
+      throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${problems}`);
     }
     return { object: obj, warnings };
   }
@@ -975,11 +985,13 @@ export class ApiServer {
     return this.decodeChecked(rt, body, contentType, checked ? opts : { ...opts, fieldValidation: 'Ignore' });
   }
 
+  /** `whole`: a create or update body, decoded into its kind (not a patch). */
   private decodeChecked(
     rt: ResourceType,
     body: RequestBody | undefined,
     contentType: string,
     opts: WriteOptions,
+    whole = false,
   ): { object: unknown; warnings: string[] } {
     if (!body || isBlank(body.text)) throw badRequest('the request body is empty');
     const schema = schemaFor(rt.kind, apiVersionOf(rt));
@@ -988,8 +1000,10 @@ export class ApiServer {
       decoded = decodeBody(body.text, contentType, schema);
     } catch (err) {
       if (err instanceof UnsupportedMediaTypeError) {
-        throw unsupportedMediaType(['application/json', 'application/yaml']);
+        throw unsupportedMediaType(BODY_MEDIA_TYPES);
       }
+      if (whole && err instanceof JsonSyntaxError)
+        throw badRequest(unrecognizedObject(rt.kind, err.message, body.text));
       throw badRequest((err as Error).message);
     }
     // Strategic merge patch directives ($patch, $retainKeys, $setElementOrder/<list>, ...) are syntax, not fields.
@@ -1262,6 +1276,11 @@ function applyPatchChecked(contentType: string, current: KubeObject, patch: unkn
     const e = err as Error & { reason?: string };
     if (e.reason === 'UnsupportedMediaType') {
       throw new ApiError(415, 'UnsupportedMediaType', e.message);
+    }
+    // The reference answers a JSON Patch that cannot be applied (a failed test, a missing path) with a generic
+    // 422 that drops its JSON-patch library's words; clients see and match that text.
+    if (e.reason === 'Invalid' && contentType === 'application/json-patch+json') {
+      throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
     }
     if (e.reason === 'Invalid') throw new ApiError(422, 'Invalid', e.message);
     if (e.reason === 'Conflict') throw new ApiError(409, 'Conflict', e.message);

@@ -3,6 +3,8 @@
  * O entries the groups) and bearer tokens from a token file (`token,user,uid,"group1,group2"`).
  * Bootstrap tokens (`<id>.<secret>`, kept in Secrets of the system namespace) authenticate node agents
  * joining the cluster. Every authenticated user is also in `system:authenticated`, as in the reference.
+ * A request that presents no credentials is, as the reference's `--anonymous-auth` (on by default), the user
+ * `system:anonymous` in `system:unauthenticated`, left to the authorizer; refused credentials stay a 401.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -13,6 +15,8 @@ import type { Naming } from '../api/naming.ts';
 import type { UserInfo } from './admission.ts';
 
 export const AUTHENTICATED_GROUP = 'system:authenticated';
+export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
+export const ANONYMOUS_USER = 'system:anonymous';
 
 /** Resolves a bearer token to its user, or undefined when it does not know the token. */
 export type TokenSource = (token: string) => UserInfo | undefined;
@@ -82,33 +86,51 @@ export function parseCsvLine(line: string): string[] {
 }
 
 /**
- * The user a request authenticates as, or undefined for an anonymous request. `domain` names the extra key of a
- * client certificate's credential id (`authentication.<domain>/credential-id`).
+ * The user a request authenticates as, or undefined when it presented credentials that are refused (401). A
+ * request that presents none is `system:anonymous` when `anonymous` is on, else refused too. As the reference's
+ * authenticators, an `Authorization` header that is not a non-empty bearer token and a client certificate
+ * without a common name are no credentials; an unknown token or a certificate the CA did not sign are refused.
+ * `domain` names the extra key of a client certificate's credential id (`authentication.<domain>/credential-id`).
  */
-export function authenticate(req: IncomingMessage, tokens: TokenAuthenticator, domain: string): UserInfo | undefined {
-  const auth = req.headers.authorization;
-  if (auth?.startsWith('Bearer ')) {
-    const user = tokens.lookup(auth.slice(7).trim());
+export function authenticate(
+  req: IncomingMessage,
+  tokens: TokenAuthenticator,
+  domain: string,
+  anonymous: boolean,
+): UserInfo | undefined {
+  const token = bearerToken(req.headers.authorization);
+  if (token) {
+    const user = tokens.lookup(token);
     return user && withAuthenticated(user);
   }
   const socket = req.socket as TLSSocket;
-  if (!socket.authorized) return undefined;
   if (!certificateUsers.has(socket)) certificateUsers.set(socket, certificateUser(socket, domain));
-  return certificateUsers.get(socket);
+  const user = certificateUsers.get(socket);
+  if (user !== 'none') return user;
+  return anonymous ? { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] } : undefined;
+}
+
+/** The token of an `Authorization: Bearer <token>` header (the scheme in any case), as the reference reads it. */
+function bearerToken(header: string | undefined): string | undefined {
+  const [scheme, token] = (header ?? '').trim().split(' ');
+  return scheme.toLowerCase() === 'bearer' && token ? token : undefined;
 }
 
 /**
  * The user of each connection's client certificate, worked out once per connection rather than per request
  * (`getPeerCertificate` decodes the whole certificate and hashes it three times): the certificate cannot change
- * after the handshake, as the server refuses renegotiation.
+ * after the handshake, as the server refuses renegotiation. `none` when the client sent no certificate (or one
+ * without a common name), undefined when its certificate is refused.
  */
-const certificateUsers = new WeakMap<TLSSocket, UserInfo | undefined>();
+const certificateUsers = new WeakMap<TLSSocket, UserInfo | 'none' | undefined>();
 
-function certificateUser(socket: TLSSocket, domain: string): UserInfo | undefined {
+function certificateUser(socket: TLSSocket, domain: string): UserInfo | 'none' | undefined {
   const peer = socket.getPeerCertificate();
-  const subject = peer?.subject as unknown as Record<string, string | string[]> | undefined;
+  if (!peer || Object.keys(peer).length === 0) return 'none';
+  if (!socket.authorized) return undefined;
+  const subject = peer.subject as unknown as Record<string, string | string[]> | undefined;
   const cn = subject?.CN;
-  if (typeof cn !== 'string' || !cn) return undefined;
+  if (typeof cn !== 'string' || !cn) return 'none';
   const o = subject?.O;
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
   // As the reference: the certificate's SHA-256 names the credential, for audit and the users' extra.

@@ -13,7 +13,7 @@ import { ApiError } from './errors.ts';
 
 const META = 'meta.k8s.io';
 const PODS = listPrefix({ group: '', plural: 'pods' }, 'team-a');
-const raw = (t: object) => Buffer.from(JSON.stringify(t)).toString('base64');
+const raw = (t: object) => Buffer.from(JSON.stringify(t)).toString('base64url');
 const good = { v: `${META}/v1`, rv: 7, start: 'p1', prefix: PODS, snap: newSnapshotId() };
 
 function refusal(token: string): string {
@@ -44,7 +44,13 @@ describe('continue tokens', () => {
   });
 
   it.each([
-    ['not base64 JSON', '%%%', /^invalid continue token: /],
+    ['not base64', '%%%', /^invalid continue token: continue key is not valid: illegal base64 data at input byte 0$/],
+    ['padded base64', `${raw(good)}==`, /^invalid continue token: continue key is not valid: illegal base64 data at /],
+    [
+      'base64 of no JSON',
+      'not-a-token',
+      /^invalid continue token: continue key is not valid: invalid character '\\u009e' looking for beginning of value$/,
+    ],
     ['a JSON number', raw(5 as unknown as object), /not a JSON object/],
     ['another version', raw({ ...good, v: 'v2' }), /incorrect encoded version/],
     ['a negative revision', raw({ ...good, rv: -1 }), /start resourceVersion/],

@@ -1,5 +1,5 @@
 /**
- * List `continue` tokens. As in the reference, a token is base64 of JSON naming the list's revision and the
+ * List `continue` tokens. As in the reference, a token is base64 (URL alphabet, unpadded) of JSON naming the list's revision and the
  * key to start after, relative to the key prefix of the list it came from (resource and namespace). Ours
  * also carries that prefix and the random id of the list snapshot it pages through. Nothing in a token can
  * widen a request: its prefix must be the request's own, its start key cannot climb out of that prefix, and
@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ResourceType } from '../api/registry.ts';
 import { badRequest } from './errors.ts';
+import { decodeRawUrlBase64, goJsonSyntaxError } from './go-json.ts';
 
 export interface ContinueToken {
   rv: number;
@@ -47,18 +48,18 @@ export function startOfKey(namespace: string | undefined, key: string): string {
 }
 
 export function encodeContinue(metaGroup: string, t: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ v: `${metaGroup}/v1`, ...t })).toString('base64');
+  return Buffer.from(JSON.stringify({ v: `${metaGroup}/v1`, ...t })).toString('base64url');
 }
 
 /** Decodes a token for a request listing `prefix`: 400 for anything malformed or issued for another list. */
 export function decodeContinue(metaGroup: string, token: string, prefix: string): ContinueToken {
   const invalid = (why: string) => badRequest(`invalid continue token: ${why}`);
-  let t: Record<string, unknown>;
-  try {
-    t = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
-  } catch (err) {
-    throw invalid((err as Error).message);
-  }
+  // Undecodable base64 or JSON in the reference's decoders' words.
+  const data = decodeRawUrlBase64(token);
+  if (typeof data === 'string') throw invalid(`continue key is not valid: ${data}`);
+  const syntax = goJsonSyntaxError(data);
+  if (syntax) throw invalid(`continue key is not valid: ${syntax}`);
+  const t = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
   if (typeof t !== 'object' || t === null) throw invalid('not a JSON object');
   if (t.v !== `${metaGroup}/v1`)
     throw invalid(`continue key is not valid: incorrect encoded version (${metaGroup}/v1)`);

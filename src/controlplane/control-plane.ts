@@ -102,6 +102,12 @@ export interface ControlPlaneOptions {
    * `AlwaysAllow`: every authenticated request passes.
    */
   authorizationMode: 'Node,RBAC' | 'RBAC' | 'AlwaysAllow';
+  /**
+   * `--anonymous-auth`: a request without credentials is `system:anonymous` in `system:unauthenticated`, which
+   * the bootstrap policy lets read only `/healthz`, `/livez`, `/readyz` and `/version`; off, it is 401. As the
+   * reference, never with `AlwaysAllow` (which would let anyone do anything).
+   */
+  anonymousAuth: boolean;
   /** Replaces the request check of `authorizationMode`. */
   authorize?: RequestAuthorizer;
   /** What admission asks the authorizer (approve, sign, attest); `authorizationMode`'s authorizer when unset. */
@@ -133,6 +139,7 @@ export const DEFAULT_CONTROL_PLANE_OPTIONS: ControlPlaneOptions = {
   },
   now: () => new Date(),
   authorizationMode: 'Node,RBAC',
+  anonymousAuth: true,
 };
 
 /** `/version`: the plane emulates the API level it serves. Made at start, not import: it reads the git checkout. */
@@ -275,6 +282,7 @@ export class ControlPlane {
       cert: serving.certPem,
       clientCa: this.ca.certPem,
       tokens: this.tokens,
+      anonymous: o.anonymousAuth && o.authorizationMode !== 'AlwaysAllow',
       authorize: o.authorize ?? requestAuthorizer(this.authorizer),
       impersonate: (user, rawHeaders) =>
         impersonate(user, rawHeaders, group(this.registry.naming, 'authentication'), this.authorizer),

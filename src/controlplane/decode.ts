@@ -8,6 +8,7 @@ import type { KubeObject } from '../api/meta.ts';
 import { type Node, schemaFor } from '../api/schema.ts';
 import { jsonDepthError, MAX_DEPTH, yamlDepthExceededLine } from './depth.ts';
 import { badRequest, unsupportedMediaType } from './errors.ts';
+import { goJsonSyntaxError } from './go-json.ts';
 import { decodeProtobufBody, PROTOBUF_MEDIA_TYPE } from './protobuf/index.ts';
 import { schemaShapeErrors } from './validation/raw.ts';
 
@@ -24,6 +25,11 @@ export class DecodeError extends Error {
   override name = 'DecodeError';
 }
 
+/** JSON text that is not well-formed, worded as Go's decoder words it. */
+export class JsonSyntaxError extends DecodeError {
+  override name = 'JsonSyntaxError';
+}
+
 /** A body of a content type `decodeBody` does not read (answered 415, not 400). */
 export class UnsupportedMediaTypeError extends DecodeError {
   override name = 'UnsupportedMediaTypeError';
@@ -38,6 +44,9 @@ const JSON_TYPES = new Set([
 const YAML_TYPES = new Set(['application/yaml', 'application/apply-patch+yaml']);
 
 const BLANK = /^\s*$/;
+
+/** What a create or update body may be, as the reference's 415 lists them. */
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE];
 
 /** Whether a body is only white space (tested, not trimmed: a body can be megabytes). */
 export function isBlank(text: string): boolean {
@@ -78,12 +87,27 @@ export function decodeBody(text: string, contentType: string, schema: Node | und
 /** JSON text as a value, refused (before it is parsed) when it nests deeper than the limit. */
 export function parseJson(text: string): unknown {
   const tooDeep = jsonDepthError(text);
-  if (tooDeep) throw new DecodeError(`couldn't get version/kind; json parse error: ${tooDeep}`);
+  if (tooDeep) throw new JsonSyntaxError(`couldn't get version/kind; json parse error: ${tooDeep}`);
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new DecodeError(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    const why = goJsonSyntaxError(Buffer.from(text)) ?? (e as Error).message;
+    throw new JsonSyntaxError(`couldn't get version/kind; json parse error: ${why}`);
   }
+}
+
+/**
+ * The reference's 400 for a create or update body it cannot read as any object: the kind it wanted, the decoding
+ * error, and the body's start (the first 30 bytes, as text when it opens an object, else in hex).
+ */
+export function unrecognizedObject(kind: string, error: string, body: string): string {
+  const data = Buffer.from(body);
+  const head = data.subarray(0, 30);
+  const summary =
+    data.length === 0
+      ? '<empty>'
+      : `${data[0] === 0x7b ? head.toString('utf8') : head.toString('hex')}${data.length > 30 ? ' ...' : ''}`;
+  return `the object provided is unrecognized (must be of type ${kind}): ${error} (${summary})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,7 +548,7 @@ export function decodeKindBody(
     object = decodeBody(body.text, body.contentType, schemaFor(kind, apiVersions[0])).object;
   } catch (err) {
     if (err instanceof UnsupportedMediaTypeError) {
-      throw unsupportedMediaType(['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE]);
+      throw unsupportedMediaType(BODY_MEDIA_TYPES);
     }
     throw badRequest(err instanceof Error ? err.message : String(err));
   }

@@ -146,18 +146,27 @@ export function methodNotAllowed(): ApiError {
   return new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {});
 }
 
-/** An undecodable body; `details` as the reference's: none for a create or update, empty for a patch. */
-export function unsupportedMediaType(accepted: readonly string[], details?: StatusDetails): ApiError {
+/** A create or update body of a media type the server does not decode, in the reference's words (no details). */
+export function unsupportedMediaType(accepted: readonly string[]): ApiError {
   return new ApiError(
     415,
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    details,
   );
 }
 
+/** A patch of a type the server does not know: the reference answers with the bare status text, empty details. */
+export function unsupportedPatchType(): ApiError {
+  return new ApiError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
+}
+
 export function notAcceptable(offered: readonly string[]): ApiError {
-  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${offered.join(', ')}`, {});
+  return new ApiError(
+    406,
+    'NotAcceptable',
+    `406: Not Acceptable\n\nAvailable representations: ${offered.join(', ')}`,
+    {},
+  );
 }
 
 export function internalError(message: string): ApiError {

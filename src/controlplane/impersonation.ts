@@ -7,8 +7,7 @@
  * impersonated user, who is what authorization, admission and the reviews see.
  */
 import type { UserInfo } from './admission.ts';
-import { AUTHENTICATED_GROUP } from './authn.ts';
-import { UNAUTHENTICATED_GROUP } from './authz/policy.ts';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authn.ts';
 import { type Authorizer, forbiddenError, type ResourceRequestAttributes } from './authz/rbac.ts';
 import { badRequest } from './errors.ts';
 import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from './service-accounts.ts';
@@ -19,8 +18,6 @@ const USER_HEADER = 'impersonate-user';
 const GROUP_HEADER = 'impersonate-group';
 const UID_HEADER = 'impersonate-uid';
 const EXTRA_PREFIX = 'impersonate-extra-';
-
-const ANONYMOUS = 'system:anonymous';
 
 /** One thing a request asks to act as, and the `impersonate` check it needs. */
 type ImpersonationRequest =
@@ -78,7 +75,7 @@ export function impersonate(
   }
   // As the reference: a named user is also in system:authenticated unless the groups asked say otherwise;
   // the anonymous user is in system:unauthenticated.
-  if (username !== ANONYMOUS) {
+  if (username !== ANONYMOUS_USER) {
     if (!groups.includes(AUTHENTICATED_GROUP) && !groups.includes(UNAUTHENTICATED_GROUP)) {
       groups.push(AUTHENTICATED_GROUP);
     }

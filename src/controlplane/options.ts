@@ -124,13 +124,6 @@ export function parseListOptions(
       }
     }
   }
-  if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
-    problems.push({
-      type: 'FieldValueInvalid',
-      field: 'timeoutSeconds',
-      message: `timeoutSeconds: Invalid value: ${opts.timeoutSeconds}: must be non-negative`,
-    });
-  }
   if (problems.length) throw invalidOptions(metaGroup, 'ListOptions', problems);
   // As the reference's storage, after the options' validation: an unparseable version is a 400.
   parseResourceVersion(rv);

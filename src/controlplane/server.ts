@@ -55,6 +55,8 @@ export interface ServerOptions {
   /** CA bundle that client certificates are verified against. */
   clientCa: string;
   tokens: TokenAuthenticator;
+  /** Requests without credentials are `system:anonymous`, left to `authorize` (else 401), as `--anonymous-auth`. */
+  anonymous: boolean;
   authorize?: RequestAuthorizer;
   /** The identity a request acts as, from its impersonation headers (raw: name, value, ...); throws when refused. */
   impersonate?: (user: UserInfo, rawHeaders: readonly string[]) => UserInfo;
@@ -195,7 +197,7 @@ export class ControlPlaneServer {
       return this.fail(res, err, req);
     }
     if (!ALLOWED_METHODS.has(method)) throw methodNotAllowed();
-    const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain);
+    const authenticated = authenticate(req, this.opts.tokens, this.api.registry.naming.domain, this.opts.anonymous);
     if (!authenticated) throw unauthorized();
     const user = this.opts.impersonate?.(authenticated, req.rawHeaders) ?? authenticated;
     const remote = this.opts.aggregator?.remoteFor(path);
@@ -610,7 +612,7 @@ export function outputFormat(accept: string | undefined, watch: boolean): Output
     if (!watch && type === PROTOBUF_MEDIA_TYPE) return 'protobuf';
     if (!watch && type === YAML_TYPE) return 'yaml';
   }
-  throw notAcceptable(watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE]);
+  throw notAcceptable(watch ? [JSON_TYPE] : [JSON_TYPE, YAML_TYPE, PROTOBUF_MEDIA_TYPE]);
 }
 
 /**

@@ -155,6 +155,12 @@ export class WatchStream implements WatchSubscriber {
    */
   start(): void {
     const opts = this.api.watchOptions(this.query);
+    if (opts.timeoutSeconds !== undefined && opts.timeoutSeconds < 0) {
+      // As the reference (the spec says nothing of it): the deadline passed before the watch began, so it
+      // answers 200 and at once the ERROR event of an expired request context.
+      this.fail(new ApiError(500, 'InternalError', 'context deadline exceeded'));
+      return;
+    }
     const rt = this.req.rt;
     const storage = this.api.storage;
     if (!storage.isDurable()) this.sink = heldUntil(this.sink, storage.durable());

@@ -1,14 +1,8 @@
 /**
  * How two answers to the same request are compared: what must differ between two servers (uids, timestamps,
-<<<<<<< HEAD
- * resourceVersions, generated names, certificate and token bytes, allocated addresses, and the wording of
- * descriptions, which is each server's own prose) is replaced by a placeholder, then status, Content-Type, Warning
- * headers, body and watch events are compared field by field.
-=======
  * resourceVersions, generated names (of objects and of pods' token volumes), certificate and token bytes, allocated
- * addresses) is replaced by a placeholder, then status, Content-Type, Warning headers, body and watch events are
- * compared field by field.
->>>>>>> conf-pods
+ * addresses, and the wording of descriptions, which is each server's own prose) is replaced by a placeholder, then
+ * status, Content-Type, Warning headers, body and watch events are compared field by field.
  */
 import type { Answer } from './http.ts';
 
@@ -36,6 +30,8 @@ const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /** The name the ServiceAccount admission gives a pod's token volume: a generated name, random on each server. */
 const TOKEN_VOLUME = /^(kube-api-access-)[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+/** A stored object's resourceVersion quoted in a Status message (a failed precondition names the record's). */
+const RECORD_RV = /(ResourceVersion in record \()\d+(\))/g;
 /** Values each server picks itself, by key. */
 const PICKED: Record<string, string> = {
   resourceVersion: '<rv>',
@@ -55,7 +51,8 @@ export function normalize(value: unknown, key = ''): unknown {
     if (TIME.test(value)) return '<time>';
     if (CREDENTIAL_ID.test(value)) return '<credential-id>';
     if (TOKEN_VOLUME.test(value)) return value.replace(TOKEN_VOLUME, '$1<generated>');
-    return value.replace(UUID, '<uid>');
+    const text = key === 'message' ? value.replace(RECORD_RV, '$1<rv>$2') : value;
+    return text.replace(UUID, '<uid>');
   }
   if (Array.isArray(value)) {
     if (key in PICKED && value.length > 0) return PICKED[key];

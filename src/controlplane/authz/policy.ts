@@ -6,12 +6,11 @@
 import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
 import type { PolicyRule } from '../../api/types/index.ts';
-import { AUTHENTICATED_GROUP } from '../authn.ts';
+import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '../authn.ts';
 import { userFacingRoles } from './user-roles.ts';
 
 /** Members of this group are allowed every request, whatever the policy says. */
 export const PRIVILEGED_GROUP = 'system:masters';
-export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
 export const NODES_GROUP = 'system:nodes';
 export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
 
