@@ -196,6 +196,16 @@ describe('balance: ties and campaigns', () => {
     expect(plan.acquire).toEqual([8]);
   });
 
+  it('a shard this replica just released, the Lease not yet seen released, is free for its taker, not taken back', () => {
+    const members = [member('a'), member('b')];
+    // b's term of shard 8 ended (its release written) after the Lease naming b was seen: b does not take it back.
+    const endedAtMs = new Map([[8, NOW]]);
+    const view = { self: 'b', leases: leases('aaaabbbbb'), members, held: new Set([4, 5, 6, 7]), endedAtMs };
+    expect(balance(input(view)).acquire).toEqual([]);
+    // A Lease naming b seen after its term ended is a later write of b's (an answer lost): taken back.
+    expect(balance(input({ ...view, endedAtMs: new Map([[8, NOW - 1]]) })).acquire).toEqual([8]);
+  });
+
   it('its own electors are trusted over a stale Lease view', () => {
     // The Lease still names b (not seen renewed by a yet) but a's elector holds it: a keeps it.
     const plan = balance(

@@ -70,6 +70,8 @@ export function shardLeaseName(prefix: string, shard: number): string {
 
 export class ShardSet {
   private readonly terms = new Map<number, Term>();
+  /** Monotonic time each shard's last term of ours ended, its release written (or tried). */
+  private readonly endedAt = new Map<number, number>();
   /** Local monotonic time each Lease's spec, and each candidate's renewTime, last changed. */
   private readonly seen = new Map<string, { raw: string; atMs: number }>();
   private readonly names: string[];
@@ -195,6 +197,7 @@ export class ShardSet {
       members,
       held,
       campaigning,
+      endedAtMs: this.endedAt,
     });
     for (const shard of plan.release) {
       const term = this.terms.get(shard);
@@ -214,7 +217,12 @@ export class ShardSet {
   private campaign(shard: number, observed: LeaderElectionConfig['observed'], takeover: boolean): void {
     const { config } = this;
     const log = config.logger.child({ shard, lease: this.names[shard] });
-    const guard = new LeaseGuard(config.renewDeadlineMs, config.clock, `the Lease of shard ${shard}`);
+    const guard = new LeaseGuard(
+      config.renewDeadlineMs,
+      config.clock,
+      `the Lease of shard ${shard}`,
+      config.leaseDurationMs,
+    );
     const term: Term = { stop: new AbortController(), guard, done: Promise.resolve() };
     // A write refused for a stale renewal ends the term at once, as for the leader Lease.
     guard.onExpired(() => {
@@ -247,6 +255,7 @@ export class ShardSet {
         onStoppedLeading: () => {
           if (this.terms.get(shard) === term) this.terms.delete(shard);
           if (!term.since) return;
+          this.endedAt.set(shard, config.clock.now());
           const reason = term.ending ?? 'lost';
           this.count(reason);
           log.info({ reason }, 'shard let go');
