@@ -4,7 +4,8 @@
  * Pure and deterministic; every replica runs it for itself and the Leases arbitrate any disagreement.
  *
  * - Live replicas: this one, every holder of a valid shard Lease, and every LeaseCandidate seen renewed within
- *   `livenessMs`, except one that still names itself in a Lease it let expire (it stopped renewing: dead).
+ *   `livenessMs`, except one that still names itself in a Lease it let expire (it stopped renewing: dead) and one
+ *   seen releasing its last shard (it is stopping; its candidate is not seen renewed after that).
  * - Targets: `shards / live` each, the remainder (one more, `ceil`) going to the replicas that hold most now
  *   (ties: identity order), so that a joining or leaving replica moves only the shards it must.
  * - A replica above its target releases its surplus, highest shard numbers first.
@@ -48,6 +49,11 @@ export interface BalanceInput {
    * replica observed no later than that is the record the release replaces, not yet seen replaced: free.
    */
   endedAtMs?: ReadonlyMap<number, number>;
+  /**
+   * When each other replica was seen releasing its last shard. None lets go of its last shard to balance, so one
+   * that did is stopping: not live, unless its candidate is renewed more than `graceMs` later (it lives on).
+   */
+  departedAtMs?: ReadonlyMap<string, number>;
 }
 
 export interface BalancePlan {
@@ -98,8 +104,14 @@ export function balance(input: BalanceInput): BalancePlan {
   });
   const liveSet = new Set<string>([self]);
   for (const o of owner) if (o) liveSet.add(o);
+  const departed = (m: MemberView) => {
+    const at = input.departedAtMs?.get(m.identity);
+    return at !== undefined && m.observedAtMs <= at + input.graceMs;
+  };
   for (const m of input.members) {
-    if (nowMs - m.observedAtMs < input.livenessMs && !expiredHolders.has(m.identity)) liveSet.add(m.identity);
+    if (nowMs - m.observedAtMs < input.livenessMs && !expiredHolders.has(m.identity) && !departed(m)) {
+      liveSet.add(m.identity);
+    }
   }
   const live = [...liveSet].sort();
 
