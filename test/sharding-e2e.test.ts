@@ -412,7 +412,6 @@ describe('sharded replicas', () => {
       LEASE_MS * 4,
     );
     figures.takeoverMs = Math.round(performance.now() - killedAt);
-    figures.takeover = takeoverDetail(victim.identity ?? '', its, killedWall);
     expect.soft(figures.takeoverMs).toBeLessThanOrEqual(LEASE_MS + 1_000);
     // The survivors count the takeovers and the shards they hold in their metrics.
     const metric = (text: string, name: string) =>
@@ -455,6 +454,8 @@ describe('sharded replicas', () => {
     await Promise.all([createCsrs('after-roll', 30), createNamespaces('after-roll', 3)]);
     figures.convergeAfterRollMs = await converge('the workload to converge after the rolling restart');
 
+    // The takeover's detail from the Leases' history, complete by now.
+    figures.takeover = takeoverDetail(victim.identity ?? '', its, killedWall);
     // No replica wrote an object of a shard outside its own term of that shard.
     const csrs = await cluster.client.kind<CertificateSigningRequest>('CertificateSigningRequest').listAll();
     const uids = new Map(csrs.items.map((c: KubeObject) => [c.metadata.name ?? '', c.metadata.uid ?? '']));
