@@ -186,7 +186,7 @@ export class KubeClient implements Transport {
     const url = this.url(path, opts.query);
     const { headers, dispatcher } = await this.security(url);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
-    // abandoned when the guard's term ends, so that it cannot land after.
+    // abandoned when the guard's term can end, so that one held up on its way is not made after it.
     const termMs = READ_METHODS.has(method)
       ? undefined
       : this.options.writeGuard?.check(`${method} ${path}`, { path, body: opts.body });

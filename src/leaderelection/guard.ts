@@ -3,9 +3,9 @@
  * leads, i.e. its last successful renewal was *sent* less than renewDeadline ago by the monotonic clock.
  * Other replicas take the lease over no sooner than leaseDuration after they saw that renewal, which came
  * later than its sending: the term ends leaseDuration after that sending at the earliest. Given leaseDuration,
- * the guard answers the time left until then, and the client gives the write no longer (the server writes
- * nothing for a client gone), so a write it lets through cannot land after the term even when held up in
- * flight. A process resumed after a pause, or whose renewals fail, is refused at its first look at the clock.
+ * the guard answers the time left until then, and the client gives the write no longer: one held up before the
+ * server reads it is abandoned (the server writes nothing for a client gone) rather than made after the term.
+ * A process resumed after a pause, or whose renewals fail, is refused at its first look at the clock.
  */
 import type { WriteGuard } from '../client/client.ts';
 import { type Clock, realClock } from '../util/clock.ts';
