@@ -10,7 +10,8 @@
  * and from its `/debug/shards` the objects in its sharded caches and their cache memory, measured as the objects'
  * JSON size (V8's heap holds them in more bytes than that, by a roughly constant factor; no heap figure separates
  * the caches from the rest of the process). The goal: each replica of N at most (1/N + 10%) of the single
- * replica's CPU and cache memory. The sides rotate each round. SHARDING_BENCH_CSRS, SHARDING_BENCH_NAMESPACES, SHARDING_BENCH_ROUNDS set the size.
+ * replica's CPU and cache memory. The sides rotate each round. SHARDING_BENCH_CSRS, SHARDING_BENCH_NAMESPACES,
+ * SHARDING_BENCH_ROUNDS set the size.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';

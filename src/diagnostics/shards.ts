@@ -1,6 +1,7 @@
 /**
  * `/debug/shards`: the shards this `--sharding` replica holds, since when, and how many objects its sharded
- * caches hold and their size as JSON. Plain text, or JSON for `Accept: application/json`; authorized as every other debug path.
+ * caches hold and their size as JSON. Plain text, or JSON for `Accept: application/json`; authorized as every
+ * other debug path.
  */
 import { table } from '../cli/kubectl-orch/output.ts';
 import { rangeText } from '../sharding/ranges.ts';
