@@ -6,8 +6,12 @@
  * are left to take and balance the shards; then the workload is created. Per side: the time from the first create
  * to everything converged (polled by the bench client every 250 ms); per replica the CPU seconds its process spent
  * over that window (`/proc/<pid>/stat` utime + stime, so start-up is left out, the Lease renewals in), its peak
- * RSS (VmHWM: the whole process's, nothing subtracted) and the objects in its sharded caches (`/debug/shards`). The goal: each replica of N at most (1/N + 10%) of the single replica's CPU and cached objects. The
- * sides rotate each round. SHARDING_BENCH_CSRS, SHARDING_BENCH_NAMESPACES, SHARDING_BENCH_ROUNDS set the size.
+ * RSS (VmHWM: the whole process's, nothing subtracted, so mostly the fixed cost of a Node process and the code),
+ * and from its `/debug/shards` the objects in its sharded caches and their cache memory, measured as the objects'
+ * JSON size (V8's heap holds them in more bytes than that, by a roughly constant factor; no heap figure separates
+ * the caches from the rest of the process). The goal: each replica of N at most (1/N + 10%) of the single
+ * replica's CPU and cache memory. The sides rotate each round. SHARDING_BENCH_CSRS, SHARDING_BENCH_NAMESPACES,
+ * SHARDING_BENCH_ROUNDS set the size.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -31,6 +35,7 @@ interface Side {
   cpuS: number[];
   rssMiB: number[];
   cached: number[];
+  cachedMiB: number[];
 }
 
 async function processFigures(pid: number): Promise<{ cpuS: number; rssMiB: number }> {
@@ -101,9 +106,11 @@ async function side(replicas: number): Promise<Side> {
     const wallS = (performance.now() - started) / 1000;
     const procs = await Promise.all(daemons.map((r) => processFigures(r.d.child.pid!)));
     const reports = await Promise.all(daemons.map((r) => shardReport(kc, r.port)));
-    const cached = reports.map((r) => Object.values(r.cached).reduce((a, b) => a + b, 0));
+    const sum = (xs: Record<string, number> = {}) => Object.values(xs).reduce((a, b) => a + b, 0);
+    const cached = reports.map((r) => sum(r.cached));
+    const cachedMiB = reports.map((r) => sum(r.cachedBytes) / 2 ** 20);
     const cpuS = procs.map((p, i) => p.cpuS - idle[i].cpuS);
-    return { wallS, cpuS, rssMiB: procs.map((p) => p.rssMiB), cached };
+    return { wallS, cpuS, rssMiB: procs.map((p) => p.rssMiB), cached, cachedMiB };
   } finally {
     for (const { d } of daemons) d.child.kill('SIGTERM');
     await killAll(daemons.map((r) => r.d));
@@ -124,12 +131,14 @@ export async function run(): Promise<void> {
     cpu: of('one', (s) => s.cpuS[0]),
     rss: of('one', (s) => s.rssMiB[0]),
     cached: of('one', (s) => s.cached[0]),
+    cachedMiB: of('one', (s) => s.cachedMiB[0]),
   };
   const figures: Figure[] = [
     { name: '1 replica: first create → converged', value: of('one', (s) => s.wallS), unit: 's' },
     { name: '1 replica: CPU', value: single.cpu, unit: 's' },
     { name: '1 replica: peak RSS', value: single.rss, unit: 'MiB' },
     { name: '1 replica: objects cached', value: single.cached, unit: 'objects' },
+    { name: '1 replica: cache memory (JSON size)', value: single.cachedMiB, unit: 'MiB' },
   ];
   for (const [key, n] of [
     ['two', 2],
@@ -160,6 +169,12 @@ export async function run(): Promise<void> {
         value: of(key, (s) => max(s.cached)),
         unit: 'objects',
         against: goal(single.cached),
+      },
+      {
+        name: `${n} replicas: cache memory (JSON size), the most`,
+        value: of(key, (s) => max(s.cachedMiB)),
+        unit: 'MiB',
+        against: goal(single.cachedMiB),
       },
     );
   }

@@ -10,8 +10,10 @@
  * - SIGSTOP of one past its lease, then SIGCONT: from the audit log and the shard Leases' history, no replica
  *   wrote an object of a shard outside its own term of that shard (so none wrote one another replica held);
  * - a rolling restart of all three leaves no shard without a valid holder for longer than one lease duration.
- * Counts come from SHARDING_CSRS and SHARDING_NAMESPACES (the issue's full size is 3000 and 300; the defaults
- * are small enough for a 2-core machine shared with other work).
+ * The issue's full size (3,000 CSRs, 300 namespaces) runs with ORCH_SHARDING_E2E_FULL=1; the default is a tenth
+ * of the CSRs and 45 namespaces, small enough for CI on a 2-core machine shared with other work. SHARDING_CSRS
+ * and SHARDING_NAMESPACES set other counts. The figures printed at the end say, beside the timings, how much
+ * each process waited for a CPU (Linux schedstat) around the takeover and around any write outside a term.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,6 +29,7 @@ import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { type Daemon, killAll, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
 import { freePort } from './support/free-port.ts';
+import { type SchedSample, sampleScheduling, schedulingBetween } from './support/sched-sampler.ts';
 import {
   createCsrs as createCsrsIn,
   createNamespaces as createNamespacesIn,
@@ -46,9 +49,10 @@ const LEASE_MS = 10_000;
 const RENEW_DEADLINE_MS = 5_000;
 const RETRY_MS = 1_000;
 const SHARDS = 16;
-const CSRS = Number(process.env.SHARDING_CSRS ?? 300);
-const NAMESPACES = Number(process.env.SHARDING_NAMESPACES ?? 45);
-const CONVERGE_MS = Number(process.env.SHARDING_CONVERGE_MS ?? 480_000);
+const FULL = process.env.ORCH_SHARDING_E2E_FULL === '1';
+const CSRS = Number(process.env.SHARDING_CSRS ?? (FULL ? 3_000 : 300));
+const NAMESPACES = Number(process.env.SHARDING_NAMESPACES ?? (FULL ? 300 : 45));
+const CONVERGE_MS = Number(process.env.SHARDING_CONVERGE_MS ?? (FULL ? 1_500_000 : 480_000));
 
 let cluster: TestCluster;
 const auditLogPath = join(tmpdir(), `orch-sharding-audit-${process.pid}-${Date.now()}.jsonl`);
@@ -56,6 +60,7 @@ const daemons: { d: Daemon; port: number }[] = [];
 const figures: Record<string, unknown> = { csrs: CSRS, namespaces: NAMESPACES };
 const stopHistory = new AbortController();
 let history: Map<number, LeaseVersion>;
+let sched: SchedSample[];
 
 interface LeaseVersion {
   rv: number;
@@ -70,6 +75,13 @@ beforeAll(async () => {
   cluster = await startTestCluster({ auditLogPath, featureGates: { ShardedListAndWatch: true } });
   cluster.cp.attach(await startSimulatedNodes(cluster.cp, 3));
   history = recordShardHistory(stopHistory.signal);
+  sched = sampleScheduling(
+    () => [
+      { name: 'plane', pid: process.pid },
+      ...live().flatMap(({ d }) => (d.child.pid ? [{ name: d.name, pid: d.child.pid }] : [])),
+    ],
+    stopHistory.signal,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -83,6 +95,7 @@ afterAll(async () => {
       JSON.stringify({ replica: d.name, exit: d.exit }),
     ]);
     await writeFile(join(debugDir, 'sharding-replicas.jsonl'), lines.join('\n'));
+    await writeFile(join(debugDir, 'sharding-sched.jsonl'), sched.map((s) => JSON.stringify(s)).join('\n'));
   }
   await cluster?.stop();
   await rm(auditLogPath, { force: true });
@@ -239,15 +252,64 @@ async function writesOutsideTerm(uids: Map<string, string>): Promise<AuditEvent[
       e.objectRef.resourceVersion,
   );
   figures.auditedWrites = writes.length;
-  return writes.filter((w) => {
+  const details: Record<string, unknown>[] = [];
+  const outside = writes.filter((w) => {
     const key =
       w.objectRef.resource === 'certificatesigningrequests' ? uids.get(w.objectRef.name ?? '') : w.objectRef.namespace;
     if (key === undefined) return true;
     const shard = shardOf(key, SHARDS);
     const rv = Number(w.objectRef.resourceVersion);
     const lease = versions.filter((v) => v.shard === shard && v.rv < rv).at(-1);
-    return !lease || lease.holder !== identityOf(w) || Date.parse(w.stageTimestamp) >= lease.expires;
+    const bad = !lease || lease.holder !== identityOf(w) || Date.parse(w.stageTimestamp) >= lease.expires;
+    if (bad && lease) details.push(lateWrite(w, lease));
+    return bad;
   });
+  figures.outsideDetails = details;
+  return outside;
+}
+
+/**
+ * Where a late write's time went: from the writer's last renewal (renewTime) to the server receiving the write
+ * (the guard let it go at most renewDeadline after the renewal was sent), and from there to its commit.
+ */
+function lateWrite(w: AuditEvent, lease: LeaseVersion): Record<string, unknown> {
+  const received = Date.parse(w.requestReceivedTimestamp);
+  const staged = Date.parse(w.stageTimestamp);
+  const writer = daemons.find((r) => r.d.identity === identityOf(w))?.d.name;
+  const cpu = schedulingBetween(sched, lease.at, staged);
+  return {
+    writer,
+    write: `${w.verb} ${w.requestURI}`,
+    leaseHolder: daemons.find((r) => r.d.identity === lease.holder)?.d.name ?? lease.holder,
+    receivedAfterRenewMs: received - lease.at,
+    committedAfterReceivedMs: staged - received,
+    lateMs: staged - lease.expires,
+    cpu: Object.fromEntries(Object.entries(cpu).filter(([name]) => name === writer || name === 'plane')),
+  };
+}
+
+/**
+ * Where a takeover's time went, from the Leases' history: per shard the victim's last renewal (its renewTime)
+ * and the new holder's acquisition, relative to the kill; and how much each process waited for a CPU meanwhile.
+ */
+function takeoverDetail(victim: string, shards: number[], killedWall: number): Record<string, unknown> {
+  const perShard = shards.map((shard) => {
+    const vs = [...history.values()].filter((v) => v.shard === shard).sort((a, b) => a.rv - b.rv);
+    const last = vs.filter((v) => v.holder === victim && v.at <= killedWall).at(-1);
+    const next = vs.find((v) => last && v.rv > last.rv && v.holder && v.holder !== victim);
+    return {
+      shard,
+      lastRenewBeforeKillMs: last ? killedWall - last.at : undefined,
+      acquiredAfterKillMs: next ? next.at - killedWall : undefined,
+      acquiredAfterLastRenewMs: last && next ? next.at - last.at : undefined,
+    };
+  });
+  const worst = Math.max(...perShard.map((p) => p.acquiredAfterLastRenewMs ?? Number.POSITIVE_INFINITY));
+  return {
+    worstAfterLastRenewMs: worst,
+    perShard,
+    cpu: schedulingBetween(sched, killedWall - 2_000, killedWall + LEASE_MS + 2_000),
+  };
 }
 
 /** The longest time any shard went without a valid holder between `fromWall` and `toWall`, from the history. */
@@ -270,8 +332,9 @@ function longestGap(fromWall: number, toWall: number): number {
 }
 
 describe('sharded replicas', () => {
+  // The measured limits (shares, takeover, rolling gap) are soft: a long run goes on to report every figure.
   it('split the work, fail over within a lease, fence paused replicas, and survive a rolling restart', {
-    timeout: 900_000,
+    timeout: FULL ? 3_600_000 : 900_000,
   }, async () => {
     supervise();
     await Promise.all([createCsrs('csr', CSRS), createNamespaces('ns', NAMESPACES)]);
@@ -293,15 +356,16 @@ describe('sharded replicas', () => {
     await sleep(2_000); // the last rebuild's caches
     const balanced = live();
     const reports = await Promise.all(balanced.map(shardReport));
-    const totals = { csr: CSRS, sts: NAMESPACES, pdb: NAMESPACES };
-    const shares: Record<string, number[]> = { csr: [], sts: [], pdb: [] };
-    for (const r of reports) {
-      const cached = (prefix: string) =>
-        Object.entries(r.cached).find(([name]) => name.startsWith(prefix))?.[1] ?? Number.NaN;
-      shares.csr.push(cached('certificatesigningrequests.'));
-      shares.sts.push(cached('statefulsets.'));
-      shares.pdb.push(cached('poddisruptionbudgets.'));
+    // Every sharded cache: the CSRs by uid, and each namespaced kind (sets, budgets, pods, revisions).
+    const shares: Record<string, number[]> = {};
+    for (const name of new Set(reports.flatMap((r) => Object.keys(r.cached)))) {
+      shares[name.split('.')[0]] = reports.map((r) => r.cached[name] ?? 0);
     }
+    const totals: Record<string, number> = {
+      certificatesigningrequests: CSRS,
+      statefulsets: NAMESPACES,
+      poddisruptionbudgets: NAMESPACES,
+    };
     figures.cacheShares = shares;
     // The same shards in statusz; /debug/shards is authorized as the other debug paths.
     const statusz = await diagnostics(balanced[0], '/statusz');
@@ -309,18 +373,17 @@ describe('sharded replicas', () => {
     expect(statusz.body).toContain(`Shards held: ${held} of ${SHARDS}`);
     expect((await diagnostics(balanced[0], '/debug/shards', false)).status).toBe(401);
     figures.shardsHeld = reports.map((r) => r.held.length);
+    for (const kind of Object.keys(totals)) expect(shares[kind], `${kind} cached`).toBeDefined();
     for (const [kind, counts] of Object.entries(shares)) {
-      const total = totals[kind as keyof typeof totals];
-      expect(
-        counts.reduce((a, b) => a + b, 0),
-        `${kind} cached once in all`,
-      ).toBe(total);
-      // ±25% of a third. Two things widen it below a few thousand objects, and are allowed then: a replica's
-      // share of whole shards (6 of 16 is a third + 12.5%) and a third's own sampling spread (3σ).
+      const sum = counts.reduce((a, b) => a + b, 0);
+      if (kind in totals) expect(sum, `${kind} cached once in all`).toBe(totals[kind]);
+      if (sum === 0) continue;
+      // ±25% of a third at the issue's full size. Below it two things widen it: a replica's share of whole shards
+      // (6 of 16 is a third + 12.5%) and a third's own sampling spread (3σ).
       const quantized = (Math.ceil(SHARDS / 3) / SHARDS) * 3 - 1;
-      const tolerance = Math.max(0.25, quantized + 3 * Math.sqrt(2 / total));
+      const tolerance = FULL ? 0.25 : Math.max(0.25, quantized + 3 * Math.sqrt(2 / sum));
       for (const c of counts) {
-        expect(Math.abs(c / total - 1 / 3) * 3, `${kind} shares ${counts}`).toBeLessThanOrEqual(tolerance);
+        expect.soft(Math.abs(c / sum - 1 / 3) * 3, `${kind} shares ${counts}`).toBeLessThanOrEqual(tolerance);
       }
     }
 
@@ -338,6 +401,7 @@ describe('sharded replicas', () => {
     killed.add(victim);
     const its = (await holders()).flatMap((h, i) => (h === victim.identity ? [i] : []));
     const killedAt = performance.now();
+    const killedWall = Date.now();
     victim.child.kill('SIGKILL');
     await waitFor(
       'the killed replica’s shards taken over',
@@ -348,7 +412,7 @@ describe('sharded replicas', () => {
       LEASE_MS * 4,
     );
     figures.takeoverMs = Math.round(performance.now() - killedAt);
-    expect(figures.takeoverMs).toBeLessThanOrEqual(LEASE_MS + 1_000);
+    expect.soft(figures.takeoverMs).toBeLessThanOrEqual(LEASE_MS + 1_000);
     // The survivors count the takeovers and the shards they hold in their metrics.
     const metric = (text: string, name: string) =>
       Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
@@ -386,10 +450,12 @@ describe('sharded replicas', () => {
     }
     await sleep(LEASE_MS);
     figures.rollingLongestGapMs = longestGap(rollFrom, Date.now());
-    expect(figures.rollingLongestGapMs).toBeLessThanOrEqual(LEASE_MS);
+    expect.soft(figures.rollingLongestGapMs).toBeLessThanOrEqual(LEASE_MS);
     await Promise.all([createCsrs('after-roll', 30), createNamespaces('after-roll', 3)]);
     figures.convergeAfterRollMs = await converge('the workload to converge after the rolling restart');
 
+    // The takeover's detail from the Leases' history, complete by now.
+    figures.takeover = takeoverDetail(victim.identity ?? '', its, killedWall);
     // No replica wrote an object of a shard outside its own term of that shard.
     const csrs = await cluster.client.kind<CertificateSigningRequest>('CertificateSigningRequest').listAll();
     const uids = new Map(csrs.items.map((c: KubeObject) => [c.metadata.name ?? '', c.metadata.uid ?? '']));

@@ -202,7 +202,7 @@ async function main(): Promise<number> {
   const identity = newIdentity();
   const le = cfg.generic.leaderElection;
   // Only the replica that can prove it holds the lease writes (see LeaseGuard).
-  const guard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
+  const guard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock, undefined, le.leaseDuration) : undefined;
   const client = new KubeClient(kc, registry, {
     qps: cfg.generic.clientConnection.qps,
     burst: cfg.generic.clientConnection.burst,
@@ -284,7 +284,9 @@ async function main(): Promise<number> {
   const managers = [
     manager,
     ...ownLeases.map((name) => {
-      const ownGuard = le.leaderElect ? new LeaseGuard(le.renewDeadline, realClock) : undefined;
+      const ownGuard = le.leaderElect
+        ? new LeaseGuard(le.renewDeadline, realClock, undefined, le.leaseDuration)
+        : undefined;
       return new Manager(
         { ...ctx, client: client.derive({ writeGuard: ownGuard }), logger: logger.child({ lease: name }) },
         {

@@ -49,7 +49,7 @@ export interface DiagnosticsInputs {
   /** The controller part of the configuration the daemon runs with (what `why` answers reason from). */
   controllerConfig: Record<string, unknown>;
   /** With `--sharding`: what `/debug/shards` and statusz show. */
-  shards?: { report(): ShardReport };
+  shards?: { report(opts?: { bytes?: boolean }): ShardReport };
 }
 
 export interface Diagnostics {
@@ -111,7 +111,7 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     version: versionInfo(d.version),
     extraLines: shards && (() => [shardsStatuszLine(shards.report())]),
   });
-  if (shards) installShards(server, () => shards.report());
+  if (shards) installShards(server, () => shards.report({ bytes: true }));
   installWhy(server, d.why, () =>
     apiSources(d.client, { config: d.controllerConfig, features: (g) => gates.enabled(g) }),
   );

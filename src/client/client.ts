@@ -23,8 +23,11 @@ import { WatchDecoder } from './watch-decoder.ts';
 
 /** What a client consults before each write (the leader election's lease guard). */
 export interface WriteGuard {
-  /** Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. */
-  check(what: string, target: WriteTarget): void;
+  /**
+   * Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. May
+   * answer the ms within which the write must be over (the writer's term ends then): its request's deadline.
+   */
+  check(what: string, target: WriteTarget): number | undefined;
 }
 
 /** A write as the guard sees it: its path and body (an object, or text already serialized). */
@@ -182,10 +185,14 @@ export class KubeClient implements Transport {
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const url = this.url(path, opts.query);
     const { headers, dispatcher } = await this.security(url);
-    // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now.
-    if (!READ_METHODS.has(method)) this.options.writeGuard?.check(`${method} ${path}`, { path, body: opts.body });
+    // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
+    // abandoned when the guard's term can end, so that one held up on its way is not made after it.
+    const termMs = READ_METHODS.has(method)
+      ? undefined
+      : this.options.writeGuard?.check(`${method} ${path}`, { path, body: opts.body });
+    const timeoutMs = Math.min(this.options.timeoutMs, termMs ?? Number.POSITIVE_INFINITY);
     const started = performance.now();
-    const limit = new Deadline(this.options.timeoutMs, opts.signal);
+    const limit = new Deadline(timeoutMs, opts.signal);
     const body =
       opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     let res: Dispatcher.ResponseData;
@@ -207,7 +214,12 @@ export class KubeClient implements Transport {
     } catch (err) {
       this.observe(method, 0, url, path, started);
       if (limit.expired && !opts.signal?.aborted) {
-        throw new StatusError(504, 'Timeout', `request ${method} ${path} timed out after ${this.options.timeoutMs} ms`);
+        const why = timeoutMs < this.options.timeoutMs ? ", when the writer's lease term can end" : '';
+        throw new StatusError(
+          504,
+          'Timeout',
+          `request ${method} ${path} timed out after ${Math.round(timeoutMs)} ms${why}`,
+        );
       }
       throw err;
     } finally {

@@ -1,6 +1,7 @@
 /**
  * `/debug/shards`: the shards this `--sharding` replica holds, since when, and how many objects its sharded
- * caches hold. Plain text, or JSON for `Accept: application/json`; authorized as every other debug path.
+ * caches hold and their size as JSON. Plain text, or JSON for `Accept: application/json`; authorized as every
+ * other debug path.
  */
 import { table } from '../cli/kubectl-orch/output.ts';
 import { rangeText } from '../sharding/ranges.ts';
@@ -21,7 +22,8 @@ export function installShards(server: RouteRegistry, report: () => ShardReport):
       ['SHARD', 'RANGE', 'LEASE', 'SINCE'],
       ...held.map((h) => [String(h.shard), h.range, h.lease, h.since]),
     ];
-    const cached = Object.entries(r.cached).map(([informer, n]) => `  ${informer}: ${n}`);
+    const bytes = (informer: string) => (r.cachedBytes ? `, ${r.cachedBytes[informer] ?? 0} bytes as JSON` : '');
+    const cached = Object.entries(r.cached).map(([informer, n]) => `  ${informer}: ${n}${bytes(informer)}`);
     const text = [
       `identity: ${r.identity}`,
       `holding ${held.length} of ${r.shards} shards`,

@@ -39,6 +39,18 @@ describe('LeaseGuard', () => {
     expect(() => guard.check('PATCH /b')).toThrow(/last lease renewal was 2000 ms ago, not within the renew deadline/);
   });
 
+  it('answers the time left in the term when it knows the lease duration', () => {
+    const clock = new FakeClock(1_000);
+    const sentAt = clock.now();
+    const guard = new LeaseGuard(RENEW_DEADLINE, clock, 'a lease', 3 * RENEW_DEADLINE);
+    guard.renewed(sentAt);
+    clock.step(RENEW_DEADLINE - 1);
+    expect(guard.check('PUT /a')).toBe(2 * RENEW_DEADLINE + 1);
+    const unbounded = new LeaseGuard(RENEW_DEADLINE, clock);
+    unbounded.renewed(clock.now());
+    expect(unbounded.check('PUT /a')).toBeUndefined();
+  });
+
   it('never moves back to an older renewal', () => {
     const clock = new FakeClock(5_000);
     const guard = new LeaseGuard(RENEW_DEADLINE, clock);

@@ -2,9 +2,10 @@
  * The lease guard: a write from the controllers may leave the process only while this replica can prove it
  * leads, i.e. its last successful renewal was *sent* less than renewDeadline ago by the monotonic clock.
  * Other replicas take the lease over no sooner than leaseDuration after they saw that renewal, which came
- * later than its sending, so every write the guard lets through reaches the server inside our term unless it
- * is delayed in flight by more than leaseDuration − renewDeadline. A process resumed after a pause, or whose
- * renewals fail, is refused at its first look at the clock.
+ * later than its sending: the term ends leaseDuration after that sending at the earliest. Given leaseDuration,
+ * the guard answers the time left until then, and the client gives the write no longer: one held up before the
+ * server reads it is abandoned (the server writes nothing for a client gone) rather than made after the term.
+ * A process resumed after a pause, or whose renewals fail, is refused at its first look at the clock.
  */
 import type { WriteGuard } from '../client/client.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -24,6 +25,8 @@ export class LeaseGuard implements WriteGuard {
     private readonly clock: Clock = realClock,
     /** The Lease it fences for, in refusals. */
     private readonly lease = 'the leader lease',
+    /** The Lease's duration: with it, check answers the time left in the term. */
+    private readonly leaseDurationMs?: number,
   ) {}
 
   /** The elector's acquire or renew request sent at `sentAt` (monotonic) succeeded. */
@@ -41,13 +44,16 @@ export class LeaseGuard implements WriteGuard {
     this.expiredListeners.push(fn);
   }
 
-  /** Throws {@link LeaseLostError} unless a write may leave the process now. */
-  check(what: string): void {
+  /**
+   * Throws {@link LeaseLostError} unless a write may leave the process now; answers the ms left before the term
+   * can end (undefined without a lease duration), which the write must not outlast.
+   */
+  check(what: string): number | undefined {
     if (this.renewedAt === undefined) {
       throw new LeaseLostError(`refusing ${what}: this replica does not hold ${this.lease}`);
     }
     const age = this.clock.now() - this.renewedAt;
-    if (age < this.renewDeadlineMs) return;
+    if (age < this.renewDeadlineMs) return this.leaseDurationMs === undefined ? undefined : this.leaseDurationMs - age;
     this.revoke();
     const listeners = this.expiredListeners;
     this.expiredListeners = [];

@@ -196,6 +196,27 @@ describe('balance: ties and campaigns', () => {
     expect(plan.acquire).toEqual([8]);
   });
 
+  it('a shard this replica just released, the Lease not yet seen released, is free for its taker, not taken back', () => {
+    const members = [member('a'), member('b')];
+    // b's term of shard 8 ended (its release written) after the Lease naming b was seen: b does not take it back.
+    const endedAtMs = new Map([[8, NOW]]);
+    const view = { self: 'b', leases: leases('aaaabbbbb'), members, held: new Set([4, 5, 6, 7]), endedAtMs };
+    expect(balance(input(view)).acquire).toEqual([]);
+    // A Lease naming b seen after its term ended is a later write of b's (an answer lost): taken back.
+    expect(balance(input({ ...view, endedAtMs: new Map([[8, NOW - 1]]) })).acquire).toEqual([8]);
+  });
+
+  it('a replica seen releasing its last shard is stopping: nobody releases for it while its candidate is fresh', () => {
+    const members = [member('a'), member('b'), member('c')];
+    const view = { self: 'a', leases: leases('aaaaaaaabbbbbbbb'), members };
+    expect(balance(input(view)).release).toEqual([6, 7]);
+    const stopping = balance(input({ ...view, departedAtMs: new Map([['c', NOW]]) }));
+    expect(stopping).toMatchObject({ release: [], live: ['a', 'b'], target: 8 });
+    // Its candidate renewed well after that: it lives on (it had lost its shards), and gets its share again.
+    const livesOn = balance(input({ ...view, departedAtMs: new Map([['c', NOW - 5_000]]) }));
+    expect(livesOn.release).toEqual([6, 7]);
+  });
+
   it('its own electors are trusted over a stale Lease view', () => {
     // The Lease still names b (not seen renewed by a yet) but a's elector holds it: a keeps it.
     const plan = balance(

@@ -4,12 +4,14 @@
  * Pure and deterministic; every replica runs it for itself and the Leases arbitrate any disagreement.
  *
  * - Live replicas: this one, every holder of a valid shard Lease, and every LeaseCandidate seen renewed within
- *   `livenessMs`, except one that still names itself in a Lease it let expire (it stopped renewing: dead).
+ *   `livenessMs`, except one that still names itself in a Lease it let expire (it stopped renewing: dead) and one
+ *   seen releasing its last shard (it is stopping; its candidate is not seen renewed after that).
  * - Targets: `shards / live` each, the remainder (one more, `ceil`) going to the replicas that hold most now
  *   (ties: identity order), so that a joining or leaving replica moves only the shards it must.
  * - A replica above its target releases its surplus, highest shard numbers first.
- * - A free shard (no Lease, released, expired, or naming this replica with no elector of ours holding it) goes to the live replica furthest below its target (ties:
- *   identity order). One left free for `graceMs` (its designated taker never came: a replica that left
+ * - A free shard (no Lease, released, expired, or naming this replica with no elector of ours holding it) goes to
+ *   the live replica furthest below its target (ties: identity order). One naming this replica whose term ended
+ *   since that Lease was seen is being released by us: free since then, not ours to take back. One left free for `graceMs` (its designated taker never came: a replica that left
  *   without its candidate aging out yet) is taken by whichever live replica holding shards now holds fewest.
  */
 
@@ -42,6 +44,16 @@ export interface BalanceInput {
   held: ReadonlySet<number>;
   /** Shards this replica's electors are campaigning for (not yet held). */
   campaigning: ReadonlySet<number>;
+  /**
+   * When this replica's last term of a shard ended (its elector then writes a release). A Lease naming this
+   * replica observed no later than that is the record the release replaces, not yet seen replaced: free.
+   */
+  endedAtMs?: ReadonlyMap<number, number>;
+  /**
+   * When each other replica was seen releasing its last shard. None lets go of its last shard to balance, so one
+   * that did is stopping: not live, unless its candidate is renewed more than `graceMs` later (it lives on).
+   */
+  departedAtMs?: ReadonlyMap<string, number>;
 }
 
 export interface BalancePlan {
@@ -70,24 +82,36 @@ function freeSince(l: ShardLeaseView | undefined): number {
 
 export function balance(input: BalanceInput): BalancePlan {
   const { self, shards, nowMs } = input;
+  // Our own release, not seen in the Lease yet, already happened: the shard is free since it.
+  const leases = input.leases.map((l, i) => {
+    const ended = input.endedAtMs?.get(i);
+    const releasedSince = l?.holder === self && !input.held.has(i) && ended !== undefined && ended >= l.observedAtMs;
+    return releasedSince ? { holder: '', durationMs: l.durationMs, observedAtMs: ended } : l;
+  });
   // Who holds what: our electors know our own shards better than the last Lease seen.
   // A Lease naming this replica without an elector of ours holding it is a write of ours whose answer was lost
   // (a timeout): free, and ours to take at once, before it expires with nobody renewing it.
   const owner: (string | undefined)[] = [];
   const ours = new Set<number>();
   for (let i = 0; i < shards; i++) {
-    const holder = input.held.has(i) ? self : validHolder(input.leases[i], nowMs);
+    const holder = input.held.has(i) ? self : validHolder(leases[i], nowMs);
     if (holder === self && !input.held.has(i)) ours.add(i);
     owner.push(holder === self && !input.held.has(i) ? undefined : holder);
   }
   const expiredHolders = new Set<string>();
-  input.leases.forEach((l, i) => {
+  leases.forEach((l, i) => {
     if (l?.holder && owner[i] === undefined) expiredHolders.add(l.holder);
   });
   const liveSet = new Set<string>([self]);
   for (const o of owner) if (o) liveSet.add(o);
+  const departed = (m: MemberView) => {
+    const at = input.departedAtMs?.get(m.identity);
+    return at !== undefined && m.observedAtMs <= at + input.graceMs;
+  };
   for (const m of input.members) {
-    if (nowMs - m.observedAtMs < input.livenessMs && !expiredHolders.has(m.identity)) liveSet.add(m.identity);
+    if (nowMs - m.observedAtMs < input.livenessMs && !expiredHolders.has(m.identity) && !departed(m)) {
+      liveSet.add(m.identity);
+    }
   }
   const live = [...liveSet].sort();
 
@@ -106,7 +130,7 @@ export function balance(input: BalanceInput): BalancePlan {
   for (let i = 0; i < shards; i++) {
     if (owner[i] !== undefined) continue;
     let taker = ours.has(i) ? self : pick(live, (id) => (target.get(id) ?? 0) - (load.get(id) ?? 0));
-    if (taker !== self && nowMs - freeSince(input.leases[i]) >= input.graceMs) {
+    if (taker !== self && nowMs - freeSince(leases[i]) >= input.graceMs) {
       taker = pick(holders, (id) => -(load.get(id) ?? 0), true);
     }
     if (!taker) continue;

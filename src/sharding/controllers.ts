@@ -66,8 +66,23 @@ export class ShardedControllers {
 
   /** Objects each running informer holds, by informer name (what /debug/shards reports as the share). */
   cached(): Record<string, number> {
+    return this.perInformer((objects) => objects.length);
+  }
+
+  /**
+   * The JSON size in bytes of the objects each running informer holds: what its cache holds, measured as the
+   * objects' serialized text. V8 keeps them as objects, larger than this by a rough constant factor; no heap
+   * measure separates one informer's objects from the rest of the process.
+   */
+  cachedBytes(): Record<string, number> {
+    return this.perInformer((objects) =>
+      objects.reduce<number>((sum, o) => sum + Buffer.byteLength(JSON.stringify(o)), 0),
+    );
+  }
+
+  private perInformer(measure: (objects: unknown[]) => number): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const f of this.current?.factories ?? []) for (const i of f.all()) out[i.name] = i.lister().list().length;
+    for (const f of this.current?.factories ?? []) for (const i of f.all()) out[i.name] = measure(i.lister().list());
     return out;
   }
 

@@ -17,14 +17,14 @@ export class ShardGuard implements WriteGuard {
     private readonly guardFor: (shard: number) => LeaseGuard | undefined,
   ) {}
 
-  check(what: string, target: WriteTarget): void {
+  check(what: string, target: WriteTarget): number | undefined {
     const key = this.key === 'namespace' ? NAMESPACED_PATH.exec(target.path)?.[1] : uidOf(target.body);
     const guard = key === undefined ? this.anyGuard() : this.guardFor(shardOf(decodeURIComponent(key), this.shards));
     if (!guard) {
       const which = key === undefined ? 'any shard' : `shard ${shardOf(decodeURIComponent(key), this.shards)}`;
       throw new LeaseLostError(`refusing ${what}: this replica does not hold ${which}`);
     }
-    guard.check(what);
+    return guard.check(what);
   }
 
   private anyGuard(): LeaseGuard | undefined {

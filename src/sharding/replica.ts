@@ -30,6 +30,8 @@ export interface ShardReport {
   held: HeldShard[];
   /** Objects in each sharded cache. */
   cached: Record<string, number>;
+  /** Their JSON size in bytes, when asked for (it serializes every cached object). */
+  cachedBytes?: Record<string, number>;
 }
 
 export class ShardedReplica {
@@ -77,12 +79,13 @@ export class ShardedReplica {
     await Promise.all([this.set.run(signal), this.controllers.run(signal)]);
   }
 
-  report(): ShardReport {
+  report(opts: { bytes?: boolean } = {}): ShardReport {
     return {
       identity: this.o.leaderElection.identity,
       shards: this.o.shards,
       held: this.set.heldShards(),
       cached: this.controllers.cached(),
+      ...(opts.bytes && { cachedBytes: this.controllers.cachedBytes() }),
     };
   }
 }

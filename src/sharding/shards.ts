@@ -70,6 +70,10 @@ export function shardLeaseName(prefix: string, shard: number): string {
 
 export class ShardSet {
   private readonly terms = new Map<number, Term>();
+  /** Monotonic time each shard's last term of ours ended, its release written (or tried). */
+  private readonly endedAt = new Map<number, number>();
+  /** Monotonic time each other replica was seen releasing its last shard; pruned with its candidate. */
+  private readonly departedAt = new Map<string, number>();
   /** Local monotonic time each Lease's spec, and each candidate's renewTime, last changed. */
   private readonly seen = new Map<string, { raw: string; atMs: number }>();
   private readonly names: string[];
@@ -120,7 +124,14 @@ export class ShardSet {
       namespace,
     });
     const changed = () => this.wake();
-    leaseInformer.addEventHandler({ add: (l) => this.observe(l), update: (_, l) => this.observe(l), delete: changed });
+    leaseInformer.addEventHandler({
+      add: (l) => this.observe(l),
+      update: (old, l) => {
+        this.noteRelease(old, l, leaseInformer.lister());
+        this.observe(l);
+      },
+      delete: changed,
+    });
     candidateInformer.addEventHandler({ add: (c) => this.observe(c), update: (_, c) => this.observe(c) });
     informers.start();
     try {
@@ -148,9 +159,20 @@ export class ShardSet {
   /** Notes when a Lease's spec or a candidate's renewTime changed, by the local clock, and looks at the plan. */
   private observe(obj: Lease | LeaseCandidate): void {
     const key = `${obj.kind}/${obj.metadata.name}`;
+    const holder = obj.kind === 'Lease' ? (obj as Lease).spec?.holderIdentity : undefined;
+    if (holder) this.departedAt.delete(holder);
     const raw = JSON.stringify(obj.kind === 'Lease' ? obj.spec : (obj as LeaseCandidate).spec?.renewTime);
     if (this.seen.get(key)?.raw !== raw) this.seen.set(key, { raw, atMs: this.config.clock.now() });
     this.wake();
+  }
+
+  /** A replica seen releasing its last shard Lease is stopping: no replica lets go of its last shard to balance. */
+  private noteRelease(old: Lease, lease: Lease, leases: Lister<Lease>): void {
+    const was = old.spec?.holderIdentity;
+    if (!was || was === this.config.identity || lease.spec?.holderIdentity) return;
+    if (!this.names.includes(lease.metadata.name ?? '')) return;
+    const holdsMore = this.names.some((name) => leases.get(this.config.namespace, name)?.spec?.holderIdentity === was);
+    if (!holdsMore) this.departedAt.set(was, this.config.clock.now());
   }
 
   private observedAt(kind: string, name: string): number {
@@ -181,6 +203,7 @@ export class ShardSet {
         identity: c.metadata.name ?? '',
         observedAtMs: this.observedAt('LeaseCandidate', c.metadata.name ?? ''),
       }));
+    for (const id of this.departedAt.keys()) if (!candidates.get(namespace, id)) this.departedAt.delete(id);
     const held = new Set<number>();
     const campaigning = new Set<number>();
     for (const [shard, term] of this.terms) (term.since ? held : campaigning).add(shard);
@@ -195,6 +218,8 @@ export class ShardSet {
       members,
       held,
       campaigning,
+      endedAtMs: this.endedAt,
+      departedAtMs: this.departedAt,
     });
     for (const shard of plan.release) {
       const term = this.terms.get(shard);
@@ -214,7 +239,12 @@ export class ShardSet {
   private campaign(shard: number, observed: LeaderElectionConfig['observed'], takeover: boolean): void {
     const { config } = this;
     const log = config.logger.child({ shard, lease: this.names[shard] });
-    const guard = new LeaseGuard(config.renewDeadlineMs, config.clock, `the Lease of shard ${shard}`);
+    const guard = new LeaseGuard(
+      config.renewDeadlineMs,
+      config.clock,
+      `the Lease of shard ${shard}`,
+      config.leaseDurationMs,
+    );
     const term: Term = { stop: new AbortController(), guard, done: Promise.resolve() };
     // A write refused for a stale renewal ends the term at once, as for the leader Lease.
     guard.onExpired(() => {
@@ -247,6 +277,7 @@ export class ShardSet {
         onStoppedLeading: () => {
           if (this.terms.get(shard) === term) this.terms.delete(shard);
           if (!term.since) return;
+          this.endedAt.set(shard, config.clock.now());
           const reason = term.ending ?? 'lost';
           this.count(reason);
           log.info({ reason }, 'shard let go');
