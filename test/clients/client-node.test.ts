@@ -138,6 +138,8 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
     expect(seen).toEqual([
       ['ADDED', 'watched', undefined],
       ['MODIFIED', 'watched', 'two'],
+      // As kube-apiserver: an unbound pod's delete writes its deletion marks first, then removes it.
+      ['MODIFIED', 'watched', 'two'],
       ['DELETED', 'watched', 'two'],
     ]);
     // It ended on the DELETED event, not at the server's timeout.
