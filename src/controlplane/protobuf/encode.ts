@@ -7,7 +7,7 @@
  * Everything goes into one writer; the path of a value (`Pod.spec.nodeName`) is put together only when it
  * cannot be encoded, from the levels its error passes through.
  */
-import type { FieldSpec, MessageTable, ValueKind } from './schema.ts';
+import { type FieldSpec, type MessageTable, type ValueKind, zeroOf } from './schema.ts';
 import { ProtobufError, WireType } from './wire.ts';
 import { ProtoWriter } from './writer.ts';
 
@@ -61,7 +61,8 @@ function writeFields(w: ProtoWriter, value: JsonObject, table: MessageTable): vo
       else w.end(mark);
       continue;
     }
-    const field = value[spec.name];
+    // A field without `omitempty` is written unset too, as its zero (a zero Time is null: left out).
+    const field = value[spec.name] ?? (spec.always ? zeroOf(spec.kind) : undefined);
     if (field === undefined || field === null) continue;
     try {
       if (spec.opaque) throw new PathError('this server cannot encode it as protobuf');
