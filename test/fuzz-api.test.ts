@@ -18,6 +18,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import type { ResourceType } from '../src/api/registry.ts';
 import { apiVersionOf } from '../src/api/registry.ts';
 import { type Node, schemaFor } from '../src/api/schema.ts';
+import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE } from '../src/controlplane/protobuf/index.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { RawClient, type RawResponse } from './support/raw-https.ts';
 
@@ -469,19 +470,15 @@ describe('bad input, property-based, over every endpoint', () => {
     } catch (err) {
       return `no answer: ${(err as Error).message}`;
     }
+    const status = statusOf(res);
     // The one 5xx the contract asks for: a resourceVersion ahead of the store is a 504 to retry (spec §4).
-    const aheadOfStore = res.code === 504 && res.json?.details?.causes?.[0]?.reason === 'ResourceVersionTooLarge';
+    const aheadOfStore = res.code === 504 && status?.details?.causes?.[0]?.reason === 'ResourceVersionTooLarge';
     if (res.code >= 500 && !aheadOfStore) return `${res.code}: ${res.body.slice(0, 500)}`;
     // A path no API serves gets the reference's plain-text answer, an OpenAPI document it lacks an empty 404.
     const pageNotFound =
       res.code === 404 && (res.body === '404 page not found\n' || (r.path.startsWith('/openapi/') && res.body === ''));
-    if (res.code >= 400 && !pageNotFound) {
-      // A client that asked for YAML first gets its Status in YAML, as from the reference.
-      const yaml = String(res.headers['content-type']).startsWith('application/yaml');
-      const status = yaml ? parseYaml(res.body) : res.json;
-      if (status?.kind !== 'Status' || !status.message || !status.reason) {
-        return `${res.code} without a Status naming what was wrong: ${res.body.slice(0, 300)}`;
-      }
+    if (res.code >= 400 && !pageNotFound && (status?.kind !== 'Status' || !status.message || !status.reason)) {
+      return `${res.code} without a Status naming what was wrong: ${res.body.slice(0, 300)}`;
     }
     return undefined;
   }
@@ -569,6 +566,21 @@ describe('bad input, property-based, over every endpoint', () => {
     });
   }
 });
+
+/**
+ * The answer's body in its JSON form: a client that asked for YAML or protobuf first gets its Status so, as from the
+ * reference; undefined for a body that is none of them.
+ */
+function statusOf(res: RawResponse): any {
+  const type = String(res.headers['content-type']);
+  try {
+    if (type.startsWith('application/yaml')) return parseYaml(res.body);
+    if (type.startsWith(PROTOBUF_MEDIA_TYPE)) return decodeKubernetesProtobuf(res.bytes ?? Buffer.alloc(0));
+  } catch {
+    return undefined;
+  }
+  return res.json;
+}
 
 function decodeURIComponentSafe(s: string): string {
   try {

@@ -927,6 +927,32 @@ const podDisruptionBudget = kind({
   }),
 });
 
+/** A Status (an error or a delete's answer) has type metadata and list metadata, no object metadata. */
+const status = object({
+  apiVersion: 'string',
+  kind: 'string',
+  metadata: object({
+    selfLink: 'string',
+    resourceVersion: 'string',
+    continue: 'string',
+    remainingItemCount: 'integer',
+  }),
+  status: 'string',
+  message: 'string',
+  reason: 'string',
+  details: pointer(
+    object({
+      name: 'string',
+      group: 'string',
+      kind: 'string',
+      uid: 'string',
+      causes: listOf(object({ reason: 'string', message: 'string', field: 'string' })),
+      retryAfterSeconds: 'integer',
+    }),
+  ),
+  code: 'integer',
+});
+
 /** DeleteOptions has type metadata but no object metadata. */
 const deleteOptions = object({
   apiVersion: 'string',
@@ -1142,6 +1168,7 @@ const BY_KIND: Readonly<Record<string, Node>> = {
   Scale: scale,
   Eviction: eviction,
   DeleteOptions: deleteOptions,
+  Status: status,
 };
 
 /**

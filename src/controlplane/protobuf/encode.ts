@@ -2,12 +2,12 @@
  * Objects in their JSON form encoded as protobuf messages by the same tables the decoder reads, so that
  * decoding what was encoded gives the object back. Fields are written in field-number order, map entries
  * in key order, repeated scalars unpacked (the reference's `generated.proto` files are proto2); absent and
- * null fields are not written.
+ * null fields are not written, except a scalar marked always written (`!` in `numbers.ts`), whose zero is.
  *
  * Everything goes into one writer; the path of a value (`Pod.spec.nodeName`) is put together only when it
  * cannot be encoded, from the levels its error passes through.
  */
-import type { FieldSpec, MessageTable, ValueKind } from './schema.ts';
+import { type FieldSpec, type MessageTable, type ValueKind, zeroOf } from './schema.ts';
 import { ProtobufError, WireType } from './wire.ts';
 import { ProtoWriter } from './writer.ts';
 
@@ -61,7 +61,8 @@ function writeFields(w: ProtoWriter, value: JsonObject, table: MessageTable): vo
       else w.end(mark);
       continue;
     }
-    const field = value[spec.name];
+    // A `!` field is written unset too, as its zero (a zero Time is null: left out).
+    const field = value[spec.name] ?? (spec.always ? zeroOf(spec.kind) : undefined);
     if (field === undefined || field === null) continue;
     try {
       if (spec.opaque) throw new PathError('this server cannot encode it as protobuf');

@@ -73,6 +73,51 @@ describe('decodeKubernetesProtobuf', () => {
     expect(decodeKubernetesProtobuf(bytes)).toEqual({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' } });
   });
 
+  it('encodes a Status with every field that is no pointer, empty ones too, and decodes it back', () => {
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: { continue: 'next' },
+      status: 'Failure',
+      message: 'Pod "p" is invalid',
+      reason: 'Invalid',
+      details: { name: 'p', kind: 'Pod', causes: [{ reason: 'FieldValueRequired', field: 'spec.containers' }] },
+      code: 422,
+    };
+    const bytes = encodeKubernetesProtobuf(status);
+    const emptyMeta = [pb.string(1, ''), pb.string(2, ''), pb.string(3, 'next')];
+    const cause = pb.message(4, pb.string(1, 'FieldValueRequired'), pb.string(2, ''), pb.string(3, 'spec.containers'));
+    const details = [
+      pb.string(1, 'p'),
+      pb.string(2, ''),
+      pb.string(3, 'Pod'),
+      cause,
+      pb.varint(5, 0),
+      pb.string(6, ''),
+    ];
+    const raw = concat(
+      pb.message(1, ...emptyMeta),
+      pb.string(2, 'Failure'),
+      pb.string(3, 'Pod "p" is invalid'),
+      pb.string(4, 'Invalid'),
+      pb.message(5, ...details),
+      pb.varint(6, 422),
+    );
+    expect(Buffer.from(bytes)).toEqual(Buffer.from(envelope('v1', 'Status', raw)));
+    // What the wire carries: the empty fields come back as such.
+    expect(decodeKubernetesProtobuf(bytes)).toEqual({
+      ...status,
+      metadata: { selfLink: '', resourceVersion: '', continue: 'next' },
+      details: {
+        ...status.details,
+        group: '',
+        uid: '',
+        retryAfterSeconds: 0,
+        causes: [{ ...status.details.causes[0], message: '' }],
+      },
+    });
+  });
+
   it('reports truncated input', () => {
     const bytes = namespace('team-a');
     expect(() => decodeKubernetesProtobuf(bytes.subarray(0, bytes.length - 3))).toThrow(/truncated/);

@@ -156,70 +156,13 @@ function kindOf(object: Record<string, unknown>): { apiVersion: string; kind: st
 }
 
 /**
- * Encodes an object or a list (`<Kind>List` with `items`) in the envelope, by the table of its kind; a Status by
- * the reference's own field numbers. Fails for kinds without a table and for values the table cannot carry (a
- * free-form field, a wrong type).
+ * Encodes an object or a list (`<Kind>List` with `items`) in the envelope, by the table of its kind. Fails for kinds
+ * without a table and for values the table cannot carry (a free-form field, a wrong type).
  */
 export function encodeKubernetesProtobuf(object: Record<string, unknown>): Uint8Array {
-  if (object.kind === 'Status' && object.apiVersion === 'v1') return enveloped('v1', 'Status', encodeStatus(object));
   const { apiVersion, kind, table } = kindOf(object);
-  return enveloped(apiVersion, kind, encodeMessage(object, table));
-}
-
-function enveloped(apiVersion: string, kind: string, raw: Uint8Array): Uint8Array {
+  const raw = encodeMessage(object, table);
   return Buffer.concat([envelopeHead(apiVersion, kind, raw.length).finish(), raw, ENVELOPE_TAIL]);
-}
-
-type Json = Record<string, unknown>;
-const objectOr = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
-
-/**
- * A Status (meta.k8s.io/v1 `Status`: metadata 1, status 2, message 3, reason 4, details 5, code 6; its
- * `StatusDetails`: name 1, group 2, kind 3, causes 4, retryAfterSeconds 5, uid 6; a `StatusCause`: reason 1,
- * message 2, field 3; `ListMeta`: selfLink 1, resourceVersion 2, continue 3, remainingItemCount 4). Every field is
- * written, empty ones too, as the reference's generated marshaller writes a field that is no pointer: the same
- * bytes as the reference's.
- */
-function encodeStatus(status: Json): Uint8Array {
-  const w = new ProtoWriter();
-  const text = (to: ProtoWriter, field: number, value: unknown) => {
-    to.tag(field, WireType.LENGTH_DELIMITED);
-    to.string(typeof value === 'string' ? value : '');
-  };
-  const int = (to: ProtoWriter, field: number, value: unknown) => {
-    to.tag(field, WireType.VARINT);
-    to.varint(typeof value === 'number' && value > 0 ? value : 0);
-  };
-  const meta = objectOr(status.metadata);
-  w.message(1, (m) => {
-    text(m, 1, meta.selfLink);
-    text(m, 2, meta.resourceVersion);
-    text(m, 3, meta.continue);
-    if (typeof meta.remainingItemCount === 'number') int(m, 4, meta.remainingItemCount);
-  });
-  text(w, 2, status.status);
-  text(w, 3, status.message);
-  text(w, 4, status.reason);
-  if (status.details !== undefined) {
-    const details = objectOr(status.details);
-    w.message(5, (d) => {
-      text(d, 1, details.name);
-      text(d, 2, details.group);
-      text(d, 3, details.kind);
-      for (const cause of Array.isArray(details.causes) ? details.causes : []) {
-        const c = objectOr(cause);
-        d.message(4, (cw) => {
-          text(cw, 1, c.reason);
-          text(cw, 2, c.message);
-          text(cw, 3, c.field);
-        });
-      }
-      int(d, 5, details.retryAfterSeconds);
-      text(d, 6, details.uid);
-    });
-  }
-  int(w, 6, status.code);
-  return w.finish();
 }
 
 /** A list's envelope made in pieces, so that a big list's items can be encoded a few at a time. */

@@ -11,7 +11,8 @@
  *    says `default: {}`);
  *  - `!` marks a scalar the Go type tags without `omitempty`, so the reference always writes it, zero included
  *    (`status.replicas: 0`), and typed clients (the Python client) refuse an object without it; on a by-value
- *    `time` (an Event's `firstTimestamp`) it marks a zero time the reference writes as null;
+ *    `time` (an Event's `firstTimestamp`) it marks a zero time the reference writes as null. The encoder writes
+ *    such a scalar unset too, as its zero (a Status: the reference's protobuf has its empty fields);
  *  - the type is a message of this table, or `bytes` (base64 in JSON), `double`, `time`, `microTime`,
  *    `quantity`, `intOrString`, `raw` (RawExtension), `fields` (FieldsV1) or `strings` (a message wrapping
  *    a repeated string as field 1, such as `ExtraValue`); no type is the scalar the schema says;
@@ -60,6 +61,7 @@ export const KIND_MESSAGES: Readonly<Record<string, string>> = {
   Service: 'core.v1.Service',
   ServiceAccount: 'core.v1.ServiceAccount',
   StatefulSet: 'apps.v1.StatefulSet',
+  Status: 'meta.v1.Status',
   StorageClass: 'storage.v1.StorageClass',
   SubjectAccessReview: 'authorization.v1.SubjectAccessReview',
   TokenRequest: 'authentication.v1.TokenRequest',
@@ -1420,6 +1422,14 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
     operator: '2',
     values: '3',
   },
+  // The `!` of ListMeta and the Status messages: the reference's protobuf marshaller writes every field that is no
+  // pointer, empty ones too, and a Status answer is the same bytes as the reference's.
+  'meta.v1.ListMeta': {
+    selfLink: '1!',
+    resourceVersion: '2!',
+    continue: '3!',
+    remainingItemCount: '4?',
+  },
   'meta.v1.ManagedFieldsEntry': {
     manager: '1',
     operation: '2',
@@ -1457,6 +1467,27 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'meta.v1.Preconditions': {
     uid: '1?',
     resourceVersion: '2?',
+  },
+  'meta.v1.Status': {
+    metadata: '1 meta.v1.ListMeta',
+    status: '2!',
+    message: '3!',
+    reason: '4!',
+    details: '5? meta.v1.StatusDetails',
+    code: '6!',
+  },
+  'meta.v1.StatusCause': {
+    reason: '1!',
+    message: '2!',
+    field: '3!',
+  },
+  'meta.v1.StatusDetails': {
+    name: '1!',
+    group: '2!',
+    kind: '3!',
+    causes: '4 meta.v1.StatusCause',
+    retryAfterSeconds: '5!',
+    uid: '6!',
   },
   'networking.v1.HTTPIngressPath': {
     path: '1',

@@ -337,7 +337,8 @@ function isZero(value: unknown): boolean {
   return value === '' || value === 0 || value === false;
 }
 
-function zeroOf(kind: ValueKind): unknown {
+/** The JSON form of a value's zero: null for the zero Time and an empty raw value, which are not written. */
+export function zeroOf(kind: ValueKind): unknown {
   if (typeof kind === 'object') return kind.unwrap === undefined ? {} : [];
   switch (kind) {
     case 'int32':
