@@ -344,10 +344,20 @@ export class ControlPlane {
     }
   }
 
-  /** Waits until the garbage collector and the node and storage controllers have processed every change so far. */
-  async settled(): Promise<void> {
-    await this.gc?.settled();
-    await this.nodeStorage?.settled();
+  /**
+   * Waits until the garbage collector and the node and storage controllers have processed every change so far and
+   * are idle together: each can give the other work (a pod the collector deletes releases a claim, whose removal
+   * is the collector's again). Throws if they are not within `timeoutMs`.
+   */
+  async settled(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const loops = [this.gc?.work, this.nodeStorage?.work].filter((l) => l !== undefined);
+    while (!loops.every((l) => l.idle)) {
+      for (const l of loops) {
+        if (!(await l.settled(deadline)))
+          throw new Error(`the plane's controllers were still busy after ${timeoutMs} ms`);
+      }
+    }
   }
 
   /** Writes a kubeconfig for any identity, with a client certificate from the cluster CA. */
