@@ -9,6 +9,7 @@ import type { KubeObject, OwnerReference } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { ApiServer } from './api.ts';
+import { isNamespaceType } from './namespace-label.ts';
 import type { Commit } from './storage.ts';
 import { type ObjectRef, releaseFinalizer, WorkLoop } from './work-loop.ts';
 
@@ -68,7 +69,7 @@ export class GarbageCollector {
     const current = this.api.storage.get(c.rt, objectKey(object.metadata));
     if (!current) return;
     if (current.metadata.deletionTimestamp) {
-      if (isNamespace(c.rt)) this.emptyNamespace(current);
+      if (isNamespaceType(c.rt)) this.emptyNamespace(current);
       this.reviewOwner(current.metadata.uid ?? '');
     }
     if (type === 'ADDED' || !sameOwners(previous, current)) this.checkDangling(c.rt, current);
@@ -153,10 +154,6 @@ export class GarbageCollector {
   private removeFinalizer(rt: ResourceType, obj: KubeObject, finalizer: string): void {
     this.work.add(() => releaseFinalizer(this.api.storage, rt, obj, finalizer));
   }
-}
-
-function isNamespace(rt: ResourceType): boolean {
-  return rt.group === '' && rt.kind === 'Namespace';
 }
 
 function sameOwners(a: KubeObject | undefined, b: KubeObject): boolean {
