@@ -5,12 +5,12 @@
  * kube-controller-manager doing the same without either undoing the other.
  */
 import type { KubeObject } from '../../src/api/meta.ts';
+import { DEFAULT_SERVICE_ACCOUNT as NAME, needsDefaultServiceAccount } from '../../src/api/namespaces.ts';
 import type { Namespace } from '../../src/api/types/core.ts';
 import { unwrapTombstone } from '../../src/cache/informer.ts';
 import { isAlreadyExists, isNamespaceTerminating } from '../../src/client/errors.ts';
 import { type ControllerDefinition, done, requiredResource } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
-import { DEFAULT_SERVICE_ACCOUNT as NAME, needsDefaultServiceAccount } from './core.ts';
 
 export const SERVICEACCOUNT_CONTROLLER = 'serviceaccount-controller';
 

@@ -105,6 +105,11 @@ export function apiVersionOf(rt: Pick<ResourceType, 'group' | 'version'>): strin
   return rt.group ? `${rt.group}/${rt.version}` : rt.version;
 }
 
+/** Whether the resource is the core group's Pod (whatever version). */
+export function isPodResource(rt: Pick<ResourceType, 'group' | 'kind'>): boolean {
+  return rt.group === '' && rt.kind === 'Pod';
+}
+
 export function groupVersionPath(rt: Pick<ResourceType, 'group' | 'version'>): string {
   return rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
 }

@@ -10,7 +10,7 @@ import { labelSelectorAsString } from '../api/labels.ts';
 import type { KubeList, KubeObject, LabelSelector, Status } from '../api/meta.ts';
 import { objectKey, randomNameSuffix } from '../api/meta.ts';
 import { group, type Naming } from '../api/naming.ts';
-import { apiVersionOf, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
+import { apiVersionOf, isPodResource, type ResourceRegistry, type ResourceType } from '../api/registry.ts';
 import { type MapNode, type Node, schemaFor } from '../api/schema.ts';
 import { jsonEqual } from '../util/equal.ts';
 import { rfc3339 } from '../util/time.ts';
@@ -659,7 +659,7 @@ export class ApiServer {
     // A namespace is always emptied first (by the namespace controller), then removed.
     const namespace = isNamespaceType(rt);
     const immediate = finalizers.length === 0 && grace === 0 && !namespace;
-    if (immediate && !isPodType(rt)) {
+    if (immediate && !isPodResource(rt)) {
       if (opts.dryRun) return { deleted: true, object: old };
       return { deleted: true, object: await this.storage.backend.remove(rt, objectKey(meta), meta.resourceVersion) };
     }
@@ -696,7 +696,7 @@ export class ApiServer {
 
   /** Pods bound to a node and still running get their grace period; everything else goes at once. */
   private gracePeriod(rt: ResourceType, obj: KubeObject, requested: number | undefined): number {
-    if (!isPodType(rt)) return 0;
+    if (!isPodResource(rt)) return 0;
     const spec = (obj.spec ?? {}) as { nodeName?: string; terminationGracePeriodSeconds?: number };
     const phase = (obj.status as { phase?: string } | undefined)?.phase;
     if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return 0;
@@ -863,7 +863,7 @@ export class ApiServer {
       const spec = (obj.spec ?? {}) as { finalizers?: string[] };
       obj.spec = { ...spec, finalizers: spec.finalizers ?? [this.naming.namespaceFinalizer] };
     }
-    if (rt.group === '' && rt.kind === 'Pod') obj.status = { phase: 'Pending' };
+    if (isPodResource(rt)) obj.status = { phase: 'Pending' };
     if (rt.group === '' && rt.kind === 'Service' && obj.spec) {
       const inUse = new Set(this.storage.list(rt).flatMap((svc) => (svc.spec as any)?.clusterIPs ?? []));
       const problems = allocateServiceIPs(obj.spec as Record<string, unknown>, inUse);
@@ -901,7 +901,7 @@ export class ApiServer {
       auditAnnotations: effects.auditAnnotations,
     };
     await this.runAdmission('admit', attrs);
-    if (object && isPodType(rt) && (operation === 'UPDATE' || !subresource)) {
+    if (object && isPodResource(rt) && (operation === 'UPDATE' || !subresource)) {
       settlePodQosClass(object, oldObject);
     }
     if (object) {
@@ -1115,10 +1115,6 @@ function upperBound(items: readonly KubeObject[], key: string): number {
     else hi = mid;
   }
   return lo;
-}
-
-function isPodType(rt: ResourceType): boolean {
-  return rt.group === '' && rt.kind === 'Pod';
 }
 
 function withoutRv(obj: KubeObject): KubeObject {

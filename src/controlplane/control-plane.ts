@@ -7,7 +7,7 @@ import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type KubeObject, objectKey } from '../api/meta.ts';
-import { isActiveNamespace } from '../api/namespaces.ts';
+import { DEFAULT_SERVICE_ACCOUNT, needsDefaultServiceAccount } from '../api/namespaces.ts';
 import { type FlavorName, group, type Naming, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import type { Namespace } from '../api/types/core.ts';
@@ -52,7 +52,6 @@ import { objectValidation } from './object-validation.ts';
 import { Journal } from './persistence.ts';
 import type { AccessChecker } from './plugins/authorize.ts';
 import { standardAdmission } from './plugins/index.ts';
-import { DEFAULT_SERVICE_ACCOUNT } from './plugins/pod-defaults.ts';
 import type { RequestAuthorizer } from './request-info.ts';
 import { ControlPlaneServer } from './server.ts';
 import { ServiceAccountTokens, tokenRequestHandler } from './service-account-tokens.ts';
@@ -344,10 +343,20 @@ export class ControlPlane {
     }
   }
 
-  /** Waits until the garbage collector and the node and storage controllers have processed every change so far. */
-  async settled(): Promise<void> {
-    await this.gc?.settled();
-    await this.nodeStorage?.settled();
+  /**
+   * Waits until the garbage collector and the node and storage controllers have processed every change so far and
+   * are idle together: each can give the other work (a pod the collector deletes releases a claim, whose removal
+   * is the collector's again). Throws if they are not within `timeoutMs`.
+   */
+  async settled(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const loops = [this.gc?.work, this.nodeStorage?.work].filter((l) => l !== undefined);
+    while (!loops.every((l) => l.idle)) {
+      for (const l of loops) {
+        if (!(await l.settled(deadline)))
+          throw new Error(`the plane's controllers were still busy after ${timeoutMs} ms`);
+      }
+    }
   }
 
   /** Writes a kubeconfig for any identity, with a client certificate from the cluster CA. */
@@ -416,9 +425,7 @@ export class ControlPlane {
   private async seedIfAbsent(obj: KubeObject): Promise<void> {
     const rt = this.registry.kind(obj.apiVersion ?? 'v1', obj.kind ?? '');
     if (!rt || this.storage.get(rt, objectKey(obj.metadata))) return;
-    await this.seed(obj).catch((err) => {
-      if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
-    });
+    await this.seed(obj).catch(lostTheRace);
   }
 
   /**
@@ -519,14 +526,13 @@ export class ControlPlane {
    */
   private async provideDefaultServiceAccounts(): Promise<void> {
     const namespaces = this.registry.kind('v1', 'Namespace')!;
-    const provide = (ns: KubeObject) =>
-      isActiveNamespace(ns as Namespace)
-        ? this.seedIfAbsent({
-            apiVersion: 'v1',
-            kind: 'ServiceAccount',
-            metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace: ns.metadata.name },
-          })
-        : Promise.resolve();
+    const accounts = this.registry.kind('v1', 'ServiceAccount')!;
+    const provide = async (ns: KubeObject) => {
+      const metadata = { name: DEFAULT_SERVICE_ACCOUNT, namespace: ns.metadata.name };
+      const has = this.storage.get(accounts, objectKey(metadata)) !== undefined;
+      if (!needsDefaultServiceAccount(ns as Namespace, has)) return;
+      await this.seed({ apiVersion: 'v1', kind: 'ServiceAccount', metadata }).catch(lostTheRace);
+    };
     for (const ns of this.storage.list(namespaces)) await provide(ns);
     const stop = this.storage.onCommit(({ rt, event }) => {
       if (!isNamespaceType(rt) || event.type !== 'ADDED') return;
@@ -602,4 +608,9 @@ function nodeAgentPolicy(n: Naming): KubeObject[] {
       roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:node' },
     },
   ];
+}
+
+/** A seed's create that another control plane sharing the store made first: the object is there, as wanted. */
+function lostTheRace(err: unknown): void {
+  if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
 }

@@ -3,60 +3,41 @@
  * (ownerReferences: background and foreground cascading, orphaning, dangling owners) and the
  * namespace controller (a terminating namespace is emptied, then removed).
  *
- * It reacts to committed changes, but works outside the commit: changes are queued and processed
- * on a later tick, so its own writes never re-enter storage while it is notifying.
+ * It reacts to committed changes in a `WorkLoop`: each change is processed on a later tick, outside the commit.
  */
 import type { KubeObject, OwnerReference } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
 import type { ApiServer } from './api.ts';
-import { PendingWrites } from './pending-writes.ts';
-import type { Commit, Storage } from './storage.ts';
-
-interface Ref {
-  rt: ResourceType;
-  key: string;
-}
+import { isNamespaceType } from './namespace-label.ts';
+import type { Commit } from './storage.ts';
+import { type ObjectRef, releaseFinalizer, WorkLoop } from './work-loop.ts';
 
 export class GarbageCollector {
   /** owner uid → dependents naming it. */
-  private readonly dependents = new Map<string, Map<string, Ref>>();
-  private readonly queue: Commit[] = [];
-  private scheduled = false;
+  private readonly dependents = new Map<string, Map<string, ObjectRef>>();
   private stopCommits: () => void = () => {};
   private stopped = false;
-  private readonly writes = new PendingWrites(() => this.api.options.log, 'garbage-collector');
+  /** Each change in order, none merged: a deletion is acted on as the event it was. */
+  readonly work = new WorkLoop<Commit>(
+    () => this.api.options.log,
+    'garbage-collector',
+    (c) => this.process(c),
+  );
 
   constructor(private readonly api: ApiServer) {}
 
   start(): void {
     this.stopCommits = this.api.storage.onCommit((c) => {
       this.index(c);
-      if (!concernsCollector(c)) return;
-      this.queue.push(c);
-      this.schedule();
+      if (concernsCollector(c)) this.work.enqueue(c);
     });
   }
 
   stop(): void {
     this.stopped = true;
+    this.work.stop();
     this.stopCommits();
-  }
-
-  /** Resolves once everything queued so far was processed (tests and shutdown). */
-  async settled(): Promise<void> {
-    await this.writes.settled(() => this.queue.length > 0 || this.scheduled);
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.stopped) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      // Bounded batch per tick so a large cascade cannot starve request handling.
-      for (const c of this.queue.splice(0, 500)) this.process(c);
-      if (this.queue.length) this.schedule();
-    });
   }
 
   private index(c: Commit): void {
@@ -88,7 +69,7 @@ export class GarbageCollector {
     const current = this.api.storage.get(c.rt, objectKey(object.metadata));
     if (!current) return;
     if (current.metadata.deletionTimestamp) {
-      if (isNamespace(c.rt)) this.emptyNamespace(current);
+      if (isNamespaceType(c.rt)) this.emptyNamespace(current);
       this.reviewOwner(current.metadata.uid ?? '');
     }
     if (type === 'ADDED' || !sameOwners(previous, current)) this.checkDangling(c.rt, current);
@@ -122,7 +103,7 @@ export class GarbageCollector {
     const finalizers = owner.metadata.finalizers ?? [];
     const deps = [...(this.dependents.get(uid)?.values() ?? [])]
       .map((r) => ({ ref: r, obj: this.api.storage.get(r.rt, r.key) }))
-      .filter((d): d is { ref: Ref; obj: KubeObject } => d.obj !== undefined);
+      .filter((d): d is { ref: ObjectRef; obj: KubeObject } => d.obj !== undefined);
     if (finalizers.includes('orphan')) {
       for (const d of deps) {
         const rest = (d.obj.metadata.ownerReferences ?? []).filter((o) => o.uid !== uid);
@@ -150,7 +131,7 @@ export class GarbageCollector {
     }
     if (remaining === 0) {
       const nsType = this.api.registry.resource('', 'v1', 'namespaces')!;
-      this.writes.add(() => this.api.storage.backend.remove(nsType, name));
+      this.work.add(() => this.api.storage.backend.remove(nsType, name));
     } else {
       // Contents are going; look again once their deletions have been committed.
       setTimeout(() => {
@@ -161,41 +142,18 @@ export class GarbageCollector {
   }
 
   private deleteDependent(rt: ResourceType, obj: KubeObject, propagationPolicy: 'Background' | 'Foreground'): void {
-    this.writes.add(() => this.api.deleteObject(rt, obj, { dryRun: false, propagationPolicy }));
+    this.work.add(() => this.api.deleteObject(rt, obj, { dryRun: false, propagationPolicy }));
   }
 
   private rewriteOwners(rt: ResourceType, obj: KubeObject, owners: OwnerReference[]): void {
     const metadata = { ...obj.metadata, ownerReferences: owners.length ? owners : undefined };
     if (!metadata.ownerReferences) delete metadata.ownerReferences;
-    this.writes.add(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
+    this.work.add(() => this.api.storage.backend.update(rt, { ...obj, metadata }, obj.metadata.resourceVersion));
   }
 
   private removeFinalizer(rt: ResourceType, obj: KubeObject, finalizer: string): void {
-    this.writes.add(() => releaseFinalizer(this.api.storage, rt, obj, finalizer));
+    this.work.add(() => releaseFinalizer(this.api.storage, rt, obj, finalizer));
   }
-}
-
-/**
- * Removes one finalizer of an object being deleted, as of the version read (a newer one conflicts): the last one
- * removes the object.
- */
-export function releaseFinalizer(
-  storage: Storage,
-  rt: ResourceType,
-  obj: KubeObject,
-  finalizer: string,
-): Promise<unknown> {
-  const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-  if (finalizers.length === 0) return storage.backend.remove(rt, objectKey(obj.metadata), obj.metadata.resourceVersion);
-  return storage.backend.update(
-    rt,
-    { ...obj, metadata: { ...obj.metadata, finalizers } },
-    obj.metadata.resourceVersion,
-  );
-}
-
-function isNamespace(rt: ResourceType): boolean {
-  return rt.group === '' && rt.kind === 'Namespace';
 }
 
 function sameOwners(a: KubeObject | undefined, b: KubeObject): boolean {

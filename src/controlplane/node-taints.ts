@@ -28,20 +28,21 @@ export const notReadyTaint = (n: Naming): Taint => ({ key: taintKey(n, 'not-read
  * a node that never reported is taken as not ready here). Added taints carry `timeAdded`, as the reference's.
  */
 export function conditionTaints(node: Node, n: Naming, now: string): Taint[] | undefined {
-  const reported = new Map<string, string>();
+  // The taints of the reported condition types: which of them the statuses call for, which not.
+  const decided = new Set<string>();
+  const present = new Set<string>();
   for (const c of node.status?.conditions ?? []) {
     const byStatus = CONDITION_TAINTS[c.type];
     if (!byStatus) continue;
-    for (const name of Object.values(byStatus)) reported.set(taintKey(n, name), 'absent');
+    for (const name of Object.values(byStatus)) decided.add(taintKey(n, name));
     const name = byStatus[c.status];
-    if (name) reported.set(taintKey(n, name), 'present');
+    if (name) present.add(taintKey(n, name));
   }
   const taints = node.spec?.taints ?? [];
-  const decided = (t: Taint) => t.effect === 'NoSchedule' && reported.has(t.key);
-  const kept = taints.filter((t) => !decided(t) || reported.get(t.key) === 'present');
-  const added = [...reported]
-    .filter(([key, state]) => state === 'present' && !kept.some((t) => t.key === key && t.effect === 'NoSchedule'))
-    .map(([key]): Taint => ({ key, effect: 'NoSchedule', timeAdded: now }));
+  const kept = taints.filter((t) => t.effect !== 'NoSchedule' || !decided.has(t.key) || present.has(t.key));
+  const added = [...present]
+    .filter((key) => !kept.some((t) => t.key === key && t.effect === 'NoSchedule'))
+    .map((key): Taint => ({ key, effect: 'NoSchedule', timeAdded: now }));
   if (added.length === 0 && kept.length === taints.length) return undefined;
   return [...kept, ...added];
 }

@@ -6,7 +6,7 @@
  * `limitBytes`, `follow` as the reference honours them), and the streams answer a 400 that names the node.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { POD_STREAM_SUBRESOURCES } from '../api/registry.ts';
+import { isPodResource, POD_STREAM_SUBRESOURCES } from '../api/registry.ts';
 import type { Pod } from '../api/types/core.ts';
 import { badRequest, type FieldProblem, invalid } from './errors.ts';
 import { queryBool } from './options.ts';
@@ -187,6 +187,4 @@ export async function servePodStream(
 
 /** Whether a request is for one of the pod subresources served here. */
 export const isPodStream = (info: ResourceRequest) =>
-  info.rt.kind === 'Pod' &&
-  info.rt.group === '' &&
-  (POD_STREAM_SUBRESOURCES as readonly string[]).includes(info.subresource ?? '');
+  isPodResource(info.rt) && (POD_STREAM_SUBRESOURCES as readonly string[]).includes(info.subresource ?? '');

@@ -10,7 +10,10 @@ const claim: KubeObject = {
     ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'pod-uid', controller: true }],
   },
 };
-const pod = (volumes: Volume[], o: { node?: string; namespace?: string; shutDown?: boolean } = {}): Pod => ({
+const pod = (
+  volumes: Volume[],
+  o: { node?: string; namespace?: string; shutDown?: boolean; phase?: 'Succeeded' | 'Failed' } = {},
+): Pod => ({
   metadata: {
     namespace: o.namespace ?? 'ns',
     name: 'web',
@@ -18,6 +21,7 @@ const pod = (volumes: Volume[], o: { node?: string; namespace?: string; shutDown
     ...(o.shutDown ? { deletionTimestamp: '2026-11-28T04:00:00Z', deletionGracePeriodSeconds: 0 } : {}),
   },
   spec: { nodeName: o.node ?? 'node-1', containers: [], volumes },
+  ...(o.phase ? { status: { phase: o.phase } } : {}),
 });
 const mounts: Volume = { name: 'x', persistentVolumeClaim: { claimName: 'web-data' } };
 const ephemeral: Volume = { name: 'data', ephemeral: { volumeClaimTemplate: {} } };
@@ -31,6 +35,9 @@ describe('podUsesClaim', () => {
     ['its ephemeral volume', pod([ephemeral]), true],
     ['its ephemeral volume, the pod shut down', pod([ephemeral], { shutDown: true }), false],
     ['a mounted claim, the pod shut down', pod([mounts], { shutDown: true }), true],
+    // As the reference's pvc-protection (v1.37): a finished pod still holds what it mounts until it is deleted.
+    ['a mounted claim, the pod Succeeded', pod([mounts], { phase: 'Succeeded' }), true],
+    ['its ephemeral volume, the pod Failed', pod([ephemeral], { phase: 'Failed' }), true],
   ])('%s: %s', (_, p, expected) => {
     expect(podUsesClaim(p, claim)).toBe(expected);
   });

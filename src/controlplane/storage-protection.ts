@@ -13,7 +13,8 @@ export const volumeFinalizer = (n: Naming) => `${n.domain}/pv-protection`;
 
 /**
  * Whether the kubelet is done with a pod: deleted with a zero grace period (by its node once its volumes were
- * unmounted, or forced). Only ephemeral claims look at it, as in the reference.
+ * unmounted, or forced). Only ephemeral claims look at it, as in the reference; its phase does not count (a pod
+ * that Succeeded or Failed holds its claims until it is deleted, which is why only a pod's deletion queues them).
  */
 const isShutDown = (pod: Pod) =>
   pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionGracePeriodSeconds === 0;

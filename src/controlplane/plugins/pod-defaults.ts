@@ -9,14 +9,13 @@
  * Each acts on the pod itself only (not a subresource), as the reference's; an update keeps the priority.
  */
 import { type KubeObject, objectKey, randomNameSuffix } from '../../api/meta.ts';
+import { DEFAULT_SERVICE_ACCOUNT } from '../../api/namespaces.ts';
 import type { Naming } from '../../api/naming.ts';
-import type { ResourceRegistry } from '../../api/registry.ts';
+import { isPodResource, type ResourceRegistry } from '../../api/registry.ts';
 import type { Container, LocalObjectReference, PodSpec, Toleration, Volume } from '../../api/types/core.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
-
-export const DEFAULT_SERVICE_ACCOUNT = 'default';
 
 /** What a pod's admission reads of its service account. */
 interface ServiceAccount extends KubeObject {
@@ -42,7 +41,7 @@ const SYSTEM_PRIORITIES: Record<string, number> = {
 const DEFAULT_ACCOUNT_LOOKUPS = 10;
 const LOOKUP_INTERVAL_MS = 150;
 
-const isPod = (a: AdmissionAttributes) => a.rt.group === '' && a.rt.kind === 'Pod' && !a.subresource;
+const isPod = (a: AdmissionAttributes) => isPodResource(a.rt) && !a.subresource;
 const isPodUpdate = (a: AdmissionAttributes) => isPod(a) && a.operation === 'UPDATE' && a.object !== undefined;
 
 /** The pod a request creates, if it is the create of a pod (the request these plugins complete). */

@@ -6,7 +6,7 @@
 import type { KubeObject } from '../../api/meta.ts';
 import type { Naming } from '../../api/naming.ts';
 import { group } from '../../api/naming.ts';
-import type { ResourceRegistry } from '../../api/registry.ts';
+import { isPodResource, type ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
@@ -85,7 +85,7 @@ interface PodSpec {
 export function runtimeClassAdmission(registry: ResourceRegistry, storage: Storage, n: Naming): AdmissionPlugin {
   const classes = registry.resource(group(n, 'node'), 'v1', 'runtimeclasses')!;
   const isPodCreate = (a: Parameters<NonNullable<AdmissionPlugin['admit']>>[0]) =>
-    a.rt.group === '' && a.rt.kind === 'Pod' && a.operation === 'CREATE' && !a.subresource && a.object !== undefined;
+    isPodResource(a.rt) && a.operation === 'CREATE' && !a.subresource && a.object !== undefined;
   const lookup = (pod: KubeObject) => {
     const name = (pod.spec as PodSpec | undefined)?.runtimeClassName;
     return name ? { name, rc: storage.get(classes, name) } : undefined;

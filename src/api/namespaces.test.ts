@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Namespace } from '../../src/api/types/core.ts';
-import { needsDefaultServiceAccount } from './core.ts';
+import { needsDefaultServiceAccount } from './namespaces.ts';
+import type { Namespace } from './types/core.ts';
 
 const ns = (phase?: 'Active' | 'Terminating', deleting = false): Namespace => ({
   metadata: { name: 'team', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
