@@ -285,12 +285,13 @@ export class Aggregator {
     apiService: APIService,
     user: UserInfo,
   ) {
+    // Authorized as sent, before anything else is said about the path, as the reference authorizes before routing.
+    const attrs = proxiedAttributes(req.method ?? 'GET', path, query);
+    const decision = this.opts.authorizer.authorize(user, attrs);
+    if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
     const url = new URL(`${path}${query.size ? `?${query}` : ''}`, 'https://backend');
     // Dot segments would be resolved here and send the request somewhere other than where it was authorized.
     if (url.pathname !== path) throw badRequest(`the path ${JSON.stringify(path)} is not in its normal form`);
-    const attrs = proxiedAttributes(req.method ?? 'GET', url);
-    const decision = this.opts.authorizer.authorize(user, attrs);
-    if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
     const { target, tls } = this.backend(apiService);
     const headers = { ...req.headers, host: `${tls.servername}:${target.port}` };
     delete headers.authorization;
@@ -326,20 +327,20 @@ function unavailable(message: string): ApiError {
   return new ApiError(503, 'ServiceUnavailable', message);
 }
 
-/** The request attributes of a proxied path, parsed as the reference parses any resource path. */
-export function proxiedAttributes(method: string, url: URL): AuthorizationAttributes {
-  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+/** The request attributes of a proxied path as sent, parsed as the reference parses any resource path. */
+export function proxiedAttributes(method: string, path: string, query: URLSearchParams): AuthorizationAttributes {
+  const [, g, , ...rest] = path.split('/').filter(Boolean).map(decodeSegment);
   let segments = rest;
   const watchPath = segments[0] === 'watch';
   if (watchPath) segments = segments.slice(1);
-  if (segments.length === 0) return { verb: method.toLowerCase(), path: url.pathname };
+  if (segments.length === 0) return { verb: method.toLowerCase(), path };
   let namespace: string | undefined;
   if (segments[0] === 'namespaces' && segments.length >= 3) {
     namespace = segments[1];
     segments = segments.slice(2);
   }
   const [resource, name, subresource] = segments;
-  const watch = watchPath || queryBool(url.searchParams.get('watch')) === true;
+  const watch = watchPath || queryBool(query.get('watch')) === true;
   return {
     verb: verbOf(method, name !== undefined, watch),
     group: g,
