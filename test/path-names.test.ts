@@ -223,5 +223,34 @@ describe('names that are not names', () => {
       unservedEmpty: plain404,
       proxiedDots: { code: 400, body: `the path "${paths.proxiedDots}" is not in its normal form` },
     });
+    // A proxied path is read as the backend will read it: `namespaces//widgets` lists widgets everywhere, which a
+    // user who may get the remote group's `namespaces` (not a step of that path) may not do.
+    const rbac = `/apis/${group(c.cp.registry.naming, 'rbac.authorization')}/v1`;
+    const role = {
+      metadata: { name: 'remote-namespaces' },
+      rules: [{ verbs: ['get'], apiGroups: [remote], resources: ['namespaces'] }],
+    };
+    expect((await admin.postJson(`${rbac}/clusterroles`, role)).code).toBe(201);
+    const binding = {
+      metadata: { name: 'remote-namespaces' },
+      roleRef: {
+        apiGroup: group(c.cp.registry.naming, 'rbac.authorization'),
+        kind: 'ClusterRole',
+        name: role.metadata.name,
+      },
+      subjects: [{ kind: 'User', apiGroup: group(c.cp.registry.naming, 'rbac.authorization'), name: 'getter' }],
+    };
+    expect((await admin.postJson(`${rbac}/clusterrolebindings`, binding)).code).toBe(201);
+    const getter = await RawClient.fromKubeconfig(
+      await c.cp.writeIdentityKubeconfig(join(c.dir, 'getter.kubeconfig'), { username: 'getter', groups: [] }),
+    );
+    try {
+      const everywhere = await getter.send({ path: `/apis/${remote}/v1/namespaces//widgets` });
+      expect(everywhere.json?.message, everywhere.body).toBe(
+        `widgets.${remote} is forbidden: User "getter" cannot list resource "widgets" in API group "${remote}" at the cluster scope`,
+      );
+    } finally {
+      getter.close();
+    }
   });
 });
