@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import { defaultPolicy, RbacAuthorizer, requestAuthorizer } from '../src/control
 import { createReviewer } from '../src/controlplane/authz/reviews.ts';
 import { writeKubeconfig } from '../src/controlplane/kubeconfig.ts';
 import type { RequestAuthorizer } from '../src/controlplane/request-info.ts';
+import { createLogger } from '../src/log/logger.ts';
 import { createSelfSignedCa, issueKeyAndCertificate } from '../src/pki/certs.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { hasKubectl, KUBECTL } from './support/kubectl.ts';
@@ -89,6 +91,24 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
       req.on('error', reject);
       req.end();
     });
+  }
+
+  /** A client presenting a client certificate (and trusting the cluster's serving CA). */
+  function withCertificate(cert: { certPem: string; keyPem: string }): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
+      users: [
+        {
+          name: 'u',
+          certData: Buffer.from(cert.certPem).toString('base64'),
+          keyData: Buffer.from(cert.keyPem).toString('base64'),
+        },
+      ],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return clientFor(kc);
   }
 
   const get = (who: string, path: string) => outcome(clients[who].request('GET', path));
@@ -338,22 +358,29 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
         notBefore: new Date(Date.now() - 60_000),
         notAfter: new Date(Date.now() + 3600_000),
       });
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
-        users: [
-          {
-            name: 'mallory',
-            certData: Buffer.from(mallory.certPem).toString('base64'),
-            keyData: Buffer.from(mallory.keyPem).toString('base64'),
-          },
-        ],
-        contexts: [{ name: 'x', cluster: 'c', user: 'mallory' }],
-        currentContext: 'x',
-      });
       for (const path of ['/api/v1/namespaces', '/healthz']) {
-        expect(await outcome(clientFor(kc).request('GET', path)), path).toEqual({ code: 401, message: 'Unauthorized' });
+        expect(await outcome(withCertificate(mallory).request('GET', path)), path).toEqual({
+          code: 401,
+          message: 'Unauthorized',
+        });
       }
+    });
+
+    it('serves a certificate of the cluster CA without a common name as system:anonymous, its groups ignored', async () => {
+      const nameless = await issueKeyAndCertificate({
+        ca: c.cp.clusterCa,
+        subject: { commonName: '', organizations: ['system:masters'] },
+        usages: ['client auth'],
+        notBefore: new Date(Date.now() - 60_000),
+        notAfter: new Date(Date.now() + 3600_000),
+      });
+      const client = withCertificate(nameless);
+      expect(await outcome(client.request('GET', '/api/v1/namespaces'))).toEqual({
+        code: 403,
+        message:
+          'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+      });
+      expect(await outcome(client.request('GET', '/healthz', { decode: String }))).toEqual({ code: 200 });
     });
 
     it('who anonymous is: system:anonymous in system:unauthenticated, once allowed to ask', async () => {
@@ -505,6 +532,28 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
   });
 });
 
+/** A client that presents no credentials at all. */
+function noCredentials(c: TestCluster): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return new KubeClient(kc, c.cp.registry, { qps: 0, maxRetries: 0 });
+}
+
+/** The HTTP code of each GET; failures from their Status. */
+async function codes(client: KubeClient, paths: string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const path of paths) {
+    const answer = await client.request('GET', path, { decode: String }).catch((e: unknown) => e);
+    out[path] = answer instanceof StatusError ? answer.code : (answer as { status: number }).status;
+  }
+  return out;
+}
+
 describe('--anonymous-auth=false', () => {
   let c: TestCluster;
   beforeAll(async () => {
@@ -515,20 +564,46 @@ describe('--anonymous-auth=false', () => {
   });
 
   it('answers requests without credentials 401, even on the public paths', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: c.cp.url, caData: Buffer.from(c.cp.caPem).toString('base64') }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
+    expect(await codes(noCredentials(c), ['/healthz', '/version', '/api/v1/namespaces'])).toEqual({
+      '/healthz': 401,
+      '/version': 401,
+      '/api/v1/namespaces': 401,
     });
-    const nobody = new KubeClient(kc, c.cp.registry, { qps: 0, maxRetries: 0 });
-    for (const path of ['/healthz', '/version', '/api/v1/namespaces']) {
-      const err = await nobody.request('GET', path, { decode: String }).catch((e) => e);
-      expect(err, path).toBeInstanceOf(StatusError);
-      expect((err as StatusError).code, path).toBe(401);
-    }
     // Credentials still work.
     expect((await c.client.request('GET', '/healthz', { decode: String })).status).toBe(200);
+  });
+});
+
+describe('--authorization-mode=AlwaysAllow', () => {
+  let c: TestCluster;
+  const lines: { level: string; msg: string }[] = [];
+  beforeAll(async () => {
+    const destination = new Writable({
+      write(chunk, _encoding, callback) {
+        for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
+        callback();
+      },
+    });
+    c = await startTestCluster({
+      authorizationMode: 'AlwaysAllow',
+      log: createLogger({ verbosity: 0, format: 'json', destination }),
+    });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  it('turns anonymous off, as the reference (else anyone could do anything): no credentials is 401, with one warning', async () => {
+    expect(await codes(noCredentials(c), ['/healthz', '/api/v1/namespaces'])).toEqual({
+      '/healthz': 401,
+      '/api/v1/namespaces': 401,
+    });
+    expect((await c.client.request('GET', '/api/v1/namespaces')).status).toBe(200);
+    expect(lines.filter((l) => l.msg.startsWith('AnonymousAuth is not allowed'))).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer',
+      }),
+    ]);
   });
 });

@@ -140,6 +140,40 @@ describe('error answers as the reference words them (kubernetes flavor)', () => 
     expect((await admin.send({ path: `${CONFIGMAPS}?timeoutSeconds=-1` })).code).toBe(200);
   });
 
+  it('a watch timeoutSeconds past what a timer holds keeps the watch open, without a TimeoutOverflowWarning', async () => {
+    const overflows: Error[] = [];
+    const onWarning = (w: Error) => {
+      if (w.name === 'TimeoutOverflowWarning') overflows.push(w);
+    };
+    process.on('warning', onWarning);
+    try {
+      // 2147484 s is just past 2^31-1 ms: an uncapped timer would end the watch after 1 ms, with an empty 200.
+      const watch = admin.send({ path: `${CONFIGMAPS}?watch=true&timeoutSeconds=2147484`, timeoutMs: 1_000 });
+      await expect(watch).rejects.toThrow('no answer in 1000 ms');
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(overflows).toEqual([]);
+  });
+
+  it("an integer parameter past a safe integer is 400 as Go's ParseInt answers one past int64", async () => {
+    for (const [query, value, why] of [
+      ['timeoutSeconds=9007199254740992', '9007199254740992', 'value out of range'],
+      ['watch=1&timeoutSeconds=99999999999999999999', '99999999999999999999', 'value out of range'],
+      ['limit=-99999999999999999999', '-99999999999999999999', 'value out of range'],
+      ['limit=1e3', '1e3', 'invalid syntax'],
+    ]) {
+      expect(status(await admin.send({ path: `${CONFIGMAPS}?${query}` })), query).toEqual({
+        code: 400,
+        reason: 'BadRequest',
+        message: `strconv.ParseInt: parsing "${value}": ${why}`,
+        details: undefined,
+      });
+    }
+    // The largest safe integer is still a number.
+    expect((await admin.send({ path: `${CONFIGMAPS}?limit=9007199254740991` })).code).toBe(200);
+  });
+
   it('a value of the wrong JSON type fails decoding on create (400), YAML 1.1 `yes` included; apply stays a 4xx', async () => {
     const created = await write(
       'POST',

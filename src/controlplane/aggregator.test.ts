@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FLAVORS, group, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
-import { localAPIServices, proxiedAttributes } from './aggregator.ts';
+import { localAPIServices } from './aggregator.ts';
+import { requestAttributes } from './authz/rbac.ts';
+import { parseRequest, requestTarget } from './request-info.ts';
 
 describe.each(FLAVORS)('localAPIServices (%s flavor)', (flavor) => {
   const registry = new ResourceRegistry(flavor);
@@ -44,8 +46,12 @@ describe.each(FLAVORS)('localAPIServices (%s flavor)', (flavor) => {
   });
 });
 
-describe('proxiedAttributes', () => {
-  const at = (method: string, path: string) => proxiedAttributes(method, new URL(path, 'https://x'));
+describe('the request attributes of a proxied path (a group version served elsewhere)', () => {
+  const registry = new ResourceRegistry('orch');
+  const at = (method: string, target: string) => {
+    const { path, query } = requestTarget(target);
+    return requestAttributes(parseRequest(registry, method, path, query), method);
+  };
   it.each([
     ['GET', '/apis/w.io/v1', { verb: 'get', path: '/apis/w.io/v1' }],
     ['GET', '/apis/w.io/v1/widgets', { verb: 'list', group: 'w.io', resource: 'widgets' }],
@@ -74,6 +80,14 @@ describe('proxiedAttributes', () => {
     ],
     ['DELETE', '/apis/w.io/v1/widgets', { verb: 'deletecollection', group: 'w.io', resource: 'widgets' }],
     ['PATCH', '/apis/w.io/v1/widgets/x%3Ay', { verb: 'patch', group: 'w.io', resource: 'widgets', name: 'x:y' }],
+    // An empty namespace is no namespace: what the backend is sent, a list across all of them, is authorized.
+    ['GET', '/apis/w.io/v1/namespaces//widgets', { verb: 'list', group: 'w.io', resource: 'widgets', namespace: '' }],
+    // As sent: a dot segment is a name here, not a step up to the collection.
+    [
+      'GET',
+      '/apis/w.io/v1/namespaces/a/widgets/%2e%2e',
+      { verb: 'get', group: 'w.io', resource: 'widgets', namespace: 'a', name: '..' },
+    ],
   ])('%s %s', (method, path, expected) => {
     expect(at(method, path)).toEqual(expected);
   });

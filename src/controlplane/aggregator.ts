@@ -30,12 +30,11 @@ import type { EndpointSlice } from '../api/types/discovery.ts';
 import type { APIService } from '../api/types/misc.ts';
 import { jsonEqual } from '../util/equal.ts';
 import type { UserInfo } from './admission.ts';
-import type { AuthorizationAttributes, Authorizer } from './authz/rbac.ts';
-import { forbiddenError } from './authz/rbac.ts';
+import type { Authorizer } from './authz/rbac.ts';
+import { forbiddenError, requestAttributes } from './authz/rbac.ts';
 import { fromResourceList, type ServedElsewhere } from './discovery.ts';
 import { ApiError, badRequest } from './errors.ts';
-import { queryBool } from './options.ts';
-import { decodeSegment, verbOf } from './request-info.ts';
+import { parseRequest } from './request-info.ts';
 import type { Storage } from './storage.ts';
 
 /** A served group with its versions, preferred first. */
@@ -285,12 +284,14 @@ export class Aggregator {
     apiService: APIService,
     user: UserInfo,
   ) {
+    // Authorized as sent, read as the reference reads any request path, before anything else is said about it.
+    const method = req.method ?? 'GET';
+    const attrs = requestAttributes(parseRequest(this.opts.registry, method, path, query), method);
+    const decision = this.opts.authorizer.authorize(user, attrs);
+    if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
     const url = new URL(`${path}${query.size ? `?${query}` : ''}`, 'https://backend');
     // Dot segments would be resolved here and send the request somewhere other than where it was authorized.
     if (url.pathname !== path) throw badRequest(`the path ${JSON.stringify(path)} is not in its normal form`);
-    const attrs = proxiedAttributes(req.method ?? 'GET', url);
-    const decision = this.opts.authorizer.authorize(user, attrs);
-    if (!decision.allowed) throw forbiddenError(user, attrs, decision.reason);
     const { target, tls } = this.backend(apiService);
     const headers = { ...req.headers, host: `${tls.servername}:${target.port}` };
     delete headers.authorization;
@@ -324,28 +325,4 @@ export class Aggregator {
 
 function unavailable(message: string): ApiError {
   return new ApiError(503, 'ServiceUnavailable', message);
-}
-
-/** The request attributes of a proxied path, parsed as the reference parses any resource path. */
-export function proxiedAttributes(method: string, url: URL): AuthorizationAttributes {
-  const [, g, , ...rest] = url.pathname.split('/').filter(Boolean).map(decodeSegment);
-  let segments = rest;
-  const watchPath = segments[0] === 'watch';
-  if (watchPath) segments = segments.slice(1);
-  if (segments.length === 0) return { verb: method.toLowerCase(), path: url.pathname };
-  let namespace: string | undefined;
-  if (segments[0] === 'namespaces' && segments.length >= 3) {
-    namespace = segments[1];
-    segments = segments.slice(2);
-  }
-  const [resource, name, subresource] = segments;
-  const watch = watchPath || queryBool(url.searchParams.get('watch')) === true;
-  return {
-    verb: verbOf(method, name !== undefined, watch),
-    group: g,
-    resource,
-    ...(subresource ? { subresource } : {}),
-    ...(namespace ? { namespace } : {}),
-    ...(name ? { name } : {}),
-  };
 }

@@ -823,7 +823,7 @@ export class ApiServer {
       apiVersion: 'v1',
       metadata: {},
       status: 'Success',
-      details: { ...objectDetails(rt, name), ...(uid ? { uid } : {}) },
+      details: { ...objectDetails(rt.group, rt.plural, name), ...(uid ? { uid } : {}) },
     } as Status;
   }
 

@@ -276,12 +276,19 @@ export class ControlPlane {
     });
     await this.aggregator.start();
     if (o.auditLogPath) this.audit = new AuditLog(o.auditLogPath, this.registry.naming);
+    // As the reference: anonymous requests under AlwaysAllow would let anyone do anything.
+    const anonymous = o.anonymousAuth && o.authorizationMode !== 'AlwaysAllow';
+    if (o.anonymousAuth && !anonymous) {
+      this.log.warn(
+        'AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer',
+      );
+    }
     this.server = new ControlPlaneServer(this.api, {
       key: serving.keyPem,
       cert: serving.certPem,
       clientCa: this.ca.certPem,
       tokens: this.tokens,
-      anonymous: o.anonymousAuth && o.authorizationMode !== 'AlwaysAllow',
+      anonymous,
       authorize: o.authorize ?? requestAuthorizer(this.authorizer),
       impersonate: (user, rawHeaders) =>
         impersonate(user, rawHeaders, group(this.registry.naming, 'authentication'), this.authorizer),

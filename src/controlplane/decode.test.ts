@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../api/schema.ts';
-import { DecodeError, decodeBody, fieldValidationWarnings, findDuplicateKeys, strictDecodingError } from './decode.ts';
+import {
+  DecodeError,
+  decodeBody,
+  fieldValidationWarnings,
+  findDuplicateKeys,
+  strictDecodingError,
+  unrecognizedObject,
+} from './decode.ts';
 
 const JSON_TYPES = [
   'application/json',
@@ -216,6 +223,34 @@ kind: Pod
       'error converting YAML to JSON: yaml: line 1: Nested mappings are not allowed in compact mappings',
     );
     expect(() => decodeBody('a: [1\n', 'application/apply-patch+yaml', undefined)).toThrow(DecodeError);
+  });
+});
+
+describe('unrecognizedObject: the first 30 bytes of the body', () => {
+  const prefix = 'the object provided is unrecognized (must be of type ConfigMap): e (';
+  const shown = (body: string) => unrecognizedObject('ConfigMap', 'e', body).slice(prefix.length, -1);
+  it.each([
+    ['', '<empty>'],
+    ['{"a":1}', '{"a":1}'],
+    ['{' + 'x'.repeat(29), '{' + 'x'.repeat(29)],
+    ['{' + 'x'.repeat(30), `{${'x'.repeat(29)} ...`],
+    // 28 one-byte characters, then a 4-byte one across the cut: its bytes as the body has them.
+    [
+      'x'.repeat(28) + '😀',
+      Buffer.from('x'.repeat(28) + '😀')
+        .subarray(0, 30)
+        .toString('hex') + ' ...',
+    ],
+    [
+      'x'.repeat(29) + '😀',
+      Buffer.from('x'.repeat(29) + '😀')
+        .subarray(0, 30)
+        .toString('hex') + ' ...',
+    ],
+    ['é'.repeat(15), Buffer.from('é'.repeat(15)).toString('hex')],
+    ['é'.repeat(16), `${Buffer.from('é'.repeat(15)).toString('hex')} ...`],
+  ])('%j', (body, expected) => {
+    expect(shown(body)).toBe(expected);
   });
 });
 

@@ -101,12 +101,13 @@ export function parseJson(text: string): unknown {
  * error, and the body's start (the first 30 bytes, as text when it opens an object, else in hex).
  */
 export function unrecognizedObject(kind: string, error: string, body: string): string {
-  const data = Buffer.from(body);
-  const head = data.subarray(0, 30);
+  // 31 characters are more than 30 bytes and keep a surrogate pair at the cut whole; the rest is never copied.
+  const start = Buffer.from(body.slice(0, 31));
+  const head = start.subarray(0, 30);
   const summary =
-    data.length === 0
+    start.length === 0
       ? '<empty>'
-      : `${data[0] === 0x7b ? head.toString('utf8') : head.toString('hex')}${data.length > 30 ? ' ...' : ''}`;
+      : `${head[0] === 0x7b ? head.toString('utf8') : head.toString('hex')}${start.length > 30 ? ' ...' : ''}`;
   return `the object provided is unrecognized (must be of type ${kind}): ${error} (${summary})`;
 }
 

@@ -63,17 +63,30 @@ function qualifiedKind(r: ResourceRef): string {
   return r.group ? `${r.kind}.${r.group}` : r.kind;
 }
 
-/** Status details of one object; an empty name, kind and the core group are left out, as the reference's omitempty does. */
-export function objectDetails(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): StatusDetails {
-  return { ...(name ? { name } : {}), ...(r.group ? { group: r.group } : {}), ...(r.plural ? { kind: r.plural } : {}) };
+/**
+ * Status details of one object; an empty name, kind and the core group are left out, as the reference's omitempty
+ * does. `kind` is what the reference puts there: the resource (plural) of most answers, the kind of an Invalid one.
+ */
+export function objectDetails(group: string, kind: string, name: string): StatusDetails {
+  return { ...(name ? { name } : {}), ...(group ? { group } : {}), ...(kind ? { kind } : {}) };
 }
 
 export function notFound(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
-  return new ApiError(404, 'NotFound', `${qualifiedResource(r)} "${name}" not found`, objectDetails(r, name));
+  return new ApiError(
+    404,
+    'NotFound',
+    `${qualifiedResource(r)} "${name}" not found`,
+    objectDetails(r.group, r.plural, name),
+  );
 }
 
 export function alreadyExists(r: Pick<ResourceRef, 'group' | 'plural'>, name: string): ApiError {
-  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(r)} "${name}" already exists`, objectDetails(r, name));
+  return new ApiError(
+    409,
+    'AlreadyExists',
+    `${qualifiedResource(r)} "${name}" already exists`,
+    objectDetails(r.group, r.plural, name),
+  );
 }
 
 export function conflict(r: Pick<ResourceRef, 'group' | 'plural'>, name: string, detail: string): ApiError {
@@ -81,7 +94,7 @@ export function conflict(r: Pick<ResourceRef, 'group' | 'plural'>, name: string,
     409,
     'Conflict',
     `Operation cannot be fulfilled on ${qualifiedResource(r)} "${name}": ${detail}`,
-    objectDetails(r, name),
+    objectDetails(r.group, r.plural, name),
   );
 }
 
@@ -105,7 +118,7 @@ export function invalid(r: ResourceRef, name: string, problems: FieldProblem[]):
     field: p.field,
   }));
   return new ApiError(422, 'Invalid', `${qualifiedKind(r)} "${name}" is invalid: ${summary}`, {
-    ...objectDetails({ group: r.group, plural: r.kind }, name),
+    ...objectDetails(r.group, r.kind, name),
     causes,
   });
 }
@@ -121,7 +134,7 @@ export function forbidden(
   causes?: StatusCause[],
 ): ApiError {
   const subject = name ? `${qualifiedResource(r)} "${name}"` : qualifiedResource(r);
-  const details = objectDetails(r, name);
+  const details = objectDetails(r.group, r.plural, name);
   return new ApiError(403, 'Forbidden', `${subject} is forbidden: ${why}`, causes ? { ...details, causes } : details);
 }
 

@@ -41,7 +41,10 @@ function parseInt64(query: URLSearchParams, name: string): number | undefined {
   if (v === null || v === '') return undefined;
   // Go's strconv.ParseInt message, as the reference's query conversion answers it.
   if (!/^-?\d+$/.test(v)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
-  return Number(v);
+  const n = Number(v);
+  // Past 2^53 a number is no longer exact: refused as Go refuses one past int64.
+  if (!Number.isSafeInteger(n)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+  return n;
 }
 
 /** `watchListEnabled`: whether the server serves sendInitialEvents (its WatchList gate). */

@@ -62,16 +62,16 @@ export function requestTarget(target: string): { path: string; query: URLSearchP
 /**
  * Parses `/api/v1/...` and `/apis/<group>/<version>/...` paths, as sent (see {@link requestTarget}).
  * Returns a non-resource request for anything that is not a resource path (discovery, health, version),
- * and `undefined` for a resource path naming no known resource. A namespace, name or subresource that
- * is not a path segment name (`.`, `..`, or containing `/` or `%` once decoded) is a 400 naming it, as
- * the reference's storage keys refuse it.
+ * and an unserved one for a resource path naming no known resource or holding an empty segment. Nothing
+ * here refuses a path: the reference authorizes before it routes, so what a path names is told only to a
+ * user allowed to ask (see {@link checkSegments}).
  */
 export function parseRequest(
   registry: ResourceRegistry,
   method: string,
   path: string,
   query: URLSearchParams,
-): RequestInfo | undefined {
+): RequestInfo {
   // One trailing slash is tolerated; an empty segment anywhere else names nothing.
   let start = 0;
   while (path.charCodeAt(start) === SLASH) start++;
@@ -107,20 +107,17 @@ export function parseRequest(
   const name = parts[at + 1];
   const subresource = parts[at + 2];
   rt ??= plural ? registry.resource(group, version, plural) : undefined;
-  // An empty segment anywhere (`/namespaces//secrets`) names nothing: it must not read as "all namespaces".
-  if (parts.includes('')) return undefined;
   const watch = watchPath || queryBool(query.get('watch')) === true;
   if (
     !rt ||
+    // An empty segment anywhere (`/namespaces//secrets`) names nothing: it must not read as "all namespaces".
+    parts.includes('') ||
     parts.length - at > 3 ||
     (namespace !== undefined && !rt.namespaced) ||
     (subresource !== undefined && !(rt.subresources as string[]).includes(subresource))
   ) {
     return unserved(group, parts.slice(afterVersion), method, watch);
   }
-  checkSegment('Namespace', namespace);
-  checkSegment('Name', name);
-  checkSegment('Subresource', subresource);
   return {
     kind: 'resource',
     verb: verbOf(method, name !== undefined, watch),
@@ -159,6 +156,16 @@ export function verbOf(method: string, hasName: boolean, watch: boolean): Verb {
   }
   if (method === 'DELETE' && !hasName) return 'deletecollection';
   return METHOD_VERBS[method] ?? 'get';
+}
+
+/**
+ * Refuses (400, naming it) a namespace or name that is not a path segment name (`.`, `..`, or containing `/` or
+ * `%` once decoded), as the reference's handlers do once the request is authorized. (A subresource is one the
+ * resource serves, or the path is unserved.)
+ */
+export function checkSegments(info: ResourceRequest): void {
+  checkSegment('Namespace', info.namespace);
+  checkSegment('Name', info.name);
 }
 
 function checkSegment(what: string, value: string | undefined): void {

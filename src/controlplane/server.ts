@@ -44,7 +44,13 @@ import {
   type ProtobufListEncoder,
   protobufListEncoder,
 } from './protobuf/index.ts';
-import { parseRequest, type RequestAuthorizer, type ResourceRequest, requestTarget } from './request-info.ts';
+import {
+  checkSegments,
+  parseRequest,
+  type RequestAuthorizer,
+  type ResourceRequest,
+  requestTarget,
+} from './request-info.ts';
 import { drained, mapInSlices, sendList } from './sliced.ts';
 import { answerJson, toItemJson, toJson, type WatchSettings, WatchStream, withoutTypeMeta } from './watch.ts';
 import { toYaml, yamlSequenceItem } from './yaml.ts';
@@ -203,10 +209,10 @@ export class ControlPlaneServer {
     const remote = this.opts.aggregator?.remoteFor(path);
     if (remote) return this.opts.aggregator!.proxy(req, res, path, query, remote, user);
     const info = parseRequest(this.api.registry, method, path, query);
-    if (!info) return this.notFound(res, path);
     await this.opts.authorize?.(user, info, method);
     if (info.kind === 'unserved') return this.notFound(res, path);
     if (info.kind === 'nonresource') return this.nonResource(req, res, path, query);
+    checkSegments(info);
     // Before any other warning of the answer, which headersOf appends.
     if (info.rt.deprecation) res.setHeader('Warning', [warningHeader(info.rt.deprecation)]);
     return this.resource(req, res, info, query, user);

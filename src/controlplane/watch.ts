@@ -8,6 +8,7 @@
  */
 import type { KubeObject, WatchEventType } from '../api/meta.ts';
 import { apiVersionOf, type ResourceType } from '../api/registry.ts';
+import { MAX_TIMER_MS } from '../util/time.ts';
 import type { ApiServer } from './api.ts';
 import { ApiError, internalError } from './errors.ts';
 import type { ResourceRequest } from './request-info.ts';
@@ -191,7 +192,8 @@ export class WatchStream implements WatchSubscriber {
       this.timers.push(timer);
     }
     const timeout = opts.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
-    this.timers.push(setTimeout(() => this.stop(), timeout * 1000));
+    // Longer than Node's timers go is as good as never (24.8 days).
+    this.timers.push(setTimeout(() => this.stop(), Math.min(timeout * 1000, MAX_TIMER_MS)));
     for (const t of this.timers) t.unref();
   }
 

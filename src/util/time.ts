@@ -1,3 +1,6 @@
+/** Longest delay Node's setTimeout honours (a longer one fires after 1 ms, with a TimeoutOverflowWarning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** RFC 3339 with whole seconds, as `metav1.Time` serializes. */
 export function rfc3339(d: Date): string {
   // Whole seconds: every write of the same second reuses one string.

@@ -1,6 +1,7 @@
 import { type Registry, register } from 'prom-client';
 import { type Clock, realClock, type Timer } from '../util/clock.ts';
 import { Fifo } from '../util/fifo.ts';
+import { MAX_TIMER_MS } from '../util/time.ts';
 import { type HeapEntry, MinHeap } from './heap.ts';
 import { noopMetrics, type QueueMetrics, queueMetrics } from './metrics.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimit.ts';
@@ -17,9 +18,6 @@ export interface WorkQueueOptions<K> {
 
 /** A key to process, or `shutdown` once the queue is shut down and empty. */
 export type GetResult<K> = { key: K; shutdown: false } | { key: undefined; shutdown: true };
-
-/** Longest delay Node's setTimeout honours; a longer wait fires early and re-arms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Waiting<K> extends HeapEntry {
   key: K;
@@ -206,6 +204,7 @@ export class WorkQueue<K = string> {
     this.timer = undefined;
     this.timerAt = head?.readyAt;
     if (head === undefined) return;
+    // A longer wait fires early and re-arms.
     const delay = Math.min(Math.max(0, head.readyAt - this.clock.now()), MAX_TIMER_MS);
     this.timer = this.clock.setTimeout(() => this.fire(), delay);
   }

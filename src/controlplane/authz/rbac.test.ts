@@ -648,7 +648,7 @@ describe.each(FLAVORS)('denial messages (%s flavor)', (flavor) => {
 describe('request attributes and the request authorizer', () => {
   const registry = new ResourceRegistry('orch');
   const info = (method: string, path: string, query = '') =>
-    parseRequest(registry, method, path, new URLSearchParams(query))!;
+    parseRequest(registry, method, path, new URLSearchParams(query));
 
   it.each<[string, string, string, AuthorizationAttributes]>([
     ['GET', '/api/v1/namespaces/a/pods', '', { verb: 'list', group: '', resource: 'pods', namespace: 'a' }],

@@ -18,6 +18,7 @@ import { rfc3339 } from '../../util/time.ts';
 import type { UserInfo } from '../admission.ts';
 import { AUTHENTICATED_GROUP } from '../authn.ts';
 import { ApiError, badRequest, type FieldProblem, invalid } from '../errors.ts';
+import { invalid as invalidField } from '../validation/field-errors.ts';
 import type { AuthorizationAttributes, Authorizer, ResourceRequestAttributes } from './rbac.ts';
 
 export type Reviewer = (rt: ResourceType, obj: KubeObject, user: UserInfo) => Promise<KubeObject>;
@@ -84,7 +85,7 @@ function subjectAccessReview(rt: ResourceType, obj: KubeObject, authorizer: Auth
   const review = obj as AccessReview;
   const spec = review.spec ?? {};
   const problems = [...validateAttributesChoice(spec), ...validateSubject(spec)];
-  if (!metadataEmpty(review.metadata)) problems.push(invalidValue('metadata', review.metadata, 'must be empty'));
+  if (!metadataEmpty(review.metadata)) problems.push(invalidField('metadata', review.metadata, 'must be empty'));
   if (problems.length) throw invalid(withoutKind(rt), '', problems);
   return answer(review, authorizer, subjectOf(spec), spec);
 }
@@ -95,11 +96,11 @@ function localSubjectAccessReview(rt: ResourceType, obj: KubeObject, authorizer:
   const namespace = review.metadata.namespace ?? '';
   const problems = [...validateAttributesChoice(spec), ...validateSubject(spec)];
   if (!metadataEmpty(review.metadata, 'namespace')) {
-    problems.push(invalidValue('metadata', review.metadata, 'must be empty except for namespace'));
+    problems.push(invalidField('metadata', review.metadata, 'must be empty except for namespace'));
   }
   if (spec.resourceAttributes && (spec.resourceAttributes.namespace ?? '') !== namespace) {
     problems.push(
-      invalidValue(
+      invalidField(
         'spec.resourceAttributes.namespace',
         spec.resourceAttributes.namespace ?? '',
         'must match metadata.namespace',
@@ -108,7 +109,7 @@ function localSubjectAccessReview(rt: ResourceType, obj: KubeObject, authorizer:
   }
   if (spec.nonResourceAttributes) {
     problems.push(
-      invalidValue(
+      invalidField(
         'spec.nonResourceAttributes',
         nonResourceJson(spec.nonResourceAttributes),
         'disallowed on this kind of request',
@@ -129,7 +130,7 @@ function selfSubjectAccessReview(
   const review = obj as AccessReview;
   const spec = review.spec ?? {};
   const problems = validateAttributesChoice(spec);
-  if (!metadataEmpty(review.metadata)) problems.push(invalidValue('metadata', review.metadata, 'must be empty'));
+  if (!metadataEmpty(review.metadata)) problems.push(invalidField('metadata', review.metadata, 'must be empty'));
   if (problems.length) throw invalid(withoutKind(rt), '', problems);
   return answer(review, authorizer, user, spec);
 }
@@ -172,7 +173,7 @@ function validateAttributesChoice(spec: Pick<SubjectAccessReviewSpec, 'resourceA
   const problems: FieldProblem[] = [];
   if (spec.resourceAttributes && spec.nonResourceAttributes) {
     problems.push(
-      invalidValue(
+      invalidField(
         'spec.nonResourceAttributes',
         nonResourceJson(spec.nonResourceAttributes),
         'cannot be specified in combination with resourceAttributes',
@@ -181,7 +182,7 @@ function validateAttributesChoice(spec: Pick<SubjectAccessReviewSpec, 'resourceA
   }
   if (!spec.resourceAttributes && !spec.nonResourceAttributes) {
     problems.push(
-      invalidValue('spec', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
+      invalidField('spec', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
     );
   }
   return problems;
@@ -189,7 +190,7 @@ function validateAttributesChoice(spec: Pick<SubjectAccessReviewSpec, 'resourceA
 
 function validateSubject(spec: SubjectAccessReviewSpec): FieldProblem[] {
   if (spec.user || spec.groups?.length) return [];
-  return [invalidValue('spec.user', spec.user ?? '', 'at least one of user or group must be specified')];
+  return [invalidField('spec.user', spec.user ?? '', 'at least one of user or group must be specified')];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,15 +265,6 @@ function userInfoOf(user: UserInfo): ReviewUserInfo {
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-/** `<field>: Invalid value: <value>: <detail>`, with values as JSON (an absent one `null`). */
-function invalidValue(field: string, value: unknown, detail: string): FieldProblem {
-  let shown: string;
-  if (value === undefined || value === null) shown = 'null';
-  else if (typeof value === 'object') shown = JSON.stringify(value);
-  else shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return { type: 'FieldValueInvalid', field, message: `${field}: Invalid value: ${shown}: ${detail}` };
-}
 
 /** NonResourceAttributes in their serialized field order. */
 function nonResourceJson(a: NonResourceAttributes): NonResourceAttributes {
