@@ -1427,6 +1427,14 @@ describe('watch', () => {
     expect(elapsed).toBeLessThan(5000);
   });
 
+  it('keeps a watch with timeoutSeconds=0 open for the default timeout, as the reference', async () => {
+    const ns = await newNamespace();
+    const w = await startWatch(`/api/v1/namespaces/${ns}/configmaps`, { timeoutSeconds: 0 });
+    const endedEarly = await Promise.race([w.ended.then(() => true), sleep(1_500).then(() => false)]);
+    w.stop();
+    expect(endedEarly).toBe(false);
+  });
+
   it('sends DELETED when an object stops matching a label-filtered watch, ADDED when it starts', async () => {
     const ns = await newNamespace();
     const rv = (await core.listNamespacedConfigMap({ namespace: ns })).metadata!.resourceVersion;

@@ -191,7 +191,8 @@ export class WatchStream implements WatchSubscriber {
       }, this.settings.bookmarkIntervalMs);
       this.timers.push(timer);
     }
-    const timeout = opts.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
+    // As the reference: a timeoutSeconds of 0 is no timeout asked for, so the server's default applies.
+    const timeout = opts.timeoutSeconds || this.settings.defaultTimeoutSeconds;
     // Longer than Node's timers go is as good as never (24.8 days).
     this.timers.push(setTimeout(() => this.stop(), Math.min(timeout * 1000, MAX_TIMER_MS)));
     for (const t of this.timers) t.unref();
