@@ -6,29 +6,20 @@
  */
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Lease } from '../src/api/types/coordination.ts';
 import { ShardSet, shardLeaseName } from '../src/sharding/shards.ts';
 import { realClock } from '../src/util/clock.ts';
 import { rfc3339Micro } from '../src/util/time.ts';
-import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { startTestCluster } from './support/cluster.ts';
 import { eventually } from './support/eventually.ts';
 
 const NS = 'default';
 const PREFIX = 'release-failed';
 const SHARDS = 4;
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startTestCluster();
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-it('takes back at once a shard whose term ended with its release failing', { timeout: 60_000 }, async () => {
+it('takes back at once a shard whose term ended with its release failing', { timeout: 90_000 }, async () => {
+  const cluster = await startTestCluster();
   // `a` holds shard 1 (its target is 2, as `b`'s): a free shard goes to `a` on identity ties.
   const leases = cluster.client.kind<Lease>('Lease');
   const lease: Lease = {
@@ -59,11 +50,11 @@ it('takes back at once a shard whose term ended with its release failing', { tim
   const stop = new AbortController();
   const running = set.run(stop.signal);
   try {
-    // Shard 0 is b's (furthest below its target), shard 2 waits for a, shard 3 is b's.
+    // Shard 0 is b's (furthest below its target), one of 2 and 3 too, the other waits for a (its Lease missing).
     await eventually(
-      async () => held().join() === '0,3',
+      async () => held().length === 2 && held()[0] === 0,
       20_000,
-      () => `b to hold 0 and 3, not ${held()}`,
+      () => `b to hold 0 and one more, not ${held()}`,
       100,
     );
     // The server refuses every write of shard 0's Lease: renewals fail, the term ends, its release fails too.
@@ -92,5 +83,6 @@ it('takes back at once a shard whose term ended with its release failing', { tim
     cluster.cp.faults.clear();
     stop.abort();
     await running;
+    await cluster.stop();
   }
 });
