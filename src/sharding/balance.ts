@@ -10,9 +10,10 @@
  *   (ties: identity order), so that a joining or leaving replica moves only the shards it must.
  * - A replica above its target releases its surplus, highest shard numbers first.
  * - A free shard (no Lease, released, expired, or naming this replica with no elector of ours holding it) goes to
- *   the live replica furthest below its target (ties: identity order). One naming this replica whose term ended
- *   since that Lease was seen is being released by us: free since then, not ours to take back. One left free for `graceMs` (its designated taker never came: a replica that left
- *   without its candidate aging out yet) is taken by whichever live replica holding shards now holds fewest.
+ *   the live replica furthest below its target (ties: identity order). One naming this replica whose release we
+ *   wrote since that Lease was seen is free since then, not ours to take back. One left free for `graceMs` (its
+ *   designated taker never came: a replica that left without its candidate aging out yet) is taken by whichever
+ *   live replica holding shards now holds fewest.
  */
 
 /** A shard Lease as last observed; `observedAtMs` is the local monotonic time its record last changed. */
