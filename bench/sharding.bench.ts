@@ -27,6 +27,8 @@ const CSRS = Number(process.env.SHARDING_BENCH_CSRS ?? 1000);
 const NAMESPACES = Number(process.env.SHARDING_BENCH_NAMESPACES ?? 100);
 const ROUNDS = Number(process.env.SHARDING_BENCH_ROUNDS ?? 3);
 const CONVERGE_TIMEOUT_MS = 20 * 60_000;
+/** How long the replicas may take to hold every shard, balanced, before the workload. */
+const BALANCE_TIMEOUT_MS = 60_000;
 /** /proc/<pid>/stat counts CPU in clock ticks; Linux's USER_HZ is 100. */
 const TICKS_PER_SECOND = 100;
 
@@ -78,8 +80,12 @@ async function side(replicas: number): Promise<Side> {
     const exited = () => {
       if (daemons.some((r) => r.d.exit)) throw new Error('a replica exited');
     };
+    const balancing = performance.now();
     for (;;) {
       exited();
+      if (performance.now() - balancing > BALANCE_TIMEOUT_MS) {
+        throw new Error(`the ${replicas} replicas did not hold every shard, balanced, within ${BALANCE_TIMEOUT_MS} ms`);
+      }
       const held = await Promise.all(
         daemons.map((r) =>
           shardReport(kc, r.port).then(
@@ -105,7 +111,7 @@ async function side(replicas: number): Promise<Side> {
     }
     const wallS = (performance.now() - started) / 1000;
     const procs = await Promise.all(daemons.map((r) => processFigures(r.d.child.pid!)));
-    const reports = await Promise.all(daemons.map((r) => shardReport(kc, r.port)));
+    const reports = await Promise.all(daemons.map((r) => shardReport(kc, r.port, true)));
     const sum = (xs: Record<string, number> = {}) => Object.values(xs).reduce((a, b) => a + b, 0);
     const cached = reports.map((r) => sum(r.cached));
     const cachedMiB = reports.map((r) => sum(r.cachedBytes) / 2 ** 20);

@@ -111,7 +111,7 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     version: versionInfo(d.version),
     extraLines: shards && (() => [shardsStatuszLine(shards.report())]),
   });
-  if (shards) installShards(server, () => shards.report({ bytes: true }));
+  if (shards) installShards(server, (opts) => shards.report(opts));
   installWhy(server, d.why, () =>
     apiSources(d.client, { config: d.controllerConfig, features: (g) => gates.enabled(g) }),
   );

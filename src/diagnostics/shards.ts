@@ -1,7 +1,7 @@
 /**
  * `/debug/shards`: the shards this `--sharding` replica holds, since when, and how many objects its sharded
- * caches hold and their size as JSON. Plain text, or JSON for `Accept: application/json`; authorized as every
- * other debug path.
+ * caches hold; with `?bytes=1` their size as JSON too (it serializes every cached object, so only when asked).
+ * Plain text, or JSON for `Accept: application/json`; authorized as every other debug path.
  */
 import { table } from '../cli/kubectl-orch/output.ts';
 import { rangeText } from '../sharding/ranges.ts';
@@ -10,9 +10,9 @@ import { type RouteRegistry, textReply } from './server.ts';
 
 export const SHARDS_PATH = '/debug/shards';
 
-export function installShards(server: RouteRegistry, report: () => ShardReport): void {
+export function installShards(server: RouteRegistry, report: (opts: { bytes: boolean }) => ShardReport): void {
   server.route(SHARDS_PATH, (req) => {
-    const r = report();
+    const r = report({ bytes: req.query.get('bytes') === '1' });
     const held = r.held.map((h) => ({ ...h, range: rangeText(h.shard, r.shards), since: h.since.toISOString() }));
     if (req.headers.accept?.includes('application/json')) {
       const body = JSON.stringify({ ...r, held });

@@ -10,9 +10,10 @@
  *   (ties: identity order), so that a joining or leaving replica moves only the shards it must.
  * - A replica above its target releases its surplus, highest shard numbers first.
  * - A free shard (no Lease, released, expired, or naming this replica with no elector of ours holding it) goes to
- *   the live replica furthest below its target (ties: identity order). One naming this replica whose term ended
- *   since that Lease was seen is being released by us: free since then, not ours to take back. One left free for `graceMs` (its designated taker never came: a replica that left
- *   without its candidate aging out yet) is taken by whichever live replica holding shards now holds fewest.
+ *   the live replica furthest below its target (ties: identity order). One naming this replica whose release we
+ *   wrote since that Lease was seen is free since then, not ours to take back. One left free for `graceMs` (its
+ *   designated taker never came: a replica that left without its candidate aging out yet) is taken by whichever
+ *   live replica holding shards now holds fewest.
  */
 
 /** A shard Lease as last observed; `observedAtMs` is the local monotonic time its record last changed. */
@@ -45,8 +46,9 @@ export interface BalanceInput {
   /** Shards this replica's electors are campaigning for (not yet held). */
   campaigning: ReadonlySet<number>;
   /**
-   * When this replica's last term of a shard ended (its elector then writes a release). A Lease naming this
-   * replica observed no later than that is the record the release replaces, not yet seen replaced: free.
+   * When this replica's last term of a shard ended with its release written. A Lease naming this replica observed
+   * no later than that is the record the release replaced, not yet seen replaced: free. A term whose release failed
+   * is not here, so a Lease naming this replica after it is ours to take back (below).
    */
   endedAtMs?: ReadonlyMap<number, number>;
   /**
@@ -82,15 +84,16 @@ function freeSince(l: ShardLeaseView | undefined): number {
 
 export function balance(input: BalanceInput): BalancePlan {
   const { self, shards, nowMs } = input;
-  // Our own release, not seen in the Lease yet, already happened: the shard is free since it.
+  // Our own release, written but not seen in the Lease yet: the shard is free since it.
   const leases = input.leases.map((l, i) => {
     const ended = input.endedAtMs?.get(i);
     const releasedSince = l?.holder === self && !input.held.has(i) && ended !== undefined && ended >= l.observedAtMs;
     return releasedSince ? { holder: '', durationMs: l.durationMs, observedAtMs: ended } : l;
   });
   // Who holds what: our electors know our own shards better than the last Lease seen.
-  // A Lease naming this replica without an elector of ours holding it is a write of ours whose answer was lost
-  // (a timeout): free, and ours to take at once, before it expires with nobody renewing it.
+  // A Lease naming this replica without an elector of ours holding it, and not released by us since, is a write of
+  // ours whose answer was lost (a timeout, a term that ended with its release failing): free, and ours to take at
+  // once, before it expires with nobody renewing it.
   const owner: (string | undefined)[] = [];
   const ours = new Set<number>();
   for (let i = 0; i < shards; i++) {

@@ -41,6 +41,11 @@ export interface ShardSetConfig {
   onChange(): void;
   /** A held shard is being let go: resolves once nothing writes for it any more (waited for at most renewDeadline). */
   onReleasing(shard: number): Promise<void>;
+  /**
+   * A graceful stop, before any shard is released: ends this replica's LeaseCandidate, so the others, seeing its
+   * releases, do not count it live again when it renews and release shards for it.
+   */
+  onStopping(): Promise<void>;
 }
 
 interface Term {
@@ -70,7 +75,10 @@ export function shardLeaseName(prefix: string, shard: number): string {
 
 export class ShardSet {
   private readonly terms = new Map<number, Term>();
-  /** Monotonic time each shard's last term of ours ended, its release written (or tried). */
+  /**
+   * Monotonic time each shard's last term of ours ended with its release written. A term whose release failed
+   * (its Lease may name us, renewed by a write whose answer was lost) is not here: that Lease is ours to take back.
+   */
   private readonly endedAt = new Map<number, number>();
   /** Monotonic time each other replica was seen releasing its last shard; pruned with its candidate. */
   private readonly departedAt = new Map<string, number>();
@@ -147,6 +155,7 @@ export class ShardSet {
         await pause(clock, wait, AbortSignal.any([signal, woken.signal]));
       }
     } finally {
+      await this.config.onStopping();
       for (const term of this.terms.values()) {
         term.ending ??= 'shutdown';
         term.stop.abort();
@@ -274,10 +283,10 @@ export class ShardSet {
             signal.addEventListener('abort', () => config.onReleasing(shard).then(resolve, resolve), { once: true }),
           );
         },
-        onStoppedLeading: () => {
+        onStoppedLeading: (released) => {
           if (this.terms.get(shard) === term) this.terms.delete(shard);
           if (!term.since) return;
-          this.endedAt.set(shard, config.clock.now());
+          if (released) this.endedAt.set(shard, config.clock.now());
           const reason = term.ending ?? 'lost';
           this.count(reason);
           log.info({ reason }, 'shard let go');

@@ -24,7 +24,7 @@ async function schedstat(pid: number): Promise<[number, number] | undefined> {
 
 /**
  * Samples the processes `targets()` names every `periodMs` until `signal` aborts; keeps at most `limit`
- * samples (the oldest dropped).
+ * samples (the oldest dropped). The next round is timed from the end of the last, so two never overlap.
  */
 export function sampleScheduling(
   targets: () => { name: string; pid: number }[],
@@ -34,7 +34,8 @@ export function sampleScheduling(
 ): SchedSample[] {
   const samples: SchedSample[] = [];
   const last = new Map<string, [number, number]>();
-  const timer = setInterval(async () => {
+  let timer: NodeJS.Timeout | undefined;
+  const round = async () => {
     for (const { name, pid } of targets()) {
       const now = await schedstat(pid);
       const key = `${name}:${pid}`;
@@ -44,8 +45,10 @@ export function sampleScheduling(
       if (before) samples.push({ wall: Date.now(), name, cpuMs: now[0] - before[0], waitMs: now[1] - before[1] });
     }
     if (samples.length > limit) samples.splice(0, samples.length - limit);
-  }, periodMs);
-  signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+    if (!signal.aborted) timer = setTimeout(round, periodMs);
+  };
+  timer = setTimeout(round, periodMs);
+  signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   return samples;
 }
 

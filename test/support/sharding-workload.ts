@@ -111,9 +111,10 @@ export async function diagnosticsGet(
   }
 }
 
-/** A `--sharding` daemon's `/debug/shards`. */
-export async function shardReport(kc: KubeConfig, port: number): Promise<ShardReport> {
-  const res = await diagnosticsGet(kc, port, '/debug/shards', { accept: 'application/json' });
+/** A `--sharding` daemon's `/debug/shards`; with `bytes`, the sharded caches' JSON size too. */
+export async function shardReport(kc: KubeConfig, port: number, bytes = false): Promise<ShardReport> {
+  const path = bytes ? '/debug/shards?bytes=1' : '/debug/shards';
+  const res = await diagnosticsGet(kc, port, path, { accept: 'application/json' });
   if (res.status !== 200) throw new Error(`/debug/shards: ${res.status} ${res.body}`);
   return JSON.parse(res.body) as ShardReport;
 }
