@@ -45,7 +45,6 @@ it('takes back at once a shard whose term ended with its release failing', { tim
     metricPrefix: 'test',
     onChange: () => {},
     onReleasing: async () => {},
-    onStopping: async () => {},
   });
   const held = () => set.heldShards().map((h) => h.shard);
   const stop = new AbortController();

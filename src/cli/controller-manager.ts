@@ -308,7 +308,6 @@ async function main(): Promise<number> {
           shards: election.shards,
           leaderElection,
           ...managerOptions,
-          stopCandidate: () => manager.stopCandidate(),
         });
   // With its own control plane, the daemon trusts that cluster's CA for the clients of its diagnostics server,
   // as a kube-controller-manager given --client-ca-file: the admin kubeconfig reads /metrics, /statusz, ...

@@ -74,11 +74,6 @@ export class Manager {
     return this.leading;
   }
 
-  /** Stops renewing this replica's LeaseCandidate (a graceful stop; run also does it on its way out). */
-  async stopCandidate(): Promise<void> {
-    await this.candidate?.stop();
-  }
-
   /** Whether this replica's LeaseCandidate has been read once (readiness), when one is published. */
   candidateSynced(): boolean {
     return this.candidate?.hasSynced() ?? true;

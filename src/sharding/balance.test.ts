@@ -215,10 +215,6 @@ describe('balance: ties and campaigns', () => {
     // Its candidate renewed well after that: it lives on (it had lost its shards), and gets its share again.
     const livesOn = balance(input({ ...view, departedAtMs: new Map([['c', NOW - 5_000]]) }));
     expect(livesOn.release).toEqual([6, 7]);
-    // A graceful stop ends its candidate before its releases: not renewed since, it stays out while still fresh.
-    const stoppedFirst = { members: [member('a'), member('b'), member('c', NOW - 5_500)] };
-    const stopped = balance(input({ ...view, ...stoppedFirst, departedAtMs: new Map([['c', NOW - 5_000]]) }));
-    expect(stopped).toMatchObject({ release: [], live: ['a', 'b'], target: 8 });
   });
 
   it('its own electors are trusted over a stale Lease view', () => {

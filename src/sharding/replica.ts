@@ -21,8 +21,6 @@ export interface ShardedReplicaOptions {
   leaderElection: LeaderElectionOptions;
   syncTimeoutMs: number;
   shutdownTimeoutMs: number;
-  /** Ends this replica's LeaseCandidate (a graceful stop, before its shards are released). */
-  stopCandidate(): Promise<void>;
 }
 
 /** What /debug/shards and statusz show of one replica. */
@@ -73,14 +71,10 @@ export class ShardedReplica {
       metricPrefix: ctx.naming.metricPrefix,
       onChange: () => this.controllers.changed(),
       onReleasing: () => this.controllers.releasing(),
-      onStopping: () => o.stopCandidate(),
     });
   }
 
-  /**
-   * Until `signal` aborts; on the way out the LeaseCandidate and the controllers stop before the shards are
-   * released.
-   */
+  /** Until `signal` aborts; on the way out the controllers stop before the shards are released. */
   async run(signal: AbortSignal): Promise<void> {
     await Promise.all([this.set.run(signal), this.controllers.run(signal)]);
   }

@@ -41,11 +41,6 @@ export interface ShardSetConfig {
   onChange(): void;
   /** A held shard is being let go: resolves once nothing writes for it any more (waited for at most renewDeadline). */
   onReleasing(shard: number): Promise<void>;
-  /**
-   * A graceful stop, before any shard is released: ends this replica's LeaseCandidate, so the others, seeing its
-   * releases, do not count it live again when it renews and release shards for it.
-   */
-  onStopping(): Promise<void>;
 }
 
 interface Term {
@@ -155,7 +150,6 @@ export class ShardSet {
         await pause(clock, wait, AbortSignal.any([signal, woken.signal]));
       }
     } finally {
-      await this.config.onStopping();
       for (const term of this.terms.values()) {
         term.ending ??= 'shutdown';
         term.stop.abort();
