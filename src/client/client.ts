@@ -24,16 +24,10 @@ import { WatchDecoder } from './watch-decoder.ts';
 /** What a client consults before each write (the leader election's lease guard). */
 export interface WriteGuard {
   /**
-   * Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. Answers
-   * the term the write must not outlast: it is abandoned after `ms` or once `signal` aborts.
+   * Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. May
+   * answer the ms within which the write must be over (the writer's term ends then): its request's deadline.
    */
-  check(what: string, target: WriteTarget): WriteTerm;
-}
-
-/** What a guarded write may not outlast: the ms until the writer's term can end, and its end before that. */
-export interface WriteTerm {
-  ms: number;
-  signal: AbortSignal;
+  check(what: string, target: WriteTarget): number | undefined;
 }
 
 /** A write as the guard sees it: its path and body (an object, or text already serialized). */
@@ -192,13 +186,13 @@ export class KubeClient implements Transport {
     const url = this.url(path, opts.query);
     const { headers, dispatcher } = await this.security(url);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
-    // abandoned when the guard's term can end or is let go, so that one held up on its way is not made after it.
-    const term = READ_METHODS.has(method)
+    // abandoned when the guard's term can end, so that one held up on its way is not made after it.
+    const termMs = READ_METHODS.has(method)
       ? undefined
       : this.options.writeGuard?.check(`${method} ${path}`, { path, body: opts.body });
-    const timeoutMs = Math.min(this.options.timeoutMs, term?.ms ?? Number.POSITIVE_INFINITY);
+    const timeoutMs = Math.min(this.options.timeoutMs, termMs ?? Number.POSITIVE_INFINITY);
     const started = performance.now();
-    const limit = new Deadline(timeoutMs, opts.signal, term?.signal);
+    const limit = new Deadline(timeoutMs, opts.signal);
     const body =
       opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     let res: Dispatcher.ResponseData;
@@ -219,7 +213,6 @@ export class KubeClient implements Transport {
       text = await res.body.text();
     } catch (err) {
       this.observe(method, 0, url, path, started);
-      if (term?.signal.aborted && !opts.signal?.aborted) throw term.signal.reason;
       if (limit.expired && !opts.signal?.aborted) {
         const why = timeoutMs < this.options.timeoutMs ? ", when the writer's lease term can end" : '';
         throw new StatusError(
@@ -342,28 +335,25 @@ export class KubeClient implements Transport {
 }
 
 /**
- * A request's signal, aborted by the caller's, by the guard's term, or once `ms` have passed; cleared once the
- * answer is read. One controller and one timer, and no closure: a fraction of the cost of `AbortSignal.any` with
- * `AbortSignal.timeout`.
+ * A request's signal, aborted by the caller's or once `ms` have passed; cleared once the answer is read. One
+ * controller and one timer, and no closure: a fraction of the cost of `AbortSignal.any` with `AbortSignal.timeout`.
  */
 class Deadline {
   readonly signal: AbortSignal;
   expired = false;
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
-  private readonly callers: AbortSignal[];
 
   constructor(
     private readonly ms: number,
-    ...callers: (AbortSignal | undefined)[]
+    private readonly caller?: AbortSignal,
   ) {
     this.signal = this.controller.signal;
     this.timer = setTimeout(Deadline.expire, ms, this);
     this.timer.unref();
-    this.callers = callers.filter((c) => c !== undefined);
-    for (const caller of this.callers) {
-      if (caller.aborted) this.controller.abort(caller.reason);
-      // Every request in flight listens here until `clear`, so workers sharing one signal are no leak.
+    if (caller?.aborted) this.handleEvent();
+    else if (caller) {
+      // Every request in flight listens here until `clear`, so workers sharing one stop signal are no leak.
       setMaxListeners(0, caller);
       caller.addEventListener('abort', this, { once: true });
     }
@@ -374,14 +364,14 @@ class Deadline {
     d.controller.abort(new DOMException(`timed out after ${d.ms} ms`, 'TimeoutError'));
   }
 
-  /** A caller's abort (this object is its listener). */
-  handleEvent(event: Event): void {
-    this.controller.abort((event.target as AbortSignal).reason);
+  /** The caller's abort (this object is its listener). */
+  handleEvent(): void {
+    this.controller.abort(this.caller?.reason);
   }
 
   clear(): void {
     clearTimeout(this.timer);
-    for (const caller of this.callers) caller.removeEventListener('abort', this);
+    this.caller?.removeEventListener('abort', this);
   }
 }
 

@@ -42,11 +42,8 @@ export interface LeaderCallbacks {
    * lease is released only once the returned promise settles (at most renewDeadline later).
    */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
-  /**
-   * Always called once when `run` ends, whether or not this process ever led; `released` tells whether it wrote
-   * the released record (releaseOnCancel), so others may take the Lease at once.
-   */
-  onStoppedLeading(released: boolean): void;
+  /** Always called once when `run` ends, whether or not this process ever led. */
+  onStoppedLeading(): void;
   /** Called asynchronously whenever the observed holder differs from the last one reported. */
   onNewLeader?(identity: string): void;
 }
@@ -205,7 +202,6 @@ export class LeaderElector {
   async run(signal: AbortSignal): Promise<void> {
     if (this.started) throw new Error('LeaderElector.run may only be called once');
     this.started = true;
-    let released = false;
     try {
       if (!(await this.acquire(signal))) return;
       const leading = new AbortController();
@@ -224,9 +220,9 @@ export class LeaderElector {
         this.config.metrics?.leaderOff();
         this.event('stopped leading');
       }
-      if (this.config.releaseOnCancel) released = await this.release();
+      if (this.config.releaseOnCancel) await this.release();
     } finally {
-      this.config.callbacks.onStoppedLeading(released);
+      this.config.callbacks.onStoppedLeading();
     }
   }
 
@@ -422,34 +418,26 @@ export class LeaderElector {
   /**
    * Writes the released record (holder "", 1 s, renew = acquire = now, transitions kept) if the last observed
    * record is still ours. A conflict re-reads the Lease and retries while it is still ours, within renewDeadline.
-   * Answers whether the released record was written.
    */
-  private async release(): Promise<boolean> {
+  private async release(): Promise<void> {
     const never = new AbortController().signal;
-    let released = false;
     await withDeadline(this.clock, never, this.renewDeadlineMs, 'release', async (signal) => {
       for (let attempt = 0; attempt < 3 && this.observed && this.isLeader(); attempt++) {
         const stamp = rfc3339Micro(this.config.wallClock?.() ?? new Date());
-        const record: LeaderElectionRecord = {
+        const released: LeaderElectionRecord = {
           holderIdentity: '',
           leaseDurationSeconds: 1,
           acquireTime: stamp,
           renewTime: stamp,
           leaseTransitions: this.observed.leaseTransitions,
         };
-        const outcome = await this.writeRelease(record, signal);
-        released = outcome === 'released';
-        if (outcome) return;
+        if (await this.writeRelease(released, signal)) return;
       }
     }).catch((err) => this.log.error(`failed to release lock ${this.lockDesc}: ${errorText(err)}`));
-    return released;
   }
 
-  /** `released`, or `not ours` when a fresh read shows another record; undefined to try again. */
-  private async writeRelease(
-    released: LeaderElectionRecord,
-    signal: AbortSignal,
-  ): Promise<'released' | 'not ours' | undefined> {
+  /** True when done (released, or a fresh read shows it is no longer ours); false to try again. */
+  private async writeRelease(released: LeaderElectionRecord, signal: AbortSignal): Promise<boolean> {
     const leases = this.config.leases;
     const { namespace, name } = this.config.lock;
     try {
@@ -457,13 +445,13 @@ export class LeaderElector {
       this.lease = await this.call(signal, (s) => leases.replace(body, { signal: s }));
       this.setObserved(released);
       this.log.info(`released lease ${this.lockDesc}`);
-      return 'released';
+      return true;
     } catch (err) {
       if (!isConflict(err)) throw err;
     }
     this.lease = await this.call(signal, (s) => leases.get(namespace, name, { signal: s }));
     this.observeRead(recordFromLease(this.lease));
-    return this.isLeader() ? undefined : 'not ours';
+    return !this.isLeader();
   }
 
   private maybeReportTransition(): void {

@@ -5,11 +5,9 @@
  * later than its sending: the term ends leaseDuration after that sending at the earliest. Given leaseDuration,
  * the guard answers the time left until then, and the client gives the write no longer: one held up before the
  * server reads it is abandoned (the server writes nothing for a client gone) rather than made after the term.
- * A term released early (a shard rebalanced, a graceful stop) ends at its revoke, before the release is written:
- * the guard's signal aborts then every write it let through that is still in flight.
  * A process resumed after a pause, or whose renewals fail, is refused at its first look at the clock.
  */
-import type { WriteGuard, WriteTerm } from '../client/client.ts';
+import type { WriteGuard } from '../client/client.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 
 /** A write refused because this replica cannot prove it holds the lease. */
@@ -21,8 +19,6 @@ export class LeaseGuard implements WriteGuard {
   /** Monotonic time at which the last successful renewal was sent; undefined while not leading. */
   private renewedAt: number | undefined;
   private expiredListeners: (() => void)[] = [];
-  /** Aborted by revoke: the writes let through in this term. */
-  private term = new AbortController();
 
   constructor(
     readonly renewDeadlineMs: number,
@@ -35,14 +31,12 @@ export class LeaseGuard implements WriteGuard {
 
   /** The elector's acquire or renew request sent at `sentAt` (monotonic) succeeded. */
   renewed(sentAt: number): void {
-    if (this.term.signal.aborted) this.term = new AbortController();
     this.renewedAt = Math.max(sentAt, this.renewedAt ?? sentAt);
   }
 
-  /** Leadership is over (lost, another holder seen, stopped): refuse every write from now on, abort those in flight. */
+  /** Leadership is over (lost, another holder seen, stopped): refuse every write from now on. */
   revoke(): void {
     this.renewedAt = undefined;
-    this.term.abort(new LeaseLostError(`${this.lease} was let go while the write was in flight`));
   }
 
   /** `fn` runs once, the first time a write is refused because the last renewal is too old. */
@@ -52,16 +46,14 @@ export class LeaseGuard implements WriteGuard {
 
   /**
    * Throws {@link LeaseLostError} unless a write may leave the process now; answers the ms left before the term
-   * can end (Infinity without a lease duration) and the signal of its revoke, neither of which the write may outlast.
+   * can end (undefined without a lease duration), which the write must not outlast.
    */
-  check(what: string): WriteTerm {
+  check(what: string): number | undefined {
     if (this.renewedAt === undefined) {
       throw new LeaseLostError(`refusing ${what}: this replica does not hold ${this.lease}`);
     }
     const age = this.clock.now() - this.renewedAt;
-    if (age < this.renewDeadlineMs) {
-      return { ms: (this.leaseDurationMs ?? Number.POSITIVE_INFINITY) - age, signal: this.term.signal };
-    }
+    if (age < this.renewDeadlineMs) return this.leaseDurationMs === undefined ? undefined : this.leaseDurationMs - age;
     this.revoke();
     const listeners = this.expiredListeners;
     this.expiredListeners = [];

@@ -46,9 +46,8 @@ export interface BalanceInput {
   /** Shards this replica's electors are campaigning for (not yet held). */
   campaigning: ReadonlySet<number>;
   /**
-   * When this replica's last term of a shard ended with its release written. A Lease naming this replica observed
-   * no later than that is the record the release replaced, not yet seen replaced: free. A term whose release failed
-   * is not here, so a Lease naming this replica after it is ours to take back (below).
+   * When this replica's last term of a shard ended (its elector then writes a release). A Lease naming this
+   * replica observed no later than that is the record the release replaces, not yet seen replaced: free.
    */
   endedAtMs?: ReadonlyMap<number, number>;
   /**
@@ -84,16 +83,15 @@ function freeSince(l: ShardLeaseView | undefined): number {
 
 export function balance(input: BalanceInput): BalancePlan {
   const { self, shards, nowMs } = input;
-  // Our own release, written but not seen in the Lease yet: the shard is free since it.
+  // Our own release, not seen in the Lease yet, already happened: the shard is free since it.
   const leases = input.leases.map((l, i) => {
     const ended = input.endedAtMs?.get(i);
     const releasedSince = l?.holder === self && !input.held.has(i) && ended !== undefined && ended >= l.observedAtMs;
     return releasedSince ? { holder: '', durationMs: l.durationMs, observedAtMs: ended } : l;
   });
   // Who holds what: our electors know our own shards better than the last Lease seen.
-  // A Lease naming this replica without an elector of ours holding it, and not released by us since, is a write of
-  // ours whose answer was lost (a timeout, a term that ended with its release failing): free, and ours to take at
-  // once, before it expires with nobody renewing it.
+  // A Lease naming this replica without an elector of ours holding it is a write of ours whose answer was lost
+  // (a timeout): free, and ours to take at once, before it expires with nobody renewing it.
   const owner: (string | undefined)[] = [];
   const ours = new Set<number>();
   for (let i = 0; i < shards; i++) {

@@ -4,7 +4,7 @@
  * its body. A write that names neither (an access review, the event of a cluster-scoped object) writes no
  * object of a shard: it leaves while any shard's term allows it.
  */
-import type { WriteGuard, WriteTarget, WriteTerm } from '../client/client.ts';
+import type { WriteGuard, WriteTarget } from '../client/client.ts';
 import { type LeaseGuard, LeaseLostError } from '../leaderelection/guard.ts';
 import { type ShardKey, shardOf } from './ranges.ts';
 
@@ -17,7 +17,7 @@ export class ShardGuard implements WriteGuard {
     private readonly guardFor: (shard: number) => LeaseGuard | undefined,
   ) {}
 
-  check(what: string, target: WriteTarget): WriteTerm {
+  check(what: string, target: WriteTarget): number | undefined {
     const key = this.key === 'namespace' ? NAMESPACED_PATH.exec(target.path)?.[1] : uidOf(target.body);
     const guard = key === undefined ? this.anyGuard() : this.guardFor(shardOf(decodeURIComponent(key), this.shards));
     if (!guard) {

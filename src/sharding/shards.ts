@@ -70,10 +70,7 @@ export function shardLeaseName(prefix: string, shard: number): string {
 
 export class ShardSet {
   private readonly terms = new Map<number, Term>();
-  /**
-   * Monotonic time each shard's last term of ours ended with its release written. A term whose release failed
-   * (its Lease may name us, renewed by a write whose answer was lost) is not here: that Lease is ours to take back.
-   */
+  /** Monotonic time each shard's last term of ours ended, its release written (or tried). */
   private readonly endedAt = new Map<number, number>();
   /** Monotonic time each other replica was seen releasing its last shard; pruned with its candidate. */
   private readonly departedAt = new Map<string, number>();
@@ -277,10 +274,10 @@ export class ShardSet {
             signal.addEventListener('abort', () => config.onReleasing(shard).then(resolve, resolve), { once: true }),
           );
         },
-        onStoppedLeading: (released) => {
+        onStoppedLeading: () => {
           if (this.terms.get(shard) === term) this.terms.delete(shard);
           if (!term.since) return;
-          if (released) this.endedAt.set(shard, config.clock.now());
+          this.endedAt.set(shard, config.clock.now());
           const reason = term.ending ?? 'lost';
           this.count(reason);
           log.info({ reason }, 'shard let go');
