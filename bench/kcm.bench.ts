@@ -47,7 +47,7 @@ import { createSelfSignedCa } from '../src/pki/certs.ts';
 import type { KeyAlgorithm } from '../src/pki/keys.ts';
 import { type LocalCluster, OUR_KCM_CONTROLLERS, startLocalCluster } from '../test/cluster/local-cluster.ts';
 import { ROOT } from '../test/support/daemons.ts';
-import { parallelSet } from '../test/support/statefulsets.ts';
+import { parallelSet, rolledOut } from '../test/support/statefulsets.ts';
 import { builtBinary } from '../tools/k8s/binaries.ts';
 import { inParallel, machine, type Paired, printPaired, type Round, watchUntil } from './run.ts';
 import { nodeClientRequestPems } from './support/csr-pems.ts';
@@ -322,16 +322,8 @@ class Bench {
 
   /** Resolves when every named set has all its replicas Ready at its update revision, as a watch shows them. */
   allReady(names: string[], replicas: number, image: string): Promise<void> {
-    const ready = (set: StatefulSet | undefined) => {
-      const s = set?.status;
-      return (
-        set?.spec.template.spec?.containers[0]?.image === image &&
-        s?.observedGeneration === set.metadata.generation &&
-        s?.readyReplicas === replicas &&
-        s.updatedReplicas === replicas &&
-        s.currentRevision === s.updateRevision
-      );
-    };
+    const ready = (set: StatefulSet | undefined) =>
+      set?.spec.template.spec?.containers[0]?.image === image && rolledOut(replicas)(set);
     return watchUntil(this.sets, STS_NS, (o) => names.every((n) => ready(o.get(`${STS_NS}/${n}`))), TIMEOUT_MS);
   }
 

@@ -23,7 +23,7 @@ import type { Enqueuer } from '../src/controller/controller.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { type RunningControllers as RunningController, runControllers } from '../test/support/controllers.ts';
-import { parallelSet } from '../test/support/statefulsets.ts';
+import { parallelSet, rolledOut } from '../test/support/statefulsets.ts';
 import { counted, inParallel, median, pairedFigure, pairedRound, print, type Round, watchUntil } from './run.ts';
 import { startWithNodes } from './support/nodes.ts';
 
@@ -54,16 +54,8 @@ function statefulSet(cp: ControlPlane, ns: string, name: string, replicas: numbe
 
 /** Resolves when every named set reports all replicas Ready at its update revision, as a watch shows them. */
 function allReady(client: KubeClient, ns: string, names: string[], replicas: number, image: string): Promise<void> {
-  const ready = (set: StatefulSet | undefined) => {
-    const s = set?.status;
-    return (
-      set?.spec.template.spec?.containers[0]?.image === image &&
-      s?.observedGeneration === set.metadata.generation &&
-      s?.readyReplicas === replicas &&
-      s.updatedReplicas === replicas &&
-      s.currentRevision === s.updateRevision
-    );
-  };
+  const ready = (set: StatefulSet | undefined) =>
+    set?.spec.template.spec?.containers[0]?.image === image && rolledOut(replicas)(set);
   const sets = client.kind<StatefulSet>('StatefulSet');
   return watchUntil(sets, ns, (objects) => names.every((name) => ready(objects.get(`${ns}/${name}`))), TIMEOUT_MS);
 }

@@ -18,13 +18,8 @@ describe('answers held to kube-apiserver (kubernetes flavor)', () => {
   let admin: RawClient;
   let limited: RawClient;
 
-  const json = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-    admin.send({
-      method,
-      path,
-      headers: { 'Content-Type': contentType, Accept: 'application/json', 'User-Agent': 'answers-test/v1.0' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  const json = (method: string, path: string, body?: unknown, contentType?: string) =>
+    admin.sendJson(method, path, body, { contentType, userAgent: 'answers-test/v1.0' });
 
   beforeAll(async () => {
     c = await startTestCluster({ flavor: 'kubernetes' });

@@ -13,13 +13,8 @@ let c: TestCluster;
 let raw: RawClient;
 const NS = 'ref-storage';
 
-const json = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-  raw.send({
-    method,
-    path,
-    headers: { 'Content-Type': contentType, Accept: 'application/json', 'User-Agent': 'ref-test/1.0' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const json = (method: string, path: string, body?: unknown, contentType?: string) =>
+  raw.sendJson(method, path, body, { contentType, userAgent: 'ref-test/1.0' });
 
 beforeAll(async () => {
   c = await startTestCluster({ flavor: 'kubernetes' });

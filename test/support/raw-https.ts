@@ -64,6 +64,24 @@ export class RawClient {
     return this.send({ method: 'POST', path, headers: { 'Content-Type': 'application/json' }, body: text });
   }
 
+  /**
+   * A request with a JSON body (a value sent as its JSON, none when undefined) asking for JSON back, as `userAgent`
+   * (the field manager the server names after it).
+   */
+  sendJson(
+    method: string,
+    path: string,
+    body: unknown,
+    { contentType = 'application/json', userAgent }: { contentType?: string; userAgent: string },
+  ): Promise<RawResponse> {
+    return this.send({
+      method,
+      path,
+      headers: { 'Content-Type': contentType, Accept: 'application/json', 'User-Agent': userAgent },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+
   send(r: RawRequest): Promise<RawResponse> {
     const timeoutMs = r.timeoutMs ?? 20_000;
     return new Promise((resolve, reject) => {
