@@ -13,6 +13,7 @@ import { group } from '../src/api/naming.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
+import { failure } from './support/status-error.ts';
 
 let c: TestCluster;
 /** When set, the control plane's clock stands still there (creation timestamps in the IngressClass tests). */
@@ -25,17 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await c?.stop();
 });
-
-/** The StatusError a call fails with; fails the test if it succeeds. */
-async function failure(call: Promise<unknown>): Promise<StatusError> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected the request to fail');
-}
 
 function expectStatus(err: StatusError, code: number, reason: string, message: string): void {
   expect({ code: err.code, reason: err.reason, message: err.message }).toEqual({ code, reason, message });

@@ -7,7 +7,7 @@
  * not expired (placed by resourceVersion, or by time for writes that store nothing); every CSR was approved
  * once and signed once; every node agent got its certificate; a resumed leader exits 1 having written nothing.
  */
-import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import type { Lease } from '../src/api/types/coordination.ts';
 import type { AuditEvent } from '../src/controlplane/audit.ts';
 import { createBootstrapToken } from '../src/simulation/bootstrap-token.ts';
 import { SimulatedNodeAgent } from '../src/simulation/node-agent.ts';
+import { auditEvents, identityOf } from './support/audit-log.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { campaigning, type Daemon, killAll, logged, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
 
@@ -123,17 +124,9 @@ async function agentLoop(id: number, token: string, signal: AbortSignal, outcome
   }
 }
 
-const identityOf = (e: AuditEvent) => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1];
 const succeeded = (e: AuditEvent) => e.responseStatus.code < 300;
 
-async function auditEvents(): Promise<AuditEvent[]> {
-  await cluster.cp.audit!.flush();
-  const text = await readFile(auditLogPath, 'utf8');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as AuditEvent);
-}
+const readAudit = () => auditEvents(cluster, auditLogPath);
 
 /**
  * The writes accepted outside their author's term. A write that produced a resourceVersion is placed after
@@ -243,7 +236,7 @@ describe('fencing of a deposed leader', () => {
     // Every resumed leader stepped down with exit 1.
     for (const d of paused) expect(d.exit, `${d.name} after SIGCONT`).toMatchObject({ code: 1, signal: null });
 
-    const events = await auditEvents();
+    const events = await readAudit();
     const identities = new Set(daemons.map((d) => d.identity).filter((id) => id !== undefined));
     const electionResources = new Set(['leases', 'leasecandidates']);
     const byReplicas = events.filter((e) => identities.has(identityOf(e) ?? '') && succeeded(e));

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import { group } from '../src/api/naming.ts';
 import type { Pod, PodSpec } from '../src/api/types/core.ts';
-import { StatusError } from '../src/client/errors.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { eventually } from './support/eventually.ts';
+import { failure } from './support/status-error.ts';
 
 let c: TestCluster;
 const NS = 'pods-admitted';
@@ -36,16 +36,6 @@ function pod(name: string, spec: Partial<PodSpec> = {}, namespace = NS): Admitte
     metadata: { name, namespace },
     spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }], ...spec },
   } as AdmittedPod;
-}
-
-async function failure(call: Promise<unknown>): Promise<StatusError> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected the request to fail');
 }
 
 describe('pod create admission', () => {

@@ -15,7 +15,7 @@
  * and SHARDING_NAMESPACES set other counts. The figures printed at the end say, beside the timings, how much
  * each process waited for a CPU (Linux schedstat) around the takeover and around any write outside a term.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,7 @@ import type { AuditEvent } from '../src/controlplane/audit.ts';
 import { shardOf } from '../src/sharding/ranges.ts';
 import { shardLeaseName } from '../src/sharding/shards.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
+import { auditEvents, identityOf } from './support/audit-log.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { type Daemon, killAll, sleep, spawnDaemon, waitFor } from './support/daemons.ts';
 import { freePort } from './support/free-port.ts';
@@ -224,16 +225,7 @@ async function converge(what: string): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // The audit
 
-async function auditEvents(): Promise<AuditEvent[]> {
-  await cluster.cp.audit!.flush();
-  const text = await readFile(auditLogPath, 'utf8');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as AuditEvent);
-}
-
-const identityOf = (e: AuditEvent) => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1];
+const readAudit = () => auditEvents(cluster, auditLogPath);
 
 /**
  * The replicas' writes of sharded objects accepted outside the writer's term of the object's shard: the last
@@ -243,7 +235,7 @@ const identityOf = (e: AuditEvent) => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1]
 async function writesOutsideTerm(uids: Map<string, string>): Promise<AuditEvent[]> {
   const versions = [...history.values()].sort((a, b) => a.rv - b.rv);
   const sharded = new Set(['certificatesigningrequests', 'pods', 'statefulsets', 'poddisruptionbudgets']);
-  const writes = (await auditEvents()).filter(
+  const writes = (await readAudit()).filter(
     (e) =>
       identityOf(e) &&
       !e.userAgent?.includes('/leader-election') &&
