@@ -36,6 +36,7 @@ import {
   createNamespaces as createNamespacesIn,
   diagnosticsGet,
   orchShards as orchShardsOf,
+  orchShardsSteady,
   shardHolders,
   shardReport as shardReportOf,
   unconverged,
@@ -161,6 +162,7 @@ function recordShardHistory(signal: AbortSignal): Map<number, LeaseVersion> {
   return versions;
 }
 
+/** Each shard's holder while its Lease is valid, else `''`. */
 const holders = () => shardHolders(cluster.client, n(), SHARDS);
 const orchShards = (args: string[]) => orchShardsOf(cluster.dir, cluster.kubeconfig, args);
 
@@ -305,22 +307,51 @@ function takeoverDetail(victim: string, shards: number[], killedWall: number): R
 }
 
 /** The longest time any shard went without a valid holder between `fromWall` and `toWall`, from the history. */
-function longestGap(fromWall: number, toWall: number): number {
-  let worst = 0;
+function longestGap(fromWall: number, toWall: number): { ms: number; shard: number; from: number } {
+  let worst = { ms: 0, shard: -1, from: 0 };
   for (let shard = 0; shard < SHARDS; shard++) {
-    const vs = [...history.values()].filter((v) => v.shard === shard).sort((a, b) => a.rv - b.rv);
     // Walk the versions: a holder's term runs until its expiry, or until it releases the Lease (holder '').
     let coveredUntil = fromWall;
-    for (const v of vs) {
+    for (const v of versionsOf(shard)) {
       if (v.at > toWall) break;
       if (!v.holder) coveredUntil = Math.max(fromWall, Math.min(coveredUntil, v.at));
       else if (v.expires > fromWall) {
-        if (v.at > coveredUntil) worst = Math.max(worst, v.at - coveredUntil);
+        if (v.at - coveredUntil > worst.ms) worst = { ms: Math.round(v.at - coveredUntil), shard, from: coveredUntil };
         coveredUntil = Math.max(coveredUntil, v.expires);
       }
     }
   }
-  return Math.round(worst);
+  return worst;
+}
+
+const versionsOf = (shard: number) =>
+  [...history.values()].filter((v) => v.shard === shard).sort((a, b) => a.rv - b.rv);
+
+/**
+ * For a post-mortem of a gap: its shard's Lease versions and the replicas' writes of that Lease from 5 s before it
+ * to its end (replicas by name, times relative to the gap's start), and how long each process waited for a CPU.
+ */
+async function gapDetail(gap: { ms: number; shard: number; from: number }): Promise<Record<string, unknown>> {
+  const name = (identity = '') => daemons.find((r) => r.d.identity === identity)?.d.name ?? identity;
+  const within = (wall: number) => wall >= gap.from - 5_000 && wall <= gap.from + gap.ms;
+  const lease = shardLeaseName(n().shardLeasePrefix, gap.shard);
+  const writes = (await readAudit()).filter(
+    (e) => e.objectRef.name === lease && e.verb !== 'get' && within(Date.parse(e.stageTimestamp)),
+  );
+  return {
+    shard: gap.shard,
+    versions: versionsOf(gap.shard)
+      .filter((v) => within(v.at))
+      .map((v) => ({ holder: name(v.holder), atMs: v.at - gap.from, seconds: (v.expires - v.at) / 1000 })),
+    writes: writes.map((e) => ({
+      by: name(identityOf(e)),
+      verb: e.verb,
+      code: e.responseStatus.code,
+      receivedMs: Date.parse(e.requestReceivedTimestamp) - gap.from,
+      committedMs: Date.parse(e.stageTimestamp) - gap.from,
+    })),
+    cpu: schedulingBetween(sched, gap.from - 2_000, gap.from + gap.ms),
+  };
 }
 
 describe('sharded replicas', () => {
@@ -386,12 +417,10 @@ describe('sharded replicas', () => {
     }
 
     // `kubectl orch shards`: the same map from the Leases, one row per shard; --no-headers drops the header.
-    const printed = await orchShards([]);
-    const lines = printed.trimEnd().split('\n');
+    const { lines, holders: recorded } = await orchShardsSteady(cluster.client, n(), SHARDS, cluster, []);
     expect(lines[0].split(/\s+/)).toEqual(['SHARD', 'RANGE', 'HOLDER', 'RENEWED']);
     expect(lines).toHaveLength(SHARDS + 1);
-    const now = await holders();
-    expect(lines.slice(1).map((l) => l.split(/\s+/)[2])).toEqual(now);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[2])).toEqual(recorded);
     expect((await orchShards(['--no-headers'])).trimEnd().split('\n')).toHaveLength(SHARDS);
 
     // kill -9: its shards are held by the others within lease duration + 1 s.
@@ -447,7 +476,9 @@ describe('sharded replicas', () => {
       await holding(await replica());
     }
     await sleep(LEASE_MS);
-    figures.rollingLongestGapMs = longestGap(rollFrom, Date.now());
+    const gap = longestGap(rollFrom, Date.now());
+    figures.rollingLongestGapMs = gap.ms;
+    if (gap.shard >= 0) figures.rollingGap = await gapDetail(gap);
     expect.soft(figures.rollingLongestGapMs).toBeLessThanOrEqual(LEASE_MS);
     await Promise.all([createCsrs('after-roll', 30), createNamespaces('after-roll', 3)]);
     figures.convergeAfterRollMs = await converge('the workload to converge after the rolling restart');

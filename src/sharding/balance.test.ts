@@ -122,6 +122,21 @@ describe('balance: leaves and crashes', () => {
     expect(balance(input({ self: 'a', ...later })).acquire).toEqual([12, 14]);
   });
 
+  it('a shard its designated taker does not win within the grace goes to another, then to everyone', () => {
+    // n joined and a released shards for it; n is too starved to take them.
+    const members = [member('a'), member('b'), member('n')];
+    const state = [...leases('aaaaabbbbbn'), ...leases('_____', NOW - 4_000)];
+    // After the grace: the others holding fewest, one at a time (not n again though n holds fewest).
+    expect(balance(input({ self: 'a', leases: state, members })).acquire).toEqual([11, 13, 15]);
+    expect(balance(input({ self: 'b', leases: state, members })).acquire).toEqual([12, 14]);
+    // n itself goes on campaigning for its share.
+    expect(balance(input({ self: 'n', leases: state, members })).acquire).toEqual([11, 12, 13, 14]);
+    // After twice the grace: every replica campaigns; the Lease picks one.
+    const later = { leases: state, members, nowMs: NOW + 4_000 };
+    expect(balance(input({ self: 'a', ...later })).acquire).toEqual([11, 12, 13, 14, 15]);
+    expect(balance(input({ self: 'b', ...later })).acquire).toEqual([11, 12, 13, 14, 15]);
+  });
+
   it('once the leaver’s candidate ages out, the survivors are its takers at once', () => {
     const state = leases('aaaaaabbbbb_____');
     const members = [member('a'), member('b'), member('c', NOW - 8_000)];

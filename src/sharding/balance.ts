@@ -12,8 +12,9 @@
  * - A free shard (no Lease, released, expired, or naming this replica with no elector of ours holding it) goes to
  *   the live replica furthest below its target (ties: identity order). One naming this replica whose release we
  *   wrote since that Lease was seen is free since then, not ours to take back. One left free for `graceMs` (its
- *   designated taker never came: a replica that left without its candidate aging out yet) is taken by whichever
- *   live replica holding shards now holds fewest.
+ *   designated taker never came: a replica that left without its candidate aging out yet, or one too starved to
+ *   win it) is taken by whichever other live replica holding shards now holds fewest; one free for twice that, by
+ *   every replica at once (the Lease picks one; a surplus is released later).
  */
 
 /** A shard Lease as last observed; `observedAtMs` is the local monotonic time its record last changed. */
@@ -131,8 +132,15 @@ export function balance(input: BalanceInput): BalancePlan {
   for (let i = 0; i < shards; i++) {
     if (owner[i] !== undefined) continue;
     let taker = ours.has(i) ? self : pick(live, (id) => (target.get(id) ?? 0) - (load.get(id) ?? 0));
-    if (taker !== self && nowMs - freeSince(leases[i]) >= input.graceMs) {
-      taker = pick(holders, (id) => -(load.get(id) ?? 0), true);
+    const freeFor = nowMs - freeSince(leases[i]);
+    if (taker !== self && freeFor >= 2 * input.graceMs) taker = self;
+    else if (taker !== self && freeFor >= input.graceMs) {
+      const designated = taker;
+      taker = pick(
+        holders.filter((id) => id !== designated),
+        (id) => -(load.get(id) ?? 0),
+        true,
+      );
     }
     if (!taker) continue;
     load.set(taker, (load.get(taker) ?? 0) + 1);

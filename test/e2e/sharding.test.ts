@@ -10,7 +10,13 @@ import { afterAll, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { type ShardKey, shardOf, shardSelector } from '../../src/sharding/ranges.ts';
 import { eventually } from '../support/eventually.ts';
-import { createCsrs, createNamespaces, orchShards, shardHolders, unconverged } from '../support/sharding-workload.ts';
+import {
+  createCsrs,
+  createNamespaces,
+  orchShardsSteady,
+  shardHolders,
+  unconverged,
+} from '../support/sharding-workload.ts';
 import { describeOnSubstrate, type SubstrateDaemon } from '../support/substrate.ts';
 
 const SHARDS = 16;
@@ -106,8 +112,8 @@ describeOnSubstrate('sharding', (s) => {
       500,
     );
     // `kubectl orch shards` prints the same map from the Leases.
-    const rows = (await orchShards(s().dir, s().kubeconfig, ['--no-headers'])).trimEnd().split('\n');
-    expect(rows.map((l) => l.split(/\s+/)[2])).toEqual(await holders());
+    const printed = await orchShardsSteady(s().admin, s().naming, SHARDS, s(), ['--no-headers']);
+    expect(printed.lines.map((l) => l.split(/\s+/)[2])).toEqual(printed.holders);
     await converge('the workload to converge');
     // The server filtered: no replica saw an object outside its shards.
     for (const r of replicas) expect(r.log()).not.toContain(CLIENT_SIDE);

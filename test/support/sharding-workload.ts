@@ -119,14 +119,19 @@ export async function shardReport(kc: KubeConfig, port: number, bytes = false): 
   return JSON.parse(res.body) as ShardReport;
 }
 
-/** The holder of each shard Lease now ('' when none or expired by its own renewTime). */
-export async function shardHolders(client: KubeClient, n: Naming, shards: number): Promise<string[]> {
+/** The holder of each shard Lease now ('' when none, or expired by its own renewTime unless `expired` is set). */
+export async function shardHolders(
+  client: KubeClient,
+  n: Naming,
+  shards: number,
+  opts: { expired?: boolean } = {},
+): Promise<string[]> {
   const list = await client.kind<Lease>('Lease').list(n.systemNamespace);
   const now = Date.now();
   return Array.from({ length: shards }, (_, i) => {
     const spec = list.items.find((l) => l.metadata.name === shardLeaseName(n.shardLeasePrefix, i))?.spec;
     const valid = spec && Date.parse(spec.renewTime ?? '') + (spec.leaseDurationSeconds ?? 0) * 1000 > now;
-    return valid ? (spec.holderIdentity ?? '') : '';
+    return valid || opts.expired ? (spec?.holderIdentity ?? '') : '';
   });
 }
 
@@ -140,4 +145,25 @@ export async function orchShards(dir: string, kubeconfig: string, args: string[]
     : [process.execPath, [join(ROOT, 'bin', 'kubectl-orch'), 'shards', ...args]];
   const env = { ...process.env, PATH: `${pluginPath}:${process.env.PATH}`, KUBECONFIG: kubeconfig };
   return (await promisify(execFile)(file, argv, { env, timeout: 60_000 })).stdout;
+}
+
+/**
+ * `kubectl orch shards ARGS` printed while the shard map stood still: each shard Lease's holderIdentity (expired or
+ * not, as the plugin prints it) read before and after must agree, else it is run again (a loaded machine's late
+ * renewals move the map). Answers the printed lines and those holders, `<none>` for none.
+ */
+export async function orchShardsSteady(
+  client: KubeClient,
+  n: Naming,
+  shards: number,
+  where: { dir: string; kubeconfig: string },
+  args: string[],
+): Promise<{ lines: string[]; holders: string[] }> {
+  const read = async () => (await shardHolders(client, n, shards, { expired: true })).map((h) => h || '<none>');
+  for (let attempt = 1; ; attempt++) {
+    const before = await read();
+    const lines = (await orchShards(where.dir, where.kubeconfig, args)).trimEnd().split('\n');
+    const holders = await read();
+    if (JSON.stringify(before) === JSON.stringify(holders) || attempt === 20) return { lines, holders };
+  }
 }
