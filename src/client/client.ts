@@ -24,10 +24,18 @@ import { WatchDecoder } from './watch-decoder.ts';
 /** What a client consults before each write (the leader election's lease guard). */
 export interface WriteGuard {
   /**
-   * Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. May
-   * answer the ms within which the write must be over (the writer's term ends then): its request's deadline.
+   * Throws unless a write may leave the process now; `what` names the write, `target` is what it writes. Answers
+   * its permit, which the client settles once the write is over.
    */
-  check(what: string, target: WriteTarget): number | undefined;
+  admit(what: string, target: WriteTarget): WritePermit;
+}
+
+/** A write let out of the process. */
+export interface WritePermit {
+  /** The ms within which the write must be over (the writer's term can end then): its request's deadline. */
+  deadlineMs?: number;
+  /** The write is over: answered, failed or abandoned. */
+  settle(): void;
 }
 
 /** A write as the guard sees it: its path and body (an object, or text already serialized). */
@@ -187,10 +195,10 @@ export class KubeClient implements Transport {
     const { headers, dispatcher } = await this.security(url);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
-    const termMs = READ_METHODS.has(method)
+    const permit = READ_METHODS.has(method)
       ? undefined
-      : this.options.writeGuard?.check(`${method} ${path}`, { path, body: opts.body });
-    const timeoutMs = Math.min(this.options.timeoutMs, termMs ?? Number.POSITIVE_INFINITY);
+      : this.options.writeGuard?.admit(`${method} ${path}`, { path, body: opts.body });
+    const timeoutMs = Math.min(this.options.timeoutMs, permit?.deadlineMs ?? Number.POSITIVE_INFINITY);
     const started = performance.now();
     const limit = new Deadline(timeoutMs, opts.signal);
     const body =
@@ -224,6 +232,7 @@ export class KubeClient implements Transport {
       throw err;
     } finally {
       limit.clear();
+      permit?.settle();
     }
     this.observe(method, res.statusCode, url, path, started);
     if (res.statusCode >= 300) {

@@ -220,7 +220,11 @@ export class LeaderElector {
         this.config.metrics?.leaderOff();
         this.event('stopped leading');
       }
-      if (this.config.releaseOnCancel) await this.release();
+      if (this.config.releaseOnCancel) {
+        // Once released, another replica may write at once: not before our own writes on their way are over.
+        await this.config.guard?.drained(this.leaseDurationMs);
+        await this.release();
+      }
     } finally {
       this.config.callbacks.onStoppedLeading();
     }

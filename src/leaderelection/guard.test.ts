@@ -60,6 +60,23 @@ describe('LeaseGuard', () => {
     expect(() => guard.check('DELETE /c')).not.toThrow();
   });
 
+  it('counts the writes it let out until each is settled, once, and says when none is left', async () => {
+    const clock = new FakeClock();
+    const guard = new LeaseGuard(RENEW_DEADLINE, clock);
+    expect(await guard.drained(0)).toBe(true);
+    guard.renewed(clock.now());
+    const [a, b] = [guard.admit('PUT /a'), guard.admit('PUT /b')];
+    const drained = guard.drained(1_000);
+    a.settle();
+    a.settle(); // settling twice counts once: b is still on its way
+    clock.step(1_000);
+    expect(await drained).toBe(false);
+    const again = guard.drained(1_000);
+    b.settle();
+    expect(await again).toBe(true);
+    expect(() => new LeaseGuard(RENEW_DEADLINE, clock).admit('PUT /c')).toThrow(LeaseLostError);
+  });
+
   it('tells its listeners once when a write is refused for a stale renewal, and not on revoke', () => {
     const clock = new FakeClock();
     const guard = new LeaseGuard(RENEW_DEADLINE, clock);
@@ -164,10 +181,11 @@ async function advance(clock: FakeClock, ms: number): Promise<void> {
 }
 
 describe('the elector feeding a guard', () => {
-  function elect() {
+  function elect(releaseOnCancel = false) {
     const clock = new FakeClock();
     const leases = new MemoryLeases();
     const guard = new LeaseGuard(RENEW_DEADLINE, clock);
+    const stop = new AbortController();
     let leading: AbortSignal | undefined;
     const elector = new LeaderElector({
       lock: { namespace: 'ns', name: 'lock' },
@@ -176,6 +194,7 @@ describe('the elector feeding a guard', () => {
       leaseDurationMs: 3_000,
       renewDeadlineMs: RENEW_DEADLINE,
       retryPeriodMs: 500,
+      releaseOnCancel,
       clock,
       random: () => 0,
       guard,
@@ -186,8 +205,8 @@ describe('the elector feeding a guard', () => {
         onStoppedLeading: () => {},
       },
     });
-    const done = elector.run(new AbortController().signal);
-    return { clock, leases, guard, done, leading: () => leading };
+    const done = elector.run(stop.signal);
+    return { clock, leases, guard, stop, done, leading: () => leading };
   }
 
   it('allows writes from acquisition on and keeps allowing them while renewals succeed', async () => {
@@ -209,6 +228,19 @@ describe('the elector feeding a guard', () => {
     expect(h.leading()?.aborted).toBe(true);
     expect(h.clock.now() - seenAt).toBeLessThan(RENEW_DEADLINE);
     expect(() => h.guard.check('POST /x')).toThrow(/does not hold/);
+  });
+
+  it('writes its release only once the writes of the term on their way are over', async () => {
+    const h = elect(true);
+    await advance(h.clock, 10);
+    const write = h.guard.admit('PUT /approval');
+    h.stop.abort();
+    await advance(h.clock, 1_000);
+    expect(h.leases.lease?.spec?.holderIdentity).toBe('me');
+    write.settle();
+    await advance(h.clock, 10);
+    await h.done;
+    expect(h.leases.lease?.spec?.holderIdentity).toBe('');
   });
 
   it('refuses the first write of a process that resumes after a pause longer than the renew deadline', async () => {

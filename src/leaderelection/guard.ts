@@ -6,9 +6,12 @@
  * the guard answers the time left until then, and the client gives the write no longer: one held up before the
  * server reads it is abandoned (the server writes nothing for a client gone) rather than made after the term.
  * A process resumed after a pause, or whose renewals fail, is refused at its first look at the clock.
+ * It counts the writes it let out until each is over, so that a term let go early is released only once none of
+ * its writes is still on its way (see {@link LeaseGuard.drained}).
  */
-import type { WriteGuard } from '../client/client.ts';
+import type { WriteGuard, WritePermit } from '../client/client.ts';
 import { type Clock, realClock } from '../util/clock.ts';
+import { pause } from './timing.ts';
 
 /** A write refused because this replica cannot prove it holds the lease. */
 export class LeaseLostError extends Error {
@@ -19,6 +22,9 @@ export class LeaseGuard implements WriteGuard {
   /** Monotonic time at which the last successful renewal was sent; undefined while not leading. */
   private renewedAt: number | undefined;
   private expiredListeners: (() => void)[] = [];
+  /** Writes let out and not yet over. */
+  private inFlight = 0;
+  private drainedListeners: (() => void)[] = [];
 
   constructor(
     readonly renewDeadlineMs: number,
@@ -42,6 +48,33 @@ export class LeaseGuard implements WriteGuard {
   /** `fn` runs once, the first time a write is refused because the last renewal is too old. */
   onExpired(fn: () => void): void {
     this.expiredListeners.push(fn);
+  }
+
+  /** {@link check}, and the write counted as in flight until its permit is settled. */
+  admit(what: string): WritePermit {
+    const deadlineMs = this.check(what);
+    this.inFlight++;
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      if (--this.inFlight === 0) for (const fn of this.drainedListeners.splice(0)) fn();
+    };
+    return { deadlineMs, settle };
+  }
+
+  /**
+   * Resolves once no write it let out is still in flight, or after `timeoutMs`; answers whether none is. Each
+   * write is abandoned by its deadline, the end of its term, so waiting for them never outlasts that much.
+   */
+  async drained(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return true;
+    const over = new AbortController();
+    const fn = () => over.abort();
+    this.drainedListeners.push(fn);
+    await pause(this.clock, timeoutMs, over.signal);
+    this.drainedListeners = this.drainedListeners.filter((f) => f !== fn);
+    return this.inFlight === 0;
   }
 
   /**

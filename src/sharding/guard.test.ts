@@ -21,8 +21,8 @@ describe('ShardGuard', () => {
 
   it('lets a namespaced write through only under the term of its namespace’s shard', () => {
     const path = `/apis/apps/v1/namespaces/${ns}/statefulsets/web/status`;
-    expect(() => new ShardGuard('namespace', SHARDS, guards([mine]).guardFor).check('PUT x', { path })).not.toThrow();
-    expect(() => new ShardGuard('namespace', SHARDS, guards([other]).guardFor).check('PUT x', { path })).toThrow(
+    expect(() => new ShardGuard('namespace', SHARDS, guards([mine]).guardFor).admit('PUT x', { path })).not.toThrow();
+    expect(() => new ShardGuard('namespace', SHARDS, guards([other]).guardFor).admit('PUT x', { path })).toThrow(
       `refusing PUT x: this replica does not hold shard ${mine}`,
     );
   });
@@ -31,7 +31,7 @@ describe('ShardGuard', () => {
     const { clock, guardFor } = guards([mine]);
     clock.step(10_000);
     const guard = new ShardGuard('namespace', SHARDS, guardFor);
-    expect(() => guard.check('POST p', { path: `/api/v1/namespaces/${ns}/pods` })).toThrow(LeaseLostError);
+    expect(() => guard.admit('POST p', { path: `/api/v1/namespaces/${ns}/pods` })).toThrow(LeaseLostError);
   });
 
   it('finds a CSR’s shard by the uid in its body, object or text', () => {
@@ -40,16 +40,16 @@ describe('ShardGuard', () => {
     const path = '/apis/certificates.orch.io/v1/certificatesigningrequests/csr-1/approval';
     const body = { metadata: { name: 'csr-1', uid } };
     const held = new ShardGuard('uid', SHARDS, guards([shard]).guardFor);
-    expect(() => held.check('PUT a', { path, body })).not.toThrow();
-    expect(() => held.check('PUT a', { path, body: JSON.stringify(body) })).not.toThrow();
+    expect(() => held.admit('PUT a', { path, body })).not.toThrow();
+    expect(() => held.admit('PUT a', { path, body: JSON.stringify(body) })).not.toThrow();
     const notHeld = new ShardGuard('uid', SHARDS, guards([(shard + 1) % SHARDS]).guardFor);
-    expect(() => notHeld.check('PUT a', { path, body })).toThrow(`does not hold shard ${shard}`);
+    expect(() => notHeld.admit('PUT a', { path, body })).toThrow(`does not hold shard ${shard}`);
   });
 
   it('a write naming no shard (a review, an event of a cluster-scoped object) needs some shard held', () => {
     const path = '/apis/authorization.orch.io/v1/subjectaccessreviews';
-    expect(() => new ShardGuard('uid', SHARDS, guards([3]).guardFor).check('POST r', { path, body: {} })).not.toThrow();
-    expect(() => new ShardGuard('uid', SHARDS, guards([]).guardFor).check('POST r', { path, body: {} })).toThrow(
+    expect(() => new ShardGuard('uid', SHARDS, guards([3]).guardFor).admit('POST r', { path, body: {} })).not.toThrow();
+    expect(() => new ShardGuard('uid', SHARDS, guards([]).guardFor).admit('POST r', { path, body: {} })).toThrow(
       'refusing POST r: this replica does not hold any shard',
     );
   });

@@ -4,7 +4,7 @@
  * its body. A write that names neither (an access review, the event of a cluster-scoped object) writes no
  * object of a shard: it leaves while any shard's term allows it.
  */
-import type { WriteGuard, WriteTarget } from '../client/client.ts';
+import type { WriteGuard, WritePermit, WriteTarget } from '../client/client.ts';
 import { type LeaseGuard, LeaseLostError } from '../leaderelection/guard.ts';
 import { type ShardKey, shardOf } from './ranges.ts';
 
@@ -17,14 +17,14 @@ export class ShardGuard implements WriteGuard {
     private readonly guardFor: (shard: number) => LeaseGuard | undefined,
   ) {}
 
-  check(what: string, target: WriteTarget): number | undefined {
+  admit(what: string, target: WriteTarget): WritePermit {
     const key = this.key === 'namespace' ? NAMESPACED_PATH.exec(target.path)?.[1] : uidOf(target.body);
     const guard = key === undefined ? this.anyGuard() : this.guardFor(shardOf(decodeURIComponent(key), this.shards));
     if (!guard) {
       const which = key === undefined ? 'any shard' : `shard ${shardOf(decodeURIComponent(key), this.shards)}`;
       throw new LeaseLostError(`refusing ${what}: this replica does not hold ${which}`);
     }
-    return guard.check(what);
+    return guard.admit(what);
   }
 
   private anyGuard(): LeaseGuard | undefined {
