@@ -349,6 +349,8 @@ async function gapDetail(gap: { ms: number; shard: number; from: number }): Prom
       code: e.responseStatus.code,
       receivedMs: Date.parse(e.requestReceivedTimestamp) - gap.from,
       committedMs: Date.parse(e.stageTimestamp) - gap.from,
+      // Whether the history's watch saw the version this write made.
+      seen: history.has(Number(e.objectRef.resourceVersion)),
     })),
     cpu: schedulingBetween(sched, gap.from - 2_000, gap.from + gap.ms),
   };
