@@ -99,6 +99,9 @@ async function build(entry, name, manifestFile) {
     format: 'cjs',
     target: 'node20',
     external: EXTERNAL,
+    // Only Node's own conditions, as Node resolves the packages when the sources run without a bundle. esbuild's
+    // default adds `module`, which picks tslib's ES module for every require() of it: a copy of its exports each.
+    conditions: [],
     sourcemap: 'linked',
     sourcesContent: false,
     outfile: join(CACHE, `${name}.cjs`),
