@@ -197,7 +197,7 @@ async function main(): Promise<number> {
   const { observeClientRequest } = standardMetrics(register, {
     naming: n,
     gates: gates.metricStates(),
-    build: versionInfo(VERSION),
+    build: () => versionInfo(VERSION),
   });
   const identity = newIdentity();
   const le = cfg.generic.leaderElection;
