@@ -79,7 +79,12 @@ async function upToDateBundle(entry) {
 
 function inputsUnchanged(manifest) {
   try {
-    return fingerprint(manifest.inputs) === manifest.fingerprint;
+    // A source of the same size and time as when it was bundled keeps its hash: only the others are read again.
+    const known = new Map();
+    for (const [path, [stamp, hash]] of Object.entries(manifest.sources ?? {})) {
+      if (stampOf(path) === stamp) known.set(path, hash);
+    }
+    return fingerprint(manifest.inputs, known) === manifest.fingerprint;
   } catch {
     return false; // a source was removed
   }
@@ -109,7 +114,7 @@ async function build(entry, name, manifestFile) {
     logLevel: 'error',
   });
   const inputs = [...Object.keys(result.metafile.inputs), ...SETTINGS.filter((f) => existsSync(join(ROOT, f)))];
-  const print = fingerprint(inputs, compiled);
+  const print = fingerprint(inputs, new Map([...compiled].map(([path, [, hash]]) => [path, hash])));
   const bundle = `${name}.${print.slice(0, 12)}.cjs`;
   for (const file of result.outputFiles) {
     const isMap = file.path.endsWith('.map');
@@ -118,7 +123,10 @@ async function build(entry, name, manifestFile) {
       : file.text.replace(`sourceMappingURL=${name}.cjs.map`, `sourceMappingURL=${bundle}.map`);
     writeAtomically(join(CACHE, isMap ? `${bundle}.map` : bundle), text);
   }
-  writeAtomically(manifestFile, JSON.stringify({ bundle, fingerprint: print, inputs }));
+  writeAtomically(
+    manifestFile,
+    JSON.stringify({ bundle, fingerprint: print, inputs, sources: Object.fromEntries(compiled) }),
+  );
   // Earlier bundles of this entry, with their maps and code caches.
   const earlier = new RegExp(`^${name}\\.([0-9a-f]{12})\\.cjs(\\.map|\\.v8)?$`);
   for (const file of await readdir(CACHE)) {
@@ -129,8 +137,9 @@ async function build(entry, name, manifestFile) {
 }
 
 /**
- * Our TypeScript files as esbuild compiles them, each hashed as read (so the fingerprint is of what was bundled),
- * with `import.meta.url` (and its `dirname`, `filename`) naming the source file: a bundle has no `import.meta`.
+ * Our TypeScript files as esbuild compiles them, each hashed as read (so the fingerprint is of what was bundled) and
+ * stamped with its size and time, with `import.meta.url` (and its `dirname`, `filename`) naming the source file: a
+ * bundle has no `import.meta`.
  */
 function ownSources(compiled) {
   return {
@@ -139,8 +148,10 @@ function ownSources(compiled) {
       b.onLoad({ filter: /\.ts$/ }, async (args) => {
         const path = relative(ROOT, args.path);
         if (path.startsWith('node_modules')) return undefined;
+        // Stamped before the read: a change after it shows as another stamp at the next start.
+        const stamp = stampOf(path);
         const source = await readFile(args.path, 'utf8');
-        compiled.set(path, sha256(source));
+        compiled.set(path, [stamp, sha256(source)]);
         const contents = source
           .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
           .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
@@ -169,6 +180,12 @@ function fingerprint(inputs, known = new Map()) {
     parts.push(`${file} ${s?.size} ${s?.mtimeMs}`);
   }
   return sha256(parts.join('\n'));
+}
+
+/** A source's size and modification time, which every edit changes. */
+function stampOf(path) {
+  const s = statSync(join(ROOT, path));
+  return `${s.size} ${s.mtimeMs}`;
 }
 
 const sha256 = (text) => createHash('sha256').update(text).digest('hex');

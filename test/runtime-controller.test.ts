@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
-import { type ControllerDefinition, done } from '../src/controller/controller.ts';
+import { type ControllerContext, type ControllerDefinition, done } from '../src/controller/controller.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../src/controller/manager.ts';
 import { READ, rule } from '../src/controller/permissions.ts';
 import { createLogger } from '../src/log/logger.ts';
@@ -411,6 +411,52 @@ describe('Manager', () => {
     await eventually(() => reconciledAt.quick !== undefined, 10_000);
     expect(reconciledAt.quick - started).toBeLessThan(2_500);
     await eventually(() => reconciledAt.busy !== undefined, 10_000);
+  });
+
+  it("lets another controller's request through between reconciles that never wait (a start's queue of them)", async () => {
+    const ns = await newNamespace();
+    const configMaps = () => cluster.client.kind('ConfigMap');
+    const names = Array.from({ length: 200 }, (_, i) => `cm-${i}`);
+    for (const name of names)
+      await configMaps().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name } });
+    let busyReconciles = 0;
+    let quickSawBusy: number | undefined;
+    const controller = (name: string, reconcile: (ctx: ControllerContext) => Promise<void>): ControllerDefinition => ({
+      name,
+      aliases: [],
+      enabledByDefault: true,
+      permissions: () => [rule([''], ['configmaps'], READ)],
+      workers: 1,
+      setup(ctx, enqueue) {
+        const informer = ctx.informers.informerFor(ctx.registry.byKind('ConfigMap')!, { namespace: ns });
+        informer.addEventHandler({ add: (o) => enqueue.add(`${ns}/${o.metadata.name}`) });
+        return {
+          reconcile: async () => {
+            await reconcile(ctx);
+            return undefined;
+          },
+        };
+      },
+    });
+    // Each of the busy controller's reconciles takes 2 ms of the thread and waits for nothing; the quick one's
+    // single GET completes only once the thread gets to its response.
+    const busy = controller('busy', async () => {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+      busyReconciles++;
+    });
+    let quickDone = false;
+    const quick = controller('quick', async (ctx) => {
+      if (quickDone) return;
+      quickDone = true;
+      await ctx.client.kind('ConfigMap').get(ns, 'cm-0');
+      quickSawBusy = busyReconciles;
+    });
+    const { manager } = newManager([busy, quick]);
+    start(manager);
+    await eventually(() => busyReconciles === names.length && quickSawBusy !== undefined, 10_000);
+    // Held behind the whole queue, the GET would complete after all 200 (400 ms of work).
+    expect(quickSawBusy).toBeLessThan(names.length / 2);
   });
 
   it('with leader election, a sync failure also ends the election (lease released) and rejects run', async () => {
