@@ -28,7 +28,9 @@
  * Knobs (environment): KCM_BENCH_ROUNDS (3), KCM_BENCH_QPS (`default,lifted`), KCM_BENCH_CSRS (500),
  * KCM_BENCH_BIG (1000), KCM_BENCH_SETS (100), KCM_BENCH_SET_SIZE (10), KCM_BENCH_PDBS (200),
  * KCM_BENCH_PODS_PER_PDB (10), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
- * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit).
+ * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
+ * KCM_BENCH_ONLY=start (each session only the starts, one per CA, each process stopped once its CSR is issued:
+ * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -65,6 +67,8 @@ const FLIPS = knob('FLIPS', 20);
 const FAILOVER_ROUNDS = knob('FAILOVER', 3);
 const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
 const QPS_WANTED = (process.env.KCM_BENCH_QPS ?? 'default,lifted').split(',');
+const ONLY = process.env.KCM_BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== 'start') throw new Error(`KCM_BENCH_ONLY: unknown part ${ONLY} (start)`);
 
 const NODES = 4;
 const WRITERS = 5;
@@ -518,9 +522,11 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
   try {
     for (const [k, ca] of cas.entries()) {
       out[`start ${ca.alg}`] = await restart(ca);
+      if (ONLY) continue;
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
       await bench.clearCsrs();
     }
+    if (ONLY) return out;
     const flips = await bench.flips(FLIPS);
     out.p50 = percentile(flips, 50);
     out.p99 = percentile(flips, 99);
@@ -640,6 +646,11 @@ export async function run(): Promise<void> {
         floorName: 'KCM',
         rounds: pairs(rounds, key),
       });
+      const starts = cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`));
+      if (ONLY) {
+        printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, starts);
+        continue;
+      }
       printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, [
         ...cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`)),
         figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
@@ -647,7 +658,7 @@ export async function run(): Promise<void> {
         figure(`rolling update of ${BIG} (maxUnavailable 10%)`, 's', 'update'),
         figure('PDB status after a readiness flip, p50', 'ms', 'p50'),
         figure('PDB status after a readiness flip, p99', 'ms', 'p99'),
-        ...cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`)),
+        ...starts,
         figure('full resync: spawn → idle, CPU', 's', 'resyncCpu'),
         figure('  of which spawn → first CSR issued', 's', 'resyncFirstCpu'),
         figure('peak RSS after the full resync', 'MiB', 'resyncRss'),

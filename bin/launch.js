@@ -72,14 +72,23 @@ function run(bundle) {
 async function upToDateBundle(entry) {
   const name = basename(entry, '.ts');
   const manifestFile = join(CACHE, `${name}.json`);
-  const manifest = await readFile(manifestFile, 'utf8').then(JSON.parse, () => undefined);
+  // Read at once: nothing else runs meanwhile, and an async read is four trips through the thread pool.
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+  } catch {}
   if (manifest && inputsUnchanged(manifest)) return join(CACHE, manifest.bundle);
   return build(entry, name, manifestFile);
 }
 
 function inputsUnchanged(manifest) {
   try {
-    return fingerprint(manifest.inputs) === manifest.fingerprint;
+    // A source of the same size and time as when it was bundled keeps its hash: only the others are read again.
+    const known = new Map();
+    for (const [path, [stamp, hash]] of Object.entries(manifest.sources ?? {})) {
+      if (stampOf(path) === stamp) known.set(path, hash);
+    }
+    return fingerprint(manifest.inputs, known) === manifest.fingerprint;
   } catch {
     return false; // a source was removed
   }
@@ -99,6 +108,9 @@ async function build(entry, name, manifestFile) {
     format: 'cjs',
     target: 'node20',
     external: EXTERNAL,
+    // Only Node's own conditions, as Node resolves the packages when the sources run without a bundle. esbuild's
+    // default adds `module`, which picks tslib's ES module for every require() of it: a copy of its exports each.
+    conditions: [],
     sourcemap: 'linked',
     sourcesContent: false,
     outfile: join(CACHE, `${name}.cjs`),
@@ -106,7 +118,7 @@ async function build(entry, name, manifestFile) {
     logLevel: 'error',
   });
   const inputs = [...Object.keys(result.metafile.inputs), ...SETTINGS.filter((f) => existsSync(join(ROOT, f)))];
-  const print = fingerprint(inputs, compiled);
+  const print = fingerprint(inputs, new Map([...compiled].map(([path, [, hash]]) => [path, hash])));
   const bundle = `${name}.${print.slice(0, 12)}.cjs`;
   for (const file of result.outputFiles) {
     const isMap = file.path.endsWith('.map');
@@ -115,7 +127,10 @@ async function build(entry, name, manifestFile) {
       : file.text.replace(`sourceMappingURL=${name}.cjs.map`, `sourceMappingURL=${bundle}.map`);
     writeAtomically(join(CACHE, isMap ? `${bundle}.map` : bundle), text);
   }
-  writeAtomically(manifestFile, JSON.stringify({ bundle, fingerprint: print, inputs }));
+  writeAtomically(
+    manifestFile,
+    JSON.stringify({ bundle, fingerprint: print, inputs, sources: Object.fromEntries(compiled) }),
+  );
   // Earlier bundles of this entry, with their maps and code caches.
   const earlier = new RegExp(`^${name}\\.([0-9a-f]{12})\\.cjs(\\.map|\\.v8)?$`);
   for (const file of await readdir(CACHE)) {
@@ -126,8 +141,9 @@ async function build(entry, name, manifestFile) {
 }
 
 /**
- * Our TypeScript files as esbuild compiles them, each hashed as read (so the fingerprint is of what was bundled),
- * with `import.meta.url` (and its `dirname`, `filename`) naming the source file: a bundle has no `import.meta`.
+ * Our TypeScript files as esbuild compiles them, each hashed as read (so the fingerprint is of what was bundled) and
+ * stamped with its size and time, with `import.meta.url` (and its `dirname`, `filename`) naming the source file: a
+ * bundle has no `import.meta`.
  */
 function ownSources(compiled) {
   return {
@@ -136,8 +152,10 @@ function ownSources(compiled) {
       b.onLoad({ filter: /\.ts$/ }, async (args) => {
         const path = relative(ROOT, args.path);
         if (path.startsWith('node_modules')) return undefined;
+        // Stamped before the read: a change after it shows as another stamp at the next start.
+        const stamp = stampOf(path);
         const source = await readFile(args.path, 'utf8');
-        compiled.set(path, sha256(source));
+        compiled.set(path, [stamp, sha256(source)]);
         const contents = source
           .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
           .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
@@ -166,6 +184,12 @@ function fingerprint(inputs, known = new Map()) {
     parts.push(`${file} ${s?.size} ${s?.mtimeMs}`);
   }
   return sha256(parts.join('\n'));
+}
+
+/** A source's size and modification time, which every edit changes. */
+function stampOf(path) {
+  const s = statSync(join(ROOT, path));
+  return `${s.size} ${s.mtimeMs}`;
 }
 
 const sha256 = (text) => createHash('sha256').update(text).digest('hex');

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
 import { naming } from '../src/api/naming.ts';
-import { DAEMON_FLAG_NAMES, embeddedFlags } from '../src/cli/embedded.ts';
+import { DAEMON_FLAG_NAMES, embeddedFlags } from '../src/cli/embedded-flags.ts';
 import { Flags, parseFlags } from '../src/cli/flags.ts';
 import { FeatureGates } from '../src/config/features.ts';
 import { loadConfiguration } from '../src/config/load.ts';

@@ -186,7 +186,7 @@ describe('diagnostics server with delegated auth against the embedded control pl
       emulationVersion: '1.34',
       flags: () => ({ kubeconfig: '/etc/kc', 'leader-elect': 'true' }),
       configz: () => ({ [`component.${configGroup}`]: { leaderElect: true } }),
-      version: versionInfo('0.1.0'),
+      version: () => versionInfo('0.1.0'),
     });
     port = (await server.start())!;
     servingCa = server.servingCertificate!.caPem!;

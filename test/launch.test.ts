@@ -58,6 +58,11 @@ describe('launch', () => {
     expect(await start()).toBe(`1 ${source}\n`);
     expect(await cached()).toEqual(first);
 
+    // Written again with the same content (a checkout): another time stamp, read again, the same bundle.
+    await setAnswer(1);
+    expect(await start()).toBe(`1 ${source}\n`);
+    expect(await cached()).toEqual(first);
+
     await setAnswer(2);
     expect(await start()).toBe(`2 ${source}\n`);
     const after = await cached();

@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import type { Lease } from '../src/api/types/coordination.ts';
-import { type ControllerDefinition, done } from '../src/controller/controller.ts';
+import { type ControllerContext, type ControllerDefinition, done } from '../src/controller/controller.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../src/controller/manager.ts';
 import { READ, rule } from '../src/controller/permissions.ts';
 import { createLogger } from '../src/log/logger.ts';
@@ -331,6 +331,31 @@ describe('write conflicts in a reconcile', () => {
   });
 });
 
+/** A controller of one worker over the ConfigMaps of `ns`: each one added is a key (`ns/name`) for `reconcile`. */
+function configMapController(
+  ns: string,
+  name: string,
+  reconcile: (ctx: ControllerContext, key: string) => Promise<void>,
+): ControllerDefinition {
+  return {
+    name,
+    aliases: [],
+    enabledByDefault: true,
+    permissions: () => [rule([''], ['configmaps'], READ)],
+    workers: 1,
+    setup(ctx, enqueue) {
+      const informer = ctx.informers.informerFor(ctx.registry.byKind('ConfigMap')!, { namespace: ns });
+      informer.addEventHandler({ add: (o) => enqueue.add(`${ns}/${o.metadata.name}`) });
+      return {
+        reconcile: async (key) => {
+          await reconcile(ctx, key);
+          return undefined;
+        },
+      };
+    },
+  };
+}
+
 describe('Manager', () => {
   it('fails start-up with an error naming the informer that did not sync; controllers whose caches synced ran', async () => {
     const ns = await newNamespace();
@@ -338,23 +363,9 @@ describe('Manager', () => {
       .kind('ConfigMap')
       .create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'present' } });
     const configMapKeys: string[] = [];
-    const configMaps: ControllerDefinition = {
-      name: 'configmaps',
-      aliases: [],
-      enabledByDefault: true,
-      permissions: () => [rule([''], ['configmaps'], READ)],
-      workers: 1,
-      setup(ctx, enqueue) {
-        const informer = ctx.informers.informerFor(ctx.registry.byKind('ConfigMap')!, { namespace: ns });
-        informer.addEventHandler({ add: (o) => enqueue.add(`${o.metadata.namespace}/${o.metadata.name}`) });
-        return {
-          reconcile: async (key) => {
-            configMapKeys.push(key);
-            return undefined;
-          },
-        };
-      },
-    };
+    const configMaps = configMapController(ns, 'configmaps', async (_ctx, key) => {
+      configMapKeys.push(key);
+    });
     const sample = sampleController();
     cluster.cp.faults.failRequests({
       code: 500,
@@ -384,25 +395,12 @@ describe('Manager', () => {
     const configMaps = () => cluster.client.kind('ConfigMap');
     await configMaps().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name: 'one' } });
     const reconciledAt: Record<string, number> = {};
-    const controller = (name: string, gets: number, delayMs: number): ControllerDefinition => ({
-      name,
-      aliases: [],
-      enabledByDefault: true,
-      permissions: () => [rule([''], ['configmaps'], READ)],
-      workers: 1,
-      setup(ctx, enqueue) {
-        const informer = ctx.informers.informerFor(ctx.registry.byKind('ConfigMap')!, { namespace: ns });
-        informer.addEventHandler({ add: (o) => enqueue.add(`${ns}/${o.metadata.name}`) });
-        return {
-          reconcile: async () => {
-            await sleep(delayMs);
-            await Promise.all(Array.from({ length: gets }, () => ctx.client.kind('ConfigMap').get(ns, 'one')));
-            reconciledAt[name] = performance.now();
-            return undefined;
-          },
-        };
-      },
-    });
+    const controller = (name: string, gets: number, delayMs: number) =>
+      configMapController(ns, name, async (ctx) => {
+        await sleep(delayMs);
+        await Promise.all(Array.from({ length: gets }, () => ctx.client.kind('ConfigMap').get(ns, 'one')));
+        reconciledAt[name] = performance.now();
+      });
     // At 2 requests a second, the busy controller's 10 GETs hold a shared limiter for 5 s.
     const limited = cluster.client.derive({ qps: 2, burst: 1 });
     const { manager } = newManager([controller('busy', 10, 0), controller('quick', 1, 100)], {}, limited);
@@ -411,6 +409,35 @@ describe('Manager', () => {
     await eventually(() => reconciledAt.quick !== undefined, 10_000);
     expect(reconciledAt.quick - started).toBeLessThan(2_500);
     await eventually(() => reconciledAt.busy !== undefined, 10_000);
+  });
+
+  it("lets another controller's request through between reconciles that never wait (a start's queue of them)", async () => {
+    const ns = await newNamespace();
+    const configMaps = () => cluster.client.kind('ConfigMap');
+    const names = Array.from({ length: 200 }, (_, i) => `cm-${i}`);
+    for (const name of names)
+      await configMaps().create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: ns, name } });
+    let busyReconciles = 0;
+    let quickSawBusy: number | undefined;
+    // Each of the busy controller's reconciles takes 2 ms of the thread and waits for nothing; the quick one's
+    // single GET completes only once the thread gets to its response.
+    const busy = configMapController(ns, 'busy', async () => {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+      busyReconciles++;
+    });
+    let quickDone = false;
+    const quick = configMapController(ns, 'quick', async (ctx) => {
+      if (quickDone) return;
+      quickDone = true;
+      await ctx.client.kind('ConfigMap').get(ns, 'cm-0');
+      quickSawBusy = busyReconciles;
+    });
+    const { manager } = newManager([busy, quick]);
+    start(manager);
+    await eventually(() => busyReconciles === names.length && quickSawBusy !== undefined, 10_000);
+    // Held behind the whole queue, the GET would complete after all 200 (400 ms of work).
+    expect(quickSawBusy).toBeLessThan(names.length / 2);
   });
 
   it('with leader election, a sync failure also ends the election (lease released) and rejects run', async () => {

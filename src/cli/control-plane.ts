@@ -2,8 +2,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isFlavorName } from '../api/naming.ts';
-import { repairLevelStore, startupRefusal } from '../controlplane/kv-level.ts';
-import { CONTROL_PLANE_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
+import { repairLevelStore } from '../controlplane/kv-level.ts';
+import { startupRefusal } from '../controlplane/store-refusal.ts';
+import { printWelcome, startEmbedded } from './embedded.ts';
+import { CONTROL_PLANE_FLAG_NAMES, embeddedFlags } from './embedded-flags.ts';
 import { FlagError, Flags, parseFlags, usage } from './flags.ts';
 import { runUntilSignal } from './signals.ts';
 

@@ -28,7 +28,7 @@ import {
 import { controllersIn, selectControllers, workersByName } from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
-import { startupRefusal } from '../controlplane/kv-level.ts';
+import { startupRefusal } from '../controlplane/store-refusal.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { newIdentity } from '../leaderelection/elector.ts';
@@ -40,7 +40,7 @@ import { realClock } from '../util/clock.ts';
 import { VERSION } from '../version.ts';
 import { startDiagnostics } from './diagnostics.ts';
 import { electionFlags, electionSettings } from './election.ts';
-import { DAEMON_FLAG_NAMES, embeddedFlags, printWelcome, startEmbedded } from './embedded.ts';
+import { DAEMON_FLAG_NAMES, embeddedFlags } from './embedded-flags.ts';
 import { FlagError, type FlagSpec, Flags, parseFlags, usage } from './flags.ts';
 import { assertPortsFree, isAddressInUse, type Listener, portInUse } from './ports.ts';
 
@@ -161,17 +161,17 @@ async function main(): Promise<number> {
   await assertPortsFree(listeners(cfg, flags));
 
   const kc = new KubeConfig();
-  const embedded = flags.bool('embedded')
-    ? await startEmbedded(
-        flags,
-        gates.asMap(),
-        requested === 'auto' ? (loaded.flavor ?? 'orch') : requested,
-        DAEMON_FLAG_NAMES,
-        logger,
-      )
-    : undefined;
-  if (embedded) {
-    await printWelcome(embedded);
+  // Loaded only when asked for: the control plane and its store are most of the bundle and unused otherwise.
+  const plane = flags.bool('embedded') ? await import('./embedded.ts') : undefined;
+  const embedded = await plane?.startEmbedded(
+    flags,
+    gates.asMap(),
+    requested === 'auto' ? (loaded.flavor ?? 'orch') : requested,
+    DAEMON_FLAG_NAMES,
+    logger,
+  );
+  if (plane && embedded) {
+    await plane.printWelcome(embedded);
     kc.loadFromFile(embedded.kubeconfigPath);
   } else if (flags.string('kubeconfig')) kc.loadFromFile(flags.string('kubeconfig')!);
   else kc.loadFromDefault();
@@ -197,7 +197,7 @@ async function main(): Promise<number> {
   const { observeClientRequest } = standardMetrics(register, {
     naming: n,
     gates: gates.metricStates(),
-    build: versionInfo(VERSION),
+    build: () => versionInfo(VERSION),
   });
   const identity = newIdentity();
   const le = cfg.generic.leaderElection;

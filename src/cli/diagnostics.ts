@@ -108,7 +108,7 @@ export async function startDiagnostics(d: DiagnosticsInputs): Promise<Diagnostic
     flags: () => flagzValues(d.specs, d.flags),
     features: (g) => gates.enabled(g),
     configz: () => ({ [configzSectionName(n)]: encodeConfiguration(d.schema, cfg, n) }),
-    version: versionInfo(d.version),
+    version: () => versionInfo(d.version),
     extraLines: shards && (() => [shardsStatuszLine(shards.report())]),
   });
   if (shards) installShards(server, (opts) => shards.report(opts));

@@ -21,6 +21,9 @@ export type { RequestOptions, Response } from './transport.ts';
 
 import { WatchDecoder } from './watch-decoder.ts';
 
+/** Decoding time of one watch after which it lets other I/O in (see `watch`). */
+const WATCH_SLICE_MS = 5;
+
 /** What a client consults before each write (the leader election's lease guard). */
 export interface WriteGuard {
   /**
@@ -273,12 +276,22 @@ export class KubeClient implements Transport {
     // Decoded as each chunk arrives ('data', not an async iterator: no promise per chunk).
     const decoder = new WatchDecoder<WatchEvent<T>>(onEvent);
     const body = res.body;
+    // A big initial state (thousands of pods) arrives as fast as it can be read: decoded in one go, it would hold
+    // every other response on this thread (a CSR's access review) until the end. So the stream pauses after each
+    // WATCH_SLICE_MS of decoding, until the other I/O waiting meanwhile has had its turn.
+    let decoding = 0;
     body.on('data', (chunk: Buffer) => {
+      const started = performance.now();
       try {
         decoder.write(chunk);
       } catch (err) {
         body.destroy(err as Error);
       }
+      decoding += performance.now() - started;
+      if (decoding < WATCH_SLICE_MS) return;
+      decoding = 0;
+      body.pause();
+      setImmediate(() => body.resume());
     });
     try {
       await finished(body);

@@ -3,6 +3,7 @@
  * by a loop that takes keys from its work queue. Level-triggered: handlers only enqueue keys; the
  * reconcile re-reads the caches and computes everything from them.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { FlavorName, Naming } from '../api/naming.ts';
@@ -180,6 +181,9 @@ export class ControllerLoop {
       } finally {
         this.queue.done(key);
       }
+      // A reconcile that wrote nothing never left the thread: a queue of them (every budget at start) would run
+      // back to back and hold every other controller's responses until the last one. Each worker waits its turn.
+      await nextTurn();
     }
   }
 }

@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lockHeldByAnother, openLevelStore, repairLevelStore, StoreInUse } from './kv-level.ts';
+import { lockHeldByAnother, openLevelStore, repairLevelStore } from './kv-level.ts';
+import { StoreInUse } from './store-refusal.ts';
 
 // stat's dev of major 254 (0xfe), minor 0, and of major 8, minor 0x123 (the high minor bits above bit 8 shift by 12).
 const DEV_FE_00 = 254 << 8;

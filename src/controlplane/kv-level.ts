@@ -14,12 +14,7 @@ import { dirname, join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { checkLogFile, checkTableFile, manifestNamed } from './leveldb-files.ts';
 import { type KeyValueStore, keptObject } from './persistence.ts';
-
-/** The store's files are damaged: the control plane does not start on them. */
-export class StoreDamaged extends Error {}
-
-/** Another process holds the store's lock: a second control plane on the same data directory. */
-export class StoreInUse extends Error {}
+import { StoreDamaged, StoreInUse } from './store-refusal.ts';
 
 export async function openLevelStore(dir: string): Promise<KeyValueStore> {
   // Before the files are read: a live store's files change underneath, and must not be taken for damage.
@@ -146,9 +141,6 @@ export function lockHeldByAnother(locks: string, dev: number, ino: number, pid: 
   }
   return false;
 }
-
-/** Refusals to start that are said in one line (what is wrong, where, and the way out), not a stack trace. */
-export const startupRefusal = (err: unknown): err is Error => err instanceof StoreDamaged || err instanceof StoreInUse;
 
 /** The one line a damaged store refuses to start with: where, what, and the way out. */
 function storeDamaged(dir: string, what: string): StoreDamaged {

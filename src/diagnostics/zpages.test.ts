@@ -217,7 +217,7 @@ describe('configz and version', () => {
 
   it('serves version information, indented', () => {
     const info = versionInfo('0.1.0');
-    const r = versionHandler(info)();
+    const r = versionHandler(() => info)();
     expect(r.headers).toEqual({ 'Content-Type': 'application/json' });
     expect(r.body).toBe(JSON.stringify(info, null, 2));
   });
@@ -245,7 +245,7 @@ describe('installZPages', () => {
   it('serves both pages by default, with statusz listing the registered paths', async () => {
     const { routes, r } = registry();
     r.route('/metrics', () => ({ status: 200, body: '' }));
-    installZPages(r, { ...base, configz: () => ({}), version: versionInfo('0.1.0') });
+    installZPages(r, { ...base, configz: () => ({}), version: () => versionInfo('0.1.0') });
     expect([...routes.keys()].sort()).toEqual(['/configz', '/flagz', '/metrics', '/statusz', '/version']);
     const statusz = await routes.get('/statusz')!({ headers: { accept: STATUSZ } } as never);
     expect(JSON.parse(statusz.body as string).paths).toEqual([

@@ -243,9 +243,13 @@ export function configzHandler(sections: () => Record<string, unknown>): () => R
   });
 }
 
-/** `/version`, indented as the reference writes it. */
-export function versionHandler(info: VersionInfo): () => Reply {
-  return () => ({ status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(info, null, 2) });
+/** `/version`, indented as the reference writes it; `info` is read at the first request (it may run git). */
+export function versionHandler(info: () => VersionInfo): () => Reply {
+  return () => ({
+    status: 200,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(info(), null, 2),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,7 +260,7 @@ export interface ZPagesOptions extends Omit<StatuszOptions, 'paths'>, Omit<Flagz
   /** Feature gates; `ComponentStatusz` and `ComponentFlagz` default on. A page whose gate is off is not served (404). */
   features?: (gate: string) => boolean | undefined;
   configz?: () => Record<string, unknown>;
-  version?: VersionInfo;
+  version?: () => VersionInfo;
 }
 
 /** Registers `/statusz` and `/flagz` (each behind its gate), `/configz` and `/version` (when given). */

@@ -85,6 +85,19 @@ describe('watching the CA files', () => {
     expect(changes).toBe(1);
   });
 
+  it('parses the pair for signing once per change, whichever signers ask', async () => {
+    const f = files({ 'ca.crt': first.certPem, 'ca.key': first.keyPem });
+    const w = new CaFileWatcher(f.pair, { clock: realClock, logger: quiet });
+    const parsed = w.signingCa();
+    expect(w.signingCa()).toBe(parsed);
+    expect((await parsed).cert.subject).toBe('CN=first CA');
+    writeFileSync(f.path('ca.crt'), second.certPem);
+    writeFileSync(f.path('ca.key'), second.keyPem);
+    expect(w.reload()).toBe(true);
+    expect(w.signingCa()).not.toBe(parsed);
+    expect((await w.signingCa()).cert.subject).toBe('CN=second CA');
+  });
+
   it('retries a failed reload with backoff until the files are right', async () => {
     const f = files({ 'ca.crt': first.certPem, 'ca.key': first.keyPem });
     const w = new CaFileWatcher(f.pair, { clock: realClock, logger: quiet });

@@ -93,6 +93,7 @@ export class CaFileWatcher {
   private timer?: Timer;
   private failures = 0;
   private stopped = true;
+  private parsed?: { generation: number; ca: Promise<SigningCa> };
 
   constructor(
     readonly files: CaFiles,
@@ -104,6 +105,14 @@ export class CaFileWatcher {
   /** The current pair and a number that changes whenever it does. */
   current(): { content: CaContent; generation: number } {
     return { content: this.content, generation: this.generation };
+  }
+
+  /** The current pair parsed for signing: once per change, for every signer these files serve. */
+  signingCa(): Promise<SigningCa> {
+    if (this.parsed?.generation !== this.generation) {
+      this.parsed = { generation: this.generation, ca: toSigningCa(this.content, this.files.certFile) };
+    }
+    return this.parsed.ca;
   }
 
   start(): void {

@@ -34,7 +34,7 @@ import {
 } from '../csr.ts';
 import { type CertificateMetrics, certificateMetrics } from '../metrics.ts';
 import { csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
-import { CaFileWatcher, toSigningCa } from './ca.ts';
+import { CaFileWatcher } from './ca.ts';
 import { issue, type SigningCa } from './certificate.ts';
 import {
   certificateTtlMs,
@@ -84,9 +84,9 @@ export class SigningLoop {
 
   /** The CA for the current files, parsed once per change; a failed parse is kept until the files change. */
   signingCa(): Promise<SigningCa> {
-    const { content, generation } = this.ca.current();
+    const { generation } = this.ca.current();
     if (this.cache?.generation !== generation) {
-      const ca = toSigningCa(content, this.ca.files.certFile);
+      const ca = this.ca.signingCa();
       ca.then(
         () => {
           this.caError = undefined;

@@ -46,6 +46,21 @@ describe('buildInfoMetric', () => {
       `${n.metricPrefix}_build_info{major="1",minor="35",git_version="v1.35.0",git_commit="",git_tree_state="",build_date="",node_version="${process.version}",platform="${process.platform}/${process.arch}"} 1`,
     ]);
   });
+
+  it('reads build facts given as a function at the first scrape, not when registered', async () => {
+    const registry = new Registry();
+    let reads = 0;
+    buildInfoMetric(registry, n, () => {
+      reads++;
+      return { major: '1', minor: '34', gitVersion: 'v1.34.0', gitCommit: 'abc123' };
+    });
+    expect(reads).toBe(0);
+    const lines = (await text(registry)).filter((l) => l.startsWith(`${n.metricPrefix}_build_info{`));
+    expect(reads).toBe(1);
+    expect(lines).toEqual([
+      `${n.metricPrefix}_build_info{major="1",minor="34",git_version="v1.34.0",git_commit="abc123",git_tree_state="",build_date="",node_version="${process.version}",platform="${process.platform}/${process.arch}"} 1`,
+    ]);
+  });
 });
 
 describe('runtimeMetrics', () => {

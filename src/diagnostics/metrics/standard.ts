@@ -66,32 +66,48 @@ export function featureEnabledMetric(registry: Registry, naming: Prefix, gates: 
   for (const g of gates) gauge.set({ name: g.name, stage: g.stage }, g.enabled ? 1 : 0);
 }
 
-/** `<prefix>_build_info`: constant 1, labelled by version, commit, build date, Node.js version and platform. */
-export function buildInfoMetric(registry: Registry, naming: Prefix, info: BuildInfo): void {
+const BUILD_INFO_LABELS = [
+  'major',
+  'minor',
+  'git_version',
+  'git_commit',
+  'git_tree_state',
+  'build_date',
+  'node_version',
+  'platform',
+] as const;
+
+/**
+ * `<prefix>_build_info`: constant 1, labelled by version, commit, build date, Node.js version and platform. A
+ * function `info` is read at the first scrape rather than at start-up (the commit is read by running git).
+ */
+export function buildInfoMetric(registry: Registry, naming: Prefix, info: BuildInfo | (() => BuildInfo)): void {
   const name = `${naming.metricPrefix}_build_info`;
-  const labels = {
-    major: info.major,
-    minor: info.minor,
-    git_version: info.gitVersion,
-    git_commit: info.gitCommit ?? '',
-    git_tree_state: info.gitTreeState ?? '',
-    build_date: info.buildDate ?? '',
-    node_version: process.version,
-    platform: `${process.platform}/${process.arch}`,
-  };
-  const gauge = reuse(
-    registry,
+  const read = typeof info === 'function' ? info : () => info;
+  // Made anew on a second call, so that it reads the latest `info`.
+  registry.removeSingleMetric(name);
+  new Gauge({
     name,
-    () =>
-      new Gauge({
-        name,
-        help: '[ALPHA] A constant 1 labelled by the version, commit, build date and runtime the component runs.',
-        labelNames: Object.keys(labels),
-        registers: [registry],
-      }),
-  );
-  gauge.reset();
-  gauge.set(labels, 1);
+    help: '[ALPHA] A constant 1 labelled by the version, commit, build date and runtime the component runs.',
+    labelNames: BUILD_INFO_LABELS,
+    registers: [registry],
+    collect() {
+      const i = read();
+      this.set(
+        {
+          major: i.major,
+          minor: i.minor,
+          git_version: i.gitVersion,
+          git_commit: i.gitCommit ?? '',
+          git_tree_state: i.gitTreeState ?? '',
+          build_date: i.buildDate ?? '',
+          node_version: process.version,
+          platform: `${process.platform}/${process.arch}`,
+        },
+        1,
+      );
+    },
+  });
 }
 
 /**
@@ -148,7 +164,8 @@ export function restClientMetrics(registry: Registry): (o: ClientRequestObservat
 export interface StandardMetricsOptions {
   naming: Prefix;
   gates: readonly FeatureGateState[];
-  build: BuildInfo;
+  /** Build facts, or a function reading them at the first scrape (see buildInfoMetric). */
+  build: BuildInfo | (() => BuildInfo);
   /** Process and Node.js runtime metrics; default true. */
   runtime?: boolean;
 }
