@@ -28,7 +28,8 @@
  * Knobs (environment): KCM_BENCH_ROUNDS (3), KCM_BENCH_QPS (`default,lifted`), KCM_BENCH_CSRS (500),
  * KCM_BENCH_BIG (1000), KCM_BENCH_SETS (100), KCM_BENCH_SET_SIZE (10), KCM_BENCH_PDBS (200),
  * KCM_BENCH_PODS_PER_PDB (10), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
- * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit).
+ * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
+ * KCM_BENCH_ONLY=csr (each session only starts and rates CSRs: no budgets seeded, no flips, sets or resync).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -65,6 +66,9 @@ const FLIPS = knob('FLIPS', 20);
 const FAILOVER_ROUNDS = knob('FAILOVER', 3);
 const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
 const QPS_WANTED = (process.env.KCM_BENCH_QPS ?? 'default,lifted').split(',');
+const ONLY = process.env.KCM_BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== 'csr') throw new Error(`KCM_BENCH_ONLY: unknown session part ${ONLY} (csr)`);
+const CSR_ONLY = ONLY === 'csr';
 
 const NODES = 4;
 const WRITERS = 5;
@@ -521,6 +525,7 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
       await bench.clearCsrs();
     }
+    if (CSR_ONLY) return out;
     const flips = await bench.flips(FLIPS);
     out.p50 = percentile(flips, 50);
     out.p99 = percentile(flips, 99);
@@ -616,7 +621,7 @@ export async function run(): Promise<void> {
     }
     const cas = [await makeCa(dir, 'RSA-2048'), await makeCa(dir, 'ECDSA-P256')];
     const seeded = performance.now();
-    await bench.seedBudgets();
+    if (!CSR_ONLY) await bench.seedBudgets();
     console.log(
       `sizes: ${CSRS} CSRs per CA; StatefulSets 1 × ${BIG} and ${SETS} × ${SET_SIZE} on ${NODES} kwok nodes; ` +
         `${PDBS} budgets × ${PODS_PER_PDB} pods (${CHURN_PDBS} of them churned, ${CHURN_PER_SECOND} pods/s), ` +
@@ -640,14 +645,23 @@ export async function run(): Promise<void> {
         floorName: 'KCM',
         rounds: pairs(rounds, key),
       });
+      const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
+      const starts = cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`));
+      if (CSR_ONLY) {
+        printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, CSRs only (${machine()})`, [
+          ...rates,
+          ...starts,
+        ]);
+        continue;
+      }
       printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, [
-        ...cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`)),
+        ...rates,
         figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
         figure(`${SETS} × ${SET_SIZE}, create → all Ready`, 's', 'small'),
         figure(`rolling update of ${BIG} (maxUnavailable 10%)`, 's', 'update'),
         figure('PDB status after a readiness flip, p50', 'ms', 'p50'),
         figure('PDB status after a readiness flip, p99', 'ms', 'p99'),
-        ...cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`)),
+        ...starts,
         figure('full resync: spawn → idle, CPU', 's', 'resyncCpu'),
         figure('  of which spawn → first CSR issued', 's', 'resyncFirstCpu'),
         figure('peak RSS after the full resync', 'MiB', 'resyncRss'),
