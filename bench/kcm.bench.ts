@@ -30,7 +30,8 @@
  * KCM_BENCH_PODS_PER_PDB (10), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
  * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
  * KCM_BENCH_ONLY=start (each session only the starts, one per CA, each process stopped once its CSR is issued:
- * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued).
+ * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued), KCM_BENCH_ONLY=csr (each session only starts and
+ * rates CSRs: no budgets seeded, no flips, sets or resync).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -68,7 +69,9 @@ const FAILOVER_ROUNDS = knob('FAILOVER', 3);
 const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
 const QPS_WANTED = (process.env.KCM_BENCH_QPS ?? 'default,lifted').split(',');
 const ONLY = process.env.KCM_BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'start') throw new Error(`KCM_BENCH_ONLY: unknown part ${ONLY} (start)`);
+if (ONLY !== undefined && ONLY !== 'start' && ONLY !== 'csr') {
+  throw new Error(`KCM_BENCH_ONLY: unknown part ${ONLY} (start, csr)`);
+}
 
 const NODES = 4;
 const WRITERS = 5;
@@ -522,7 +525,7 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
   try {
     for (const [k, ca] of cas.entries()) {
       out[`start ${ca.alg}`] = await restart(ca);
-      if (ONLY) continue;
+      if (ONLY === 'start') continue;
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
       await bench.clearCsrs();
     }
@@ -622,7 +625,7 @@ export async function run(): Promise<void> {
     }
     const cas = [await makeCa(dir, 'RSA-2048'), await makeCa(dir, 'ECDSA-P256')];
     const seeded = performance.now();
-    await bench.seedBudgets();
+    if (ONLY !== 'csr') await bench.seedBudgets();
     console.log(
       `sizes: ${CSRS} CSRs per CA; StatefulSets 1 × ${BIG} and ${SETS} × ${SET_SIZE} on ${NODES} kwok nodes; ` +
         `${PDBS} budgets × ${PODS_PER_PDB} pods (${CHURN_PDBS} of them churned, ${CHURN_PER_SECOND} pods/s), ` +
@@ -646,13 +649,15 @@ export async function run(): Promise<void> {
         floorName: 'KCM',
         rounds: pairs(rounds, key),
       });
+      const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
       const starts = cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`));
       if (ONLY) {
-        printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, starts);
+        const part = ONLY === 'csr' ? [...rates, ...starts] : starts;
+        printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, ${ONLY} only (${machine()})`, part);
         continue;
       }
       printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, [
-        ...cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`)),
+        ...rates,
         figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
         figure(`${SETS} × ${SET_SIZE}, create → all Ready`, 's', 'small'),
         figure(`rolling update of ${BIG} (maxUnavailable 10%)`, 's', 'update'),

@@ -1,7 +1,7 @@
 /**
  * The REST client's connections over TLS: the pool outlives the periodic refresh of the security settings
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
- * caller's signal.
+ * caller's signal; a server URL with a path, a query, and a request's deadline.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { StatusError } from '../src/client/errors.ts';
 import { FakeClock } from '../src/util/clock.ts';
 
 /** A self-signed serving certificate for 127.0.0.1, by the openssl CLI. */
@@ -33,13 +34,17 @@ describe('KubeClient connections', () => {
   let server: Server;
   let ca = '';
   let handshakes = 0;
+  /** The request lines the server saw: method and URL. */
+  const seen: string[] = [];
 
   beforeAll(async () => {
     const { cert, key } = servingCertificate();
     ca = cert;
     server = createServer({ cert, key }, (req, res) => {
+      seen.push(`${req.method} ${req.url}`);
       // `/slow` answers after 200 ms: long enough for a batch of requests to be in flight together.
       if (req.url === '/slow') setTimeout(() => res.end('{}'), 200);
+      else if (req.url?.includes('/echo')) res.end(JSON.stringify({ url: req.url, headers: req.headers }));
       else res.end('{}');
     });
     server.on('secureConnection', () => handshakes++);
@@ -52,11 +57,12 @@ describe('KubeClient connections', () => {
   });
 
   /** A kubeconfig for the server whose CA text is `caText` (the same CA, written differently if asked). */
-  function kubeConfig(caText: string): KubeConfig {
+  function kubeConfig(caText: string, path = ''): KubeConfig {
     const kc = new KubeConfig();
     const { port } = server.address() as AddressInfo;
+    const url = `https://127.0.0.1:${port}${path}`;
     kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(caText).toString('base64') }],
+      clusters: [{ name: 'c', server: url, caData: Buffer.from(caText).toString('base64') }],
       users: [{ name: 'u', token: 'secret' }],
       contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
       currentContext: 'c',
@@ -109,5 +115,28 @@ describe('KubeClient connections', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+
+  it('sends a request under the path of the server URL, with its query, and reads the answer', async () => {
+    const client = new KubeClient(kubeConfig(ca, '/k8s/clusters/c-1/'), new ResourceRegistry('orch'), { qps: 0 });
+    const res = await client.request<{ url: string; headers: Record<string, string> }>('PUT', '/echo/a%2Fb', {
+      query: { fieldSelector: 'metadata.name=x y', limit: 5, skipped: undefined },
+      body: { kind: 'Thing' },
+      caller: 'tester',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.url).toBe('/k8s/clusters/c-1/echo/a%2Fb?fieldSelector=metadata.name%3Dx+y&limit=5');
+    expect(res.body.headers['content-type']).toBe('application/json');
+    expect(res.body.headers['user-agent']).toBe('orch-controller-manager/tester');
+    expect(res.body.headers.authorization).toBe('Bearer secret');
+  });
+
+  it('answers 504 naming the request when no answer comes within the timeout, and keeps serving after it', async () => {
+    const client = new KubeClient(kubeConfig(ca), new ResourceRegistry('orch'), { qps: 0, timeoutMs: 50 });
+    const err = await client.request('GET', '/slow').catch((e: StatusError) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect((err as StatusError).code).toBe(504);
+    expect((err as StatusError).message).toBe('request GET /slow timed out after 50 ms');
+    expect((await client.request('GET', '/version')).status).toBe(200);
   });
 });
