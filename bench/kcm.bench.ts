@@ -28,7 +28,8 @@
  * Knobs (environment): KCM_BENCH_ROUNDS (3), KCM_BENCH_QPS (`default,lifted`), KCM_BENCH_CSRS (500),
  * KCM_BENCH_BIG (1000), KCM_BENCH_SETS (100), KCM_BENCH_SET_SIZE (10), KCM_BENCH_PDBS (200),
  * KCM_BENCH_PODS_PER_PDB (10), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
- * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit).
+ * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
+ * KCM_BENCH_NODE_ARGS (more node flags for ours, space-separated: e.g. `--heap-prof`, a `--require` of a probe).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -64,6 +65,7 @@ const PODS_PER_PDB = knob('PODS_PER_PDB', 10);
 const FLIPS = knob('FLIPS', 20);
 const FAILOVER_ROUNDS = knob('FAILOVER', 3);
 const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
+const NODE_ARGS = (process.env.KCM_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const QPS_WANTED = (process.env.KCM_BENCH_QPS ?? 'default,lifted').split(',');
 
 const NODES = 4;
@@ -232,6 +234,7 @@ class Sides {
         process.execPath,
         [
           ...profile,
+          ...NODE_ARGS,
           join(ROOT, 'bin', 'orch-controller-manager.js'),
           `--kubeconfig=${this.cluster.kubeconfig}`,
           '--api-flavor=kubernetes',
