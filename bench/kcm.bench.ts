@@ -31,7 +31,8 @@
  * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
  * KCM_BENCH_ONLY=start (each session only the starts, one per CA, each process stopped once its CSR is issued:
  * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued), KCM_BENCH_ONLY=csr (each session only starts and
- * rates CSRs: no budgets seeded, no flips, sets or resync).
+ * rates CSRs: no budgets seeded, no flips, sets or resync), KCM_BENCH_NODE_ARGS (more node flags for ours,
+ * space-separated: e.g. `--heap-prof`, a `--require` of a probe).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
@@ -67,6 +68,7 @@ const PODS_PER_PDB = knob('PODS_PER_PDB', 10);
 const FLIPS = knob('FLIPS', 20);
 const FAILOVER_ROUNDS = knob('FAILOVER', 3);
 const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
+const NODE_ARGS = (process.env.KCM_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const QPS_WANTED = (process.env.KCM_BENCH_QPS ?? 'default,lifted').split(',');
 const ONLY = process.env.KCM_BENCH_ONLY;
 if (ONLY !== undefined && ONLY !== 'start' && ONLY !== 'csr') {
@@ -239,6 +241,7 @@ class Sides {
         process.execPath,
         [
           ...profile,
+          ...NODE_ARGS,
           join(ROOT, 'bin', 'orch-controller-manager.js'),
           `--kubeconfig=${this.cluster.kubeconfig}`,
           '--api-flavor=kubernetes',

@@ -4,7 +4,7 @@
  * removed (so is one after a change of the launcher itself), and `import.meta.url` still names the source file.
  */
 import { execFile } from 'node:child_process';
-import { appendFile, copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,7 +22,8 @@ beforeAll(async () => {
   await symlink(join(ROOT, 'node_modules', 'esbuild'), join(pkg, 'node_modules', 'esbuild'));
   await writeFile(
     join(pkg, 'src', 'cli', 'hello.ts'),
-    "import { answer } from '../answer.ts';\nconst n: number = answer;\nconsole.log(n, import.meta.url);\n",
+    // A comment and a string with a character beyond Latin-1 (the arrow).
+    "import { answer } from '../answer.ts';\nconst n: number = answer;\nconsole.log(n, import.meta.url, { // → stdout\n s: 'µ→' }.s);\n",
   );
   await setAnswer(1);
 });
@@ -48,14 +49,14 @@ describe('launch', () => {
     timeout: 60_000,
   }, async () => {
     const source = pathToFileURL(join(pkg, 'src', 'cli', 'hello.ts')).href;
-    expect(await start()).toBe(`1 ${source}\n`);
+    expect(await start()).toBe(`1 ${source} µ→\n`);
     const first = await cached();
     const bundle = first.find((f) => f.endsWith('.cjs'));
     expect(bundle).toMatch(/^hello\.[0-9a-f]{12}\.cjs$/);
     // The code cache is written when the first run exits.
     expect(first).toContain(`${bundle}.v8`);
 
-    expect(await start()).toBe(`1 ${source}\n`);
+    expect(await start()).toBe(`1 ${source} µ→\n`);
     expect(await cached()).toEqual(first);
 
     // Written again with the same content (a checkout): another time stamp, read again, the same bundle.
@@ -64,15 +65,20 @@ describe('launch', () => {
     expect(await cached()).toEqual(first);
 
     await setAnswer(2);
-    expect(await start()).toBe(`2 ${source}\n`);
+    expect(await start()).toBe(`2 ${source} µ→\n`);
     const after = await cached();
     const rebuilt = after.find((f) => f.endsWith('.cjs'));
     expect(rebuilt).not.toBe(bundle);
     expect(after.filter((f) => f.startsWith(bundle!))).toEqual([]);
 
+    // V8 keeps the bundle's text one byte a character only if every character fits in one: none beyond Latin-1
+    // (a comment's are dropped, a string's escaped).
+    const text = await readFile(join(pkg, 'node_modules', '.cache', 'orch', rebuilt!), 'utf8');
+    expect([...text].filter((c) => c.codePointAt(0)! > 0xff)).toEqual([]);
+
     // A change of the launcher (how bundles are built) rebuilds too.
     await appendFile(join(pkg, 'bin', 'launch.js'), '// changed\n');
-    expect(await start()).toBe(`2 ${source}\n`);
+    expect(await start()).toBe(`2 ${source} µ→\n`);
     expect((await cached()).find((f) => f.endsWith('.cjs'))).not.toBe(rebuilt);
   });
 });

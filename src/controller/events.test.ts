@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../api/meta.ts';
@@ -15,6 +17,8 @@ interface Patch {
 /** An events client that records calls; `failures` makes the next N calls reject. */
 function fakeEvents() {
   const created: KubeObject[] = [];
+  /** The server's answers to the creates, held weakly: what the recorder keeps of them stays reachable. */
+  const answers: WeakRef<KubeObject>[] = [];
   const patches: Patch[] = [];
   const state = { failures: 0, calls: 0 };
   const maybeFail = () => {
@@ -29,7 +33,9 @@ function fakeEvents() {
     async create(obj: KubeObject) {
       maybeFail();
       created.push(obj);
-      return { ...obj, metadata: { ...obj.metadata, uid: `uid-${created.length}`, resourceVersion: '1' } };
+      const answer = { ...obj, metadata: { ...obj.metadata, uid: `uid-${created.length}`, resourceVersion: '1' } };
+      answers.push(new WeakRef(answer));
+      return answer;
     },
     async patch(namespace: string | undefined, name: string, patch: unknown, type: string) {
       maybeFail();
@@ -37,7 +43,7 @@ function fakeEvents() {
       return {};
     },
   };
-  return { client: client as unknown as ResourceClient, created, patches, state };
+  return { client: client as unknown as ResourceClient, created, answers, patches, state };
 }
 
 const pod = (name: string, uid = `uid-${name}`): KubeObject => ({
@@ -45,6 +51,9 @@ const pod = (name: string, uid = `uid-${name}`): KubeObject => ({
   kind: 'Pod',
   metadata: { namespace: 'apps', name, uid, resourceVersion: '7' },
 });
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /** Lets the recorder's background writes (promise chains) run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -216,6 +225,20 @@ describe('ApiEventRecorder', () => {
     expect(state.calls).toBe(3);
     expect(created).toHaveLength(1);
     expect(warnings).toEqual(['dropping event after repeated write failures']);
+  });
+
+  it('keeps no written Event, only its name, which the series patches still target', async () => {
+    const { clock, recorder, created, answers, patches } = setup();
+    const same = () => recorder.event(pod('web-0'), 'Normal', 'Synced', 'Reconcile', 'synced');
+    same();
+    await settle();
+    collectGarbage();
+    expect(answers).toHaveLength(1);
+    expect(answers[0].deref()).toBeUndefined();
+    same();
+    clock.step(30_000);
+    await settle();
+    expect(patches).toMatchObject([{ namespace: 'apps', name: created[0].metadata.name }]);
   });
 
   it('writes nothing after stop, not even a pending series update', async () => {
