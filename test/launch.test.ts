@@ -61,7 +61,7 @@ describe('launch', () => {
 
     // Written again with the same content (a checkout): another time stamp, read again, the same bundle.
     await setAnswer(1);
-    expect(await start()).toBe(`1 ${source}\n`);
+    expect(await start()).toBe(`1 ${source} µ→\n`);
     expect(await cached()).toEqual(first);
 
     await setAnswer(2);
