@@ -212,6 +212,20 @@ describe('ApiEventRecorder', () => {
     expect(created.map((e) => e.note).slice(26)).toEqual(['one token back']);
   });
 
+  it('forgets the buckets of objects whose burst has refilled, so they do not grow with every object ever seen', () => {
+    const { clock, recorder } = setup();
+    const buckets = () => (Reflect.get(recorder, 'buckets') as Map<string, unknown>).size;
+    for (let i = 0; i < 5_000; i++) recorder.event(pod(`p-${i}`), 'Normal', 'Created', 'Create', 'created');
+    expect(buckets()).toBe(5_000);
+    // One token back every 5 minutes: the one each took is back after 5, and each of those buckets is full again.
+    clock.step(4 * 60_000);
+    recorder.event(pod('late'), 'Normal', 'Created', 'Create', 'created');
+    expect(buckets()).toBe(5_001);
+    clock.step(60_000);
+    recorder.event(pod('later'), 'Normal', 'Created', 'Create', 'created');
+    expect(buckets()).toBe(2);
+  });
+
   it('retries a failed write, then drops it with a warning; never throws into the caller', async () => {
     const { recorder, created, state, warnings } = setup();
     state.failures = 2;

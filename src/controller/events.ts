@@ -43,6 +43,8 @@ const SERIES_FLUSH_MS = 30_000;
 const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
 const MAX_NOTE = 1024;
+/** Series or buckets tracked before the stale ones are looked for. */
+const PRUNE_AT = 4096;
 
 export class ApiEventRecorder implements EventRecorder {
   private readonly series = new Map<string, Series>();
@@ -135,10 +137,19 @@ export class ApiEventRecorder implements EventRecorder {
     return true;
   }
 
-  /** Forgets series older than the window so memory stays bounded. */
+  /**
+   * Forgets series older than the window, and buckets refilled to the full burst (as good as a new one), so memory
+   * stays bounded however many objects ever had an event.
+   */
   private prune(now: number): void {
-    if (this.series.size < 4096) return;
-    for (const [k, s] of this.series) if (now - s.lastObserved > SERIES_WINDOW_MS) this.series.delete(k);
+    if (this.series.size >= PRUNE_AT) {
+      for (const [k, s] of this.series) if (now - s.lastObserved > SERIES_WINDOW_MS) this.series.delete(k);
+    }
+    if (this.buckets.size >= PRUNE_AT) {
+      for (const [k, b] of this.buckets) {
+        if (b.tokens + (now - b.at) / SPAM_REFILL_MS >= SPAM_BURST) this.buckets.delete(k);
+      }
+    }
   }
 
   private async write<T>(call: () => Promise<T>): Promise<T | undefined> {
