@@ -136,8 +136,7 @@ export class KubeClient implements Transport {
   readonly options: ClientOptions;
   readonly server: string;
   private readonly throttle: Throttle;
-  private host?: string;
-  private parsedServer?: { origin: string; prefix: string };
+  private parsedServer?: { origin: string; prefix: string; host: string };
   /** Security settings and the connection pool; shared with derived clients. */
   private session: {
     auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; tls: string; at: number };
@@ -313,11 +312,11 @@ export class KubeClient implements Transport {
     return qs ? `${path}?${qs}` : path;
   }
 
-  /** The server's origin and its path prefix (a proxy's `/k8s/clusters/c-1`), parsed once. */
-  private target(): { origin: string; prefix: string } {
+  /** The server's origin, its path prefix (a proxy's `/k8s/clusters/c-1`) and its host, parsed once. */
+  private target(): { origin: string; prefix: string; host: string } {
     if (!this.parsedServer) {
       const u = new URL(this.server);
-      this.parsedServer = { origin: u.origin, prefix: u.pathname.replace(/\/+$/, '') };
+      this.parsedServer = { origin: u.origin, prefix: u.pathname.replace(/\/+$/, ''), host: u.host };
     }
     return this.parsedServer;
   }
@@ -360,12 +359,10 @@ export class KubeClient implements Transport {
 
   private observe(method: string, code: number, path: string, started: number): void {
     if (!this.options.observe) return;
-    // Every request goes to the server: its host is parsed once, not from each request's URL.
-    this.host ??= new URL(this.server).host;
     this.options.observe({
       method,
       code,
-      host: this.host,
+      host: this.target().host,
       seconds: (performance.now() - started) / 1000,
       path,
     });
