@@ -4,15 +4,13 @@ import { WorkLoop } from './work-loop.ts';
 
 const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setImmediate(r));
+/** A loop that hands each item to `process`. */
+const loopOf = (process: (n: number) => void = () => {}) => new WorkLoop<number>(() => log, 'test', process);
 
 describe('WorkLoop', () => {
   it('processes items on a later tick, once per key, at most 500 a tick', async () => {
     const seen: number[] = [];
-    const loop = new WorkLoop<number>(
-      () => log,
-      'test',
-      (n) => seen.push(n),
-    );
+    const loop = loopOf((n) => seen.push(n));
     for (let i = 0; i < 600; i++) loop.enqueue(i);
     loop.enqueue(7, 'same');
     loop.enqueue(8, 'same');
@@ -25,11 +23,7 @@ describe('WorkLoop', () => {
   });
 
   it('settles once its writes are answered, and gives up at the deadline on one that never is', async () => {
-    const loop = new WorkLoop<number>(
-      () => log,
-      'test',
-      () => {},
-    );
+    const loop = loopOf();
     let answer = () => {};
     loop.add(() => new Promise<void>((r) => (answer = r)));
     expect(loop.idle).toBe(false);
@@ -40,11 +34,7 @@ describe('WorkLoop', () => {
 
   it('processes nothing once stopped', async () => {
     const seen: number[] = [];
-    const loop = new WorkLoop<number>(
-      () => log,
-      'test',
-      (n) => seen.push(n),
-    );
+    const loop = loopOf((n) => seen.push(n));
     loop.enqueue(1);
     loop.stop();
     loop.enqueue(2);
