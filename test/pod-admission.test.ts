@@ -1,8 +1,8 @@
 /**
  * A pod's life on the embedded control plane (kubernetes flavor) as kube-apiserver v1.37 answers it, through real
  * HTTPS requests as the admin: the ServiceAccount, Priority and DefaultTolerationSeconds admission of a create and
- * its QoS class; the `default` ServiceAccount every namespace gets; what a pod update may change; the graceful
- * delete of a pod no node runs; and an events.k8s.io duplicate named after its own group.
+ * its QoS class; the `default` ServiceAccount every namespace gets; what a pod update may change; binding a pod to a
+ * node; the graceful delete of a pod no node runs; and an events.k8s.io duplicate named after its own group.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
@@ -263,6 +263,72 @@ describe('pod updates', () => {
       ),
     );
     expect([patched.code, patched.causes.map((cause) => cause.field)]).toEqual([422, ['spec']]);
+  });
+});
+
+describe('pod binding', () => {
+  const bind = (name: string, target: object, metadata: object = {}, query = '') =>
+    c.client.request<KubeObject>('POST', `/api/v1/namespaces/${NS}/pods/${name}/binding${query}`, {
+      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, ...metadata }, target },
+    });
+
+  it("assigns the node, merges the binding's metadata, marks the pod scheduled and clears its nomination", async () => {
+    await pods().create({ ...pod('bound'), metadata: { name: 'bound', namespace: NS, labels: { app: 'web' } } });
+    await pods().patchStatus(NS, 'bound', { status: { nominatedNodeName: 'node-b' } }, 'merge');
+    const answer = await bind(
+      'bound',
+      { kind: 'Node', name: 'node-a' },
+      { annotations: { note: 'placed' }, labels: { zone: 'z1' } },
+    );
+    expect([answer.status, answer.body]).toEqual([
+      201,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+    ]);
+    const bound = await pods().get(NS, 'bound');
+    expect(bound.spec.nodeName).toBe('node-a');
+    expect(bound.metadata.annotations).toEqual({ note: 'placed' });
+    expect(bound.metadata.labels).toEqual({ app: 'web', zone: 'z1' });
+    expect(bound.status?.nominatedNodeName).toBeUndefined();
+    expect(bound.status?.conditions?.find((cond) => cond.type === 'PodScheduled')?.status).toBe('True');
+
+    const again = await failure(bind('bound', { name: 'node-b' }));
+    expect([again.code, again.reason, again.message]).toEqual([
+      409,
+      'Conflict',
+      'Operation cannot be fulfilled on pods/binding "bound": pod bound is already assigned to node "node-a"',
+    ]);
+  });
+
+  it("refuses an update that sets an unbound pod's node, as 422 Invalid", async () => {
+    const created = await pods().create(pod('self-placed'));
+    const err = await failure(pods().replace({ ...created, spec: { ...created.spec, nodeName: 'node-a' } }));
+    expect([err.code, err.causes.map((cause) => cause.field)]).toEqual([422, ['spec']]);
+  });
+
+  it("refuses a bad target, a name that is not the URL's, a missing pod and a stale uid, and writes nothing on a dry run", async () => {
+    await pods().create(pod('waiting'));
+    const invalid = await failure(bind('waiting', { kind: 'Pod', name: 'Not_A_Node' }));
+    expect([invalid.code, invalid.causes.map((cause) => [cause.reason, cause.field])]).toEqual([
+      422,
+      [['FieldValueNotSupported', 'target.kind']],
+    ]);
+    const unnamed = await failure(bind('waiting', { kind: 'Node' }));
+    expect(unnamed.message).toBe('Binding "waiting" is invalid: target.name: Required value');
+    const mismatch = await failure(
+      c.client.request('POST', `/api/v1/namespaces/${NS}/pods/waiting/binding`, {
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'other' }, target: { name: 'node-a' } },
+      }),
+    );
+    expect([mismatch.code, mismatch.message]).toEqual([400, 'name in URL does not match name in Binding object']);
+    expect((await failure(bind('absent', { name: 'node-a' }))).code).toBe(404);
+    const stale = await failure(bind('waiting', { name: 'node-a' }, { uid: 'not-its-uid' }));
+    expect([stale.code, stale.reason]).toEqual([409, 'Conflict']);
+    expect(stale.message).toMatch(
+      /^Operation cannot be fulfilled on pods "waiting": Precondition failed: UID in precondition: not-its-uid/,
+    );
+
+    expect((await bind('waiting', { name: 'node-a' }, {}, '?dryRun=All')).status).toBe(201);
+    expect((await pods().get(NS, 'waiting')).spec.nodeName).toBeUndefined();
   });
 });
 

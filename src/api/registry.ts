@@ -26,7 +26,7 @@ export const STORAGE_VERBS: readonly Verb[] = [
   'watch',
 ];
 
-export type Subresource = 'status' | 'approval' | 'scale' | 'eviction' | 'token' | PodStreamSubresource;
+export type Subresource = 'status' | 'approval' | 'scale' | 'eviction' | 'binding' | 'token' | PodStreamSubresource;
 /** Pod subresources a node agent serves (the API server passes them on): its logs and its streams. */
 export const POD_STREAM_SUBRESOURCES = ['log', 'exec', 'attach', 'portforward'] as const;
 export type PodStreamSubresource = (typeof POD_STREAM_SUBRESOURCES)[number];
@@ -280,7 +280,7 @@ function definitions(n: Naming): Def[] {
       plural: 'pods',
       shortNames: ['po'],
       categories: ['all'],
-      subresources: ['status', 'eviction', ...POD_STREAM_SUBRESOURCES],
+      subresources: ['status', 'binding', 'eviction', ...POD_STREAM_SUBRESOURCES],
       fieldSelectors: {
         'spec.nodeName': str('spec.nodeName'),
         'status.phase': str('status.phase'),

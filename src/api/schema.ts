@@ -967,6 +967,9 @@ const deleteOptions = object({
 
 const eviction = kind({ deleteOptions });
 
+/** The body of `pods/{name}/binding`: the node the pod is assigned to. */
+const podBinding = kind({ target: objectReference });
+
 const scale = kind({
   spec: object({ replicas: 'integer' }),
   status: object({ replicas: 'integer', selector: 'string' }),
@@ -1167,6 +1170,7 @@ const BY_KIND: Readonly<Record<string, Node>> = {
   TokenRequest: tokenRequest,
   Scale: scale,
   Eviction: eviction,
+  Binding: podBinding,
   DeleteOptions: deleteOptions,
   Status: status,
 };

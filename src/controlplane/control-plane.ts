@@ -39,6 +39,7 @@ import {
 } from './authz/rbac.ts';
 import { createReviewer } from './authz/reviews.ts';
 import { UnionAuthorizer } from './authz/union.ts';
+import { bindingHandler } from './binding.ts';
 import { ApiError } from './errors.ts';
 import type { EtcdStore } from './etcd-store.ts';
 import { evictionHandler } from './eviction.ts';
@@ -198,6 +199,8 @@ export class ControlPlane {
     });
     // POST pods/{name}/eviction: deletes a pod within its PodDisruptionBudget.
     this.api.subresourceHandlers.set('pods/eviction', evictionHandler);
+    // POST pods/{name}/binding: a scheduler's assignment of a pod to a node.
+    this.api.subresourceHandlers.set('pods/binding', bindingHandler);
     // Node agents join with bootstrap tokens kept as Secrets in the system namespace.
     const secrets = this.registry.byKind('Secret')!;
     this.tokens.addSource(

@@ -11,11 +11,12 @@ import { humanDuration } from '../util/time.ts';
 export const AGGREGATED_MEDIA = (discoveryGroup: string) =>
   `application/json;g=${discoveryGroup};v=v2;as=APIGroupDiscoveryList`;
 
-/** Subresource verbs: status and scale are read and written; approval written; eviction and token created. */
+/** Subresource verbs: status and scale are read and written; approval written; binding, eviction and token created. */
 const SUBRESOURCE_VERBS: Record<string, string[]> = {
   status: ['get', 'patch', 'update'],
   scale: ['get', 'patch', 'update'],
   approval: ['get', 'patch', 'update'],
+  binding: ['create'],
   eviction: ['create'],
   token: ['create'],
   log: ['get'],
@@ -39,6 +40,7 @@ function subresourceKind(
   if (sub === 'token') return { group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' };
   if (sub === 'scale') return { group: 'autoscaling', version: 'v1', kind: 'Scale' };
   if (sub === 'eviction') return { group: 'policy', version: 'v1', kind: 'Eviction' };
+  if (sub === 'binding') return { group: '', version: 'v1', kind: 'Binding' };
   return { group: rt.group, version: rt.version, kind: POD_STREAM_KINDS[sub] ?? rt.kind };
 }
 

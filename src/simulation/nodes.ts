@@ -373,12 +373,14 @@ export class SimulatedNodes {
     });
     if (!candidates.length) return; // every node cordoned: the pod waits, as with a real scheduler
     const target = candidates.reduce((best, name) => (load.get(name)! < load.get(best)! ? name : best));
-    await this.podClient.patch(
-      pod.metadata.namespace,
-      pod.metadata.name!,
-      { metadata: { resourceVersion: pod.metadata.resourceVersion }, spec: { nodeName: target } },
-      'merge',
-    );
+    const { namespace, name, uid } = pod.metadata;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name, namespace, uid },
+      target: { kind: 'Node', name: target },
+    };
+    await this.podClient.client.request('POST', this.podClient.path(namespace, name, 'binding'), { body });
   }
 
   /** Pending → Running (or Failed for `:crash`) once every claim the pod mounts is bound. */

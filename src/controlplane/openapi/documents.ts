@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry, ResourceType } from '../../api/registry.ts';
-import { buildModel, type JsonSchema, type Model } from './model.ts';
+import { buildModel, type GroupVersionKind, type JsonSchema, type Model } from './model.ts';
 import { encodeSwaggerProtobuf } from './v2-protobuf.ts';
 
 export interface Published {
@@ -110,6 +110,12 @@ const STREAMS: Record<string, { kind: string; query: string[] }> = {
   attach: { kind: 'PodAttachOptions', query: ['container', 'stderr', 'stdin', 'stdout', 'tty'] },
   portforward: { kind: 'PodPortForwardOptions', query: ['ports'] },
 };
+/** The subresources only created (posted), with the kind each takes. */
+const CREATED_SUBRESOURCES: Record<string, (registry: ResourceRegistry) => GroupVersionKind> = {
+  binding: () => ({ group: '', version: 'v1', kind: 'Binding' }),
+  eviction: () => ({ group: 'policy', version: 'v1', kind: 'Eviction' }),
+  token: (registry) => ({ group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' }),
+};
 const LOG_QUERY = ['container', 'follow', 'insecureSkipTLSVerifyBackend', 'limitBytes', 'pretty', 'previous'];
 const LOG_QUERY_TAIL = ['sinceSeconds', 'stream', 'tailLines', 'timestamps'];
 
@@ -196,11 +202,8 @@ export function resourcePaths(registry: ResourceRegistry, rt: ResourceType): Rec
       );
     } else if (sub === 'log') {
       paths[at] = pathItem([...LOG_QUERY, 'name', 'namespace', ...LOG_QUERY_TAIL], write(['get'], gvk, sub));
-    } else if (sub === 'eviction' || sub === 'token') {
-      const kind =
-        sub === 'eviction'
-          ? { group: 'policy', version: 'v1', kind: 'Eviction' }
-          : { group: group(registry.naming, 'authentication'), version: 'v1', kind: 'TokenRequest' };
+    } else if (CREATED_SUBRESOURCES[sub]) {
+      const kind = CREATED_SUBRESOURCES[sub](registry);
       const ops = write(['post'], kind, sub).map((op) => ({ ...op, query: [] }));
       paths[at] = pathItem([...OPERATION_QUERY.post, 'name', ...scope, 'pretty'], ops);
     } else {
@@ -230,7 +233,8 @@ function groupVersionDocument(
     for (const kind of model.kinds) {
       const subresourceKind =
         (kind.gvk.kind === 'Scale' && rt.subresources.includes('scale')) ||
-        (kind.gvk.kind === 'Eviction' && rt.subresources.includes('eviction'));
+        (kind.gvk.kind === 'Eviction' && rt.subresources.includes('eviction')) ||
+        (kind.gvk.kind === 'Binding' && rt.subresources.includes('binding'));
       if (subresourceKind || (kind.gvk.kind === rt.kind && kind.gvk.group === group && kind.gvk.version === version)) {
         roots.add(kind.definition);
       }

@@ -76,7 +76,7 @@ export function definitionName(message: string): string {
   return `io.k8s.api.${message}`;
 }
 
-/** The served kinds of a registry with the subresource kinds (Scale, Eviction), with their messages. */
+/** The served kinds of a registry with the subresource kinds (Scale, Eviction, Binding), with their messages. */
 export function servedKinds(registry: ResourceRegistry): { gvk: GroupVersionKind; message: string | undefined }[] {
   const gvk = (rt: Pick<ResourceType, 'group' | 'version' | 'kind'>) => ({
     group: rt.group,
@@ -88,7 +88,12 @@ export function servedKinds(registry: ResourceRegistry): { gvk: GroupVersionKind
     registry.all.some((rt) => rt.subresources.includes(name as never))
       ? [{ gvk: { group, version, kind }, message: messageOfKind(kind) }]
       : [];
-  return [...kinds, ...sub('scale', 'autoscaling', 'v1', 'Scale'), ...sub('eviction', 'policy', 'v1', 'Eviction')];
+  return [
+    ...kinds,
+    ...sub('scale', 'autoscaling', 'v1', 'Scale'),
+    ...sub('eviction', 'policy', 'v1', 'Eviction'),
+    ...sub('binding', '', 'v1', 'Binding'),
+  ];
 }
 
 export function buildModel(registry: ResourceRegistry, style: RefStyle): Model {

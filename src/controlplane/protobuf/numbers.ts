@@ -24,6 +24,7 @@
 /** The message of each kind (the events-group `Event` is picked by apiVersion in `messageOfKind`). */
 export const KIND_MESSAGES: Readonly<Record<string, string>> = {
   APIService: 'apiregistration.v1.APIService',
+  Binding: 'core.v1.Binding',
   CertificateSigningRequest: 'certificates.v1.CertificateSigningRequest',
   ClusterRole: 'rbac.v1.ClusterRole',
   ClusterRoleBinding: 'rbac.v1.ClusterRoleBinding',
@@ -544,6 +545,10 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, string>>>
   'core.v1.AttachedVolume': {
     name: '1',
     devicePath: '2',
+  },
+  'core.v1.Binding': {
+    metadata: '1 meta.v1.ObjectMeta',
+    target: '2 core.v1.ObjectReference',
   },
   'core.v1.Capabilities': {
     add: '1',

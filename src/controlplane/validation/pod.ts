@@ -36,8 +36,8 @@ const SPEC_UPDATE_RULE =
 
 /**
  * What may change in a pod's spec: container and init container images, the active deadline, added tolerations
- * (an existing one only in its tolerationSeconds), a negative grace period to 1, and an unset node name. The
- * reference appends a diff of its internal types to the refusal; this one names the rule only.
+ * (an existing one only in its tolerationSeconds) and a negative grace period to 1; a node is assigned only through
+ * `pods/binding`. The reference appends a diff of its internal types to the refusal; this one names the rule only.
  */
 export function validatePodSpecUpdate(spec: Obj, old: Obj): FieldError[] {
   const errs: FieldError[] = [];
@@ -56,9 +56,6 @@ export function validatePodSpecUpdate(spec: Obj, old: Obj): FieldError[] {
     });
   }
   munged.activeDeadlineSeconds = old.activeDeadlineSeconds;
-  // Binding: this server serves no `pods/binding` subresource, so an update may bind a pod no node runs yet (the
-  // simulated nodes' scheduler binds so); the reference refuses it and binds through the subresource only.
-  if (!old.nodeName) munged.nodeName = old.nodeName;
   munged.tolerations = old.tolerations;
   const grace = old.terminationGracePeriodSeconds;
   if (typeof grace === 'number' && grace < 0 && munged.terminationGracePeriodSeconds === 1) {
