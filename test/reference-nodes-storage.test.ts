@@ -118,6 +118,20 @@ describe('nodes', () => {
     ]);
   });
 
+  it('is tainted unschedulable while cordoned', async () => {
+    const name = 'cordoned';
+    await json('POST', '/api/v1/nodes', { metadata: { name } });
+    const keys = async () => ((await taintsOf(name)) ?? []).map((t: { key: string }) => t.key);
+    const cordon = (unschedulable: boolean) =>
+      json('PATCH', `/api/v1/nodes/${name}`, { spec: { unschedulable } }, 'application/merge-patch+json');
+    await cordon(true);
+    await eventually(async () => (await keys()).length === 2, 5_000, 'the unschedulable taint');
+    expect(await keys()).toEqual(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unschedulable']);
+    await cordon(false);
+    await eventually(async () => (await keys()).length === 1, 5_000, 'the unschedulable taint removed');
+    expect(await keys()).toEqual(['node.kubernetes.io/not-ready']);
+  });
+
   it('owns no spec after an update that leaves the taint out and so empties the spec', async () => {
     await json('POST', '/api/v1/nodes', { metadata: { name: 'emptied', labels: { a: 'b' } } });
     const put = await json('PUT', '/api/v1/nodes/emptied', { metadata: { name: 'emptied', labels: { a: 'c' } } });

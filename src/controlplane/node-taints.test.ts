@@ -10,9 +10,11 @@ const unreachable: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoS
 const other: Taint = { key: 'example.com/gpu', value: 'a100', effect: 'NoSchedule' };
 const notReadyExecute: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' };
 
-const node = (taints: Taint[] | undefined, conditions: [string, string][]): Node => ({
+const unschedulable: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
+
+const node = (taints: Taint[] | undefined, conditions: [string, string][], cordoned = false): Node => ({
   metadata: { name: 'n' },
-  spec: taints ? { taints } : {},
+  spec: { ...(taints ? { taints } : {}), ...(cordoned ? { unschedulable: true } : {}) },
   status: { conditions: conditions.map(([type, status]) => ({ type, status: status as 'True' })) },
 });
 const added = (t: Taint) => ({ ...t, timeAdded: NOW });
@@ -46,6 +48,14 @@ describe('conditionTaints', () => {
     ['an unknown condition is left alone', [other], [['Custom', 'True']], undefined],
   ])('%s', (_, taints, conditions, expected) => {
     expect(conditionTaints(node(taints, conditions), n, NOW)).toEqual(expected);
+  });
+
+  it.each<[string, Taint[] | undefined, boolean, Taint[] | undefined]>([
+    ['a cordon adds unschedulable', [other], true, [other, added(unschedulable)]],
+    ['a cordoned node with the taint: nothing to do', [unschedulable], true, undefined],
+    ['uncordoning removes it', [other, unschedulable], false, [other]],
+  ])('%s', (_, taints, cordoned, expected) => {
+    expect(conditionTaints(node(taints, [['Ready', 'True']], cordoned), n, NOW)).toEqual(expected);
   });
 
   it('names the taints in the flavor’s domain', () => {
