@@ -1,6 +1,6 @@
 /**
  * Runs a command from one bundle of its TypeScript sources and their packages, built with esbuild on the first
- * start and rebuilt whenever one of its inputs changes, and compiled with V8's code cache of the run before:
+ * start and rebuilt whenever one of its inputs changes, and compiled with V8's code cache (see writeCodeCache):
  * loading ~1,700 modules through a TypeScript loader cost seconds at every start.
  *
  * The bundle, its source map, its code cache and the list of its inputs live in node_modules/.cache/orch/, where
@@ -19,13 +19,21 @@ import { Script } from 'node:vm';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CACHE = join(ROOT, 'node_modules', '.cache', 'orch');
 /**
- * Left to Node: a native addon and a package reading files beside its own code (both found through __dirname),
- * and pino, whose transports start workers from files of their own.
+ * Left to Node: a native addon and a package reading files beside its own code (both found through __dirname).
+ * pino is bundled (its code then comes from the code cache): only its transports, which start workers from files
+ * of their own, would need it left out, and nothing here uses them.
  */
-const EXTERNAL = ['classic-level', 'etcd3', 'pino'];
+const EXTERNAL = ['classic-level', 'etcd3'];
 const UNWRITABLE = ['EACCES', 'EPERM', 'EROFS'];
 /** Inputs esbuild does not list: how the bundle is built (this file) and the settings it reads. */
 const SETTINGS = ['bin/launch.js', 'package.json', 'tsconfig.json'];
+/**
+ * How long a process runs before its code cache holds its start, made for good then. Long enough for a start on a
+ * loaded machine (up to 9 s seen to the first reconcile); a cache made later holds functions a start does not run,
+ * and costs their reading at every start (one of an embedded plane's run, read by a start with --kubeconfig: 0.57 s
+ * of CPU to its first CSR issued against 0.51 s with one made by such starts, medians of 6).
+ */
+const COMPLETE_AFTER_MS = 10_000;
 
 /** Runs `entry` (a path from the package root), from its bundle when one can be built. */
 export async function launch(entry) {
@@ -39,34 +47,74 @@ export async function launch(entry) {
   return import(pathToFileURL(join(ROOT, entry)).href);
 }
 
-/** Runs the bundle as Node runs a CommonJS module, from the code cache when V8 accepts it (else it writes one). */
+/** Runs the bundle as Node runs a CommonJS module, from the code cache when V8 accepts it. */
 function run(bundle) {
   // Node maps stack traces of the modules it loads itself, not of scripts compiled here.
   if (process.sourceMapsEnabled) return createRequire(import.meta.url)(bundle);
   const cacheFile = `${bundle}.v8`;
-  let cachedData;
+  let cache;
   try {
-    cachedData = readFileSync(cacheFile);
+    cache = parseCodeCache(readFileSync(cacheFile));
   } catch {}
   const script = new Script(
     `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`,
     {
       filename: bundle,
-      cachedData,
+      cachedData: cache?.data,
       // The bundle's import() of an external package (see EXTERNAL), resolved from here as from the bundle.
       importModuleDynamically: (specifier) => import(specifier),
     },
   );
-  if (!cachedData || script.cachedDataRejected) {
-    // At exit, the cache holds every function compiled by then, not only the top level.
-    process.once('exit', () => {
-      try {
-        writeAtomically(cacheFile, script.createCachedData());
-      } catch {}
-    });
-  }
+  if (!cache || script.cachedDataRejected || !cache.complete) writeCodeCache(script, cacheFile);
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+}
+
+/**
+ * A cache holds the functions compiled by the time it is made (those read from the cache before included). Made at
+ * the exit of a process that ended early (a `--help`, a start stopped at once), it may lack much of what a start
+ * compiles, so it is marked partial and made again by the next process; one that has run COMPLETE_AFTER_MS makes
+ * it for good. (Before, the first run's cache was kept: the bench's `--help` one, without any start's functions.)
+ */
+function writeCodeCache(script, cacheFile) {
+  const write = (complete) => {
+    try {
+      writeAtomically(cacheFile, encodeCodeCache(script.createCachedData(), complete));
+    } catch {}
+  };
+  const atExit = () => {
+    clearTimeout(timer);
+    write(false);
+  };
+  const timer = setTimeout(() => {
+    process.off('exit', atExit);
+    write(true);
+  }, COMPLETE_AFTER_MS).unref();
+  process.once('exit', atExit);
+}
+
+/**
+ * A code cache file: one line `{"complete":…,"bytes":…}`, then V8's data. V8 refuses data of another V8, other
+ * flags or another source length; the bundle's name holds the hash of its inputs, so its cache is of its source.
+ * The byte count refuses a file cut short.
+ */
+export function encodeCodeCache(data, complete) {
+  return Buffer.concat([Buffer.from(`${JSON.stringify({ complete, bytes: data.length })}\n`), data]);
+}
+
+/** The cache in `file`'s bytes, or undefined when they are not one whole cache. */
+export function parseCodeCache(file) {
+  const newline = file.indexOf(10);
+  if (newline < 0 || newline > 100) return undefined;
+  let header;
+  try {
+    header = JSON.parse(file.subarray(0, newline).toString('latin1'));
+  } catch {
+    return undefined;
+  }
+  const data = file.subarray(newline + 1);
+  if (typeof header?.complete !== 'boolean' || header.bytes !== data.length) return undefined;
+  return { complete: header.complete, data };
 }
 
 async function upToDateBundle(entry) {
@@ -117,7 +165,7 @@ async function build(entry, name, manifestFile) {
     sourcemap: 'linked',
     sourcesContent: false,
     outfile: join(CACHE, `${name}.cjs`),
-    plugins: [ownSources(compiled)],
+    plugins: [ownSources(compiled), noGlobalHeaders],
     logLevel: 'error',
   });
   const inputs = [...Object.keys(result.metafile.inputs), ...SETTINGS.filter((f) => existsSync(join(ROOT, f)))];
@@ -142,6 +190,21 @@ async function build(entry, name, manifestFile) {
   }
   return join(CACHE, bundle);
 }
+
+/**
+ * undici's cookie helpers, loaded with undici, accept Node's global Headers as well as undici's own: reading that
+ * global at load compiles and runs Node's own copy of undici (10–30 ms of CPU a start here), which nothing here
+ * uses. Ours accept undici's Headers only (nothing here hands them Node's). Another undici is bundled as it is.
+ */
+const noGlobalHeaders = {
+  name: 'no-global-headers',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]undici[\\/]lib[\\/]web[\\/]cookies[\\/]index\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      return { contents: source.replace('[Headers, globalThis.Headers]', '[Headers]'), loader: 'js' };
+    });
+  },
+};
 
 /**
  * Our TypeScript files as esbuild compiles them, each hashed as read (so the fingerprint is of what was bundled) and

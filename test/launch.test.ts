@@ -2,9 +2,21 @@
  * bin/launch.js, on a package of its own in a temporary directory: the first start builds the bundle, the next
  * one runs it (and its code cache) as it is, a changed source is rebuilt at the next start and the old bundle
  * removed (so is one after a change of the launcher itself), and `import.meta.url` still names the source file.
+ * A partial code cache is made again, a whole one kept, and one V8 or the launcher refuses is made again.
  */
 import { execFile } from 'node:child_process';
-import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +32,7 @@ beforeAll(async () => {
   await mkdir(join(pkg, 'node_modules'));
   await copyFile(join(ROOT, 'bin', 'launch.js'), join(pkg, 'bin', 'launch.js'));
   await symlink(join(ROOT, 'node_modules', 'esbuild'), join(pkg, 'node_modules', 'esbuild'));
+  await symlink(join(ROOT, 'node_modules', 'undici'), join(pkg, 'node_modules', 'undici'));
   await writeFile(
     join(pkg, 'src', 'cli', 'hello.ts'),
     // A comment and a string with a character beyond Latin-1 (the arrow).
@@ -34,15 +47,42 @@ afterAll(async () => {
 
 const setAnswer = (n: number) => writeFile(join(pkg, 'src', 'answer.ts'), `export const answer = ${n};\n`);
 
-function start(): Promise<string> {
+function start(entry = 'src/cli/hello.ts'): Promise<string> {
   const launcher = pathToFileURL(join(pkg, 'bin', 'launch.js')).href;
-  const script = `import(${JSON.stringify(launcher)}).then((m) => m.launch('src/cli/hello.ts'))`;
+  const script = `import(${JSON.stringify(launcher)}).then((m) => m.launch(${JSON.stringify(entry)}))`;
   return new Promise((done, fail) =>
     execFile(process.execPath, ['-e', script], (err, stdout, stderr) => (err ? fail(new Error(stderr)) : done(stdout))),
   );
 }
 
 const cached = () => readdir(join(pkg, 'node_modules', '.cache', 'orch'));
+const cacheDir = () => join(pkg, 'node_modules', '.cache', 'orch');
+
+interface CodeCache {
+  complete: boolean;
+  data: Buffer;
+}
+const { encodeCodeCache, parseCodeCache } = (await import(pathToFileURL(join(ROOT, 'bin', 'launch.js')).href)) as {
+  encodeCodeCache(data: Buffer, complete: boolean): Buffer;
+  parseCodeCache(file: Buffer): CodeCache | undefined;
+};
+
+describe('code cache files', () => {
+  const data = Buffer.from([0xc0, 0xde, 0x0a, 0x00, 0xff]);
+  const whole = encodeCodeCache(data, true);
+  it.each([
+    ['a whole one', whole, { complete: true, data }],
+    ['a partial one', encodeCodeCache(data, false), { complete: false, data }],
+    ['cut short', whole.subarray(0, whole.length - 1), undefined],
+    ['with bytes after it', Buffer.concat([whole, Buffer.from([1])]), undefined],
+    ['bare V8 data (no header line)', data, undefined],
+    ['empty', Buffer.alloc(0), undefined],
+    ['a header that is not JSON', Buffer.concat([Buffer.from('{complete\n'), data]), undefined],
+    ['a header without `complete`', Buffer.concat([Buffer.from(`{"bytes":${data.length}}\n`), data]), undefined],
+  ])('%s', (_, file, expected) => {
+    expect(parseCodeCache(file)).toEqual(expected);
+  });
+});
 
 describe('launch', () => {
   it('builds once, reuses the bundle and its code cache, and rebuilds when a source changes', {
@@ -53,11 +93,32 @@ describe('launch', () => {
     const first = await cached();
     const bundle = first.find((f) => f.endsWith('.cjs'));
     expect(bundle).toMatch(/^hello\.[0-9a-f]{12}\.cjs$/);
-    // The code cache is written when the first run exits.
+    // The code cache is written when the first run exits: a short run's, partial.
     expect(first).toContain(`${bundle}.v8`);
+    const cacheFile = join(cacheDir(), `${bundle}.v8`);
+    const partial = parseCodeCache(await readFile(cacheFile));
+    expect(partial?.complete).toBe(false);
 
+    // A partial cache is made again by the next run; a whole one V8 accepts is kept as it is.
+    const written = async () => (await stat(cacheFile)).mtimeMs;
+    const before = await written();
     expect(await start()).toBe(`1 ${source} µ→\n`);
     expect(await cached()).toEqual(first);
+    expect(await written()).not.toBe(before);
+    await writeFile(cacheFile, encodeCodeCache(parseCodeCache(await readFile(cacheFile))!.data, true));
+    const whole = await written();
+    expect(await start()).toBe(`1 ${source} µ→\n`);
+    expect(await written()).toBe(whole);
+
+    // Data V8 refuses (here: not its own) marked whole, and a file cut short, are not used and are made again.
+    for (const bad of [
+      encodeCodeCache(Buffer.from('not V8 data'), true),
+      (await readFile(cacheFile)).subarray(0, 99),
+    ]) {
+      await writeFile(cacheFile, bad);
+      expect(await start()).toBe(`1 ${source} µ→\n`);
+      expect(parseCodeCache(await readFile(cacheFile))?.data.length).toBeGreaterThan(99);
+    }
 
     // Written again with the same content (a checkout): another time stamp, read again, the same bundle.
     await setAnswer(1);
@@ -70,6 +131,8 @@ describe('launch', () => {
     const rebuilt = after.find((f) => f.endsWith('.cjs'));
     expect(rebuilt).not.toBe(bundle);
     expect(after.filter((f) => f.startsWith(bundle!))).toEqual([]);
+    // The new bundle (of the same length: V8 would take the old one's cache for it) has a cache of its own.
+    expect(after).toContain(`${rebuilt}.v8`);
 
     // V8 keeps the bundle's text one byte a character only if every character fits in one: none beyond Latin-1
     // (a comment's are dropped, a string's escaped).
@@ -80,5 +143,13 @@ describe('launch', () => {
     await appendFile(join(pkg, 'bin', 'launch.js'), '// changed\n');
     expect(await start()).toBe(`2 ${source} µ→\n`);
     expect((await cached()).find((f) => f.endsWith('.cjs'))).not.toBe(rebuilt);
+  });
+
+  it("loads undici without Node's own copy of it", { timeout: 60_000 }, async () => {
+    await writeFile(
+      join(pkg, 'src', 'cli', 'web.ts'),
+      "import { Agent } from 'undici';\nconsole.log(typeof Agent, process.moduleLoadList.filter((m) => m.includes('undici')));\n",
+    );
+    expect(await start('src/cli/web.ts')).toBe('function []\n');
   });
 });
