@@ -139,6 +139,19 @@ describe('KubeClient connections', () => {
     }
   });
 
+  it('keeps its connection after a DELETE with a body (DeleteOptions)', async () => {
+    const client = new KubeClient(kubeConfig(ca), new ResourceRegistry('orch'), { qps: 0 });
+    // Two requests first, as above: a new pool may dial a second connection.
+    await client.request('GET', '/version');
+    await client.request('GET', '/version');
+    const warm = handshakes;
+    for (let i = 0; i < 5; i++) {
+      await client.request('DELETE', '/gone', { body: { kind: 'DeleteOptions', preconditions: { uid: 'u' } } });
+    }
+    await client.request('GET', '/version');
+    expect(handshakes).toBe(warm);
+  });
+
   it('sends a request under the path of the server URL, with its query, and reads the answer', async () => {
     const client = new KubeClient(kubeConfig(ca, '/k8s/clusters/c-1/'), new ResourceRegistry('orch'), { qps: 0 });
     const res = await client.request<{ url: string; headers: Record<string, string> }>('PUT', '/echo/a%2Fb', {
