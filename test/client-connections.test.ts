@@ -1,8 +1,8 @@
 /**
  * The REST client's connections over TLS: the pool outlives the periodic refresh of the security settings
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
- * caller's signal; a burst of requests on a bounded number of connections, which watches never take; a server
- * URL with a path, a query, and a request's deadline.
+ * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
+ * deadline.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../src/api/registry.ts';
-import { KubeClient, REQUEST_CONNECTIONS } from '../src/client/client.ts';
+import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
 import { FakeClock } from '../src/util/clock.ts';
 
@@ -45,8 +45,6 @@ describe('KubeClient connections', () => {
       seen.push(`${req.method} ${req.url}`);
       // `/slow` answers after 200 ms: long enough for a batch of requests to be in flight together.
       if (req.url === '/slow') setTimeout(() => res.end('{}'), 200);
-      // A watch that sends nothing and stays open until the client goes.
-      else if (req.url?.startsWith('/hold')) res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
       else if (req.url?.includes('/echo')) res.end(JSON.stringify({ url: req.url, headers: req.headers }));
       else res.end('{}');
     });
@@ -117,25 +115,6 @@ describe('KubeClient connections', () => {
       expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
     } finally {
       process.off('warning', onWarning);
-    }
-  });
-
-  it('sends a burst of requests over at most REQUEST_CONNECTIONS connections, which watches leave free', async () => {
-    const client = new KubeClient(kubeConfig(ca), new ResourceRegistry('orch'), { qps: 0 });
-    const before = handshakes;
-    const burst = Array.from({ length: 3 * REQUEST_CONNECTIONS }, () => client.request('GET', '/slow'));
-    await Promise.all(burst);
-    expect(handshakes - before).toBeLessThanOrEqual(REQUEST_CONNECTIONS);
-
-    // More watches than the requests' connections: a request still gets through.
-    const stops = Array.from({ length: REQUEST_CONNECTIONS + 1 }, () => new AbortController());
-    const watches = stops.map((stop) => client.watch('/hold', {}, () => undefined, stop.signal));
-    try {
-      await expect.poll(() => seen.filter((line) => line.startsWith('GET /hold')).length).toBe(watches.length);
-      expect((await client.request('GET', '/version')).status).toBe(200);
-    } finally {
-      for (const stop of stops) stop.abort();
-      await Promise.all(watches);
     }
   });
 

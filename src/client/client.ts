@@ -120,14 +120,6 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const AUTH_REFRESH_MS = 30_000;
 
 /**
- * Connections to the server that requests (not watches) share. Unbounded, a burst (a StatefulSet's slow-start batch
- * of 256 pod creates) opened one TLS connection per request in flight, each a handshake and a client certificate
- * for both processes to check, and closed them again after 4 s idle. client-go multiplexes its requests over one
- * HTTP/2 connection; over HTTP/1.1 the others wait in the pool for one of these instead.
- */
-export const REQUEST_CONNECTIONS = 32;
-
-/**
  * The configuration's TLS settings for this client (its files read again, so that a rotated certificate shows),
  * and their text, which tells whether they changed.
  */
@@ -140,12 +132,6 @@ async function tlsMaterial(kubeConfig: KubeConfig): Promise<{ options: AgentOpti
   return { options, text: JSON.stringify(Object.values(options).map(asText)) };
 }
 
-/** Where requests and watches go. */
-interface Pools {
-  requests: Dispatcher;
-  watches: Dispatcher;
-}
-
 export class KubeClient implements Transport {
   readonly options: ClientOptions;
   readonly server: string;
@@ -153,7 +139,7 @@ export class KubeClient implements Transport {
   private parsedServer?: { origin: string; prefix: string; host: string };
   /** Security settings and the connection pool; shared with derived clients. */
   private session: {
-    auth?: { headers: Record<string, string | string[]>; pools?: Pools; tls: string; at: number };
+    auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; tls: string; at: number };
   } = {};
 
   constructor(
@@ -210,7 +196,7 @@ export class KubeClient implements Transport {
 
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const target = this.pathAndQuery(path, opts.query);
-    const { headers, pools } = await this.security(`${this.server}${target}`);
+    const { headers, dispatcher } = await this.security(`${this.server}${target}`);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
     const permit = READ_METHODS.has(method)
@@ -224,7 +210,7 @@ export class KubeClient implements Transport {
     const exchange = new Exchange(timeoutMs, opts.signal);
     let res: Answer;
     try {
-      exchange.send(pools?.requests ?? getGlobalDispatcher(), {
+      exchange.send(dispatcher ?? getGlobalDispatcher(), {
         origin,
         path: `${prefix}${target}`,
         method: method as Dispatcher.HttpMethod,
@@ -278,12 +264,12 @@ export class KubeClient implements Transport {
   ): Promise<void> {
     await this.throttle.acquire(signal);
     const url = `${this.server}${this.pathAndQuery(path, { ...query, watch: true })}`;
-    const { headers, pools } = await this.security(url);
+    const { headers, dispatcher } = await this.security(url);
     const started = performance.now();
     const res = await request(url, {
       method: 'GET',
       headers: { ...headers, accept: 'application/json', 'user-agent': this.userAgent(caller) },
-      dispatcher: pools?.watches,
+      dispatcher,
       signal,
       bodyTimeout: 0,
     });
@@ -338,7 +324,9 @@ export class KubeClient implements Transport {
     return this.parsedServer;
   }
 
-  private async security(url: string): Promise<{ headers: Record<string, string | string[]>; pools?: Pools }> {
+  private async security(
+    url: string,
+  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Dispatcher }> {
     const now = this.options.clock.now();
     const shared = this.session;
     if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
@@ -348,32 +336,24 @@ export class KubeClient implements Transport {
       for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
       const tls = await tlsMaterial(this.kubeConfig);
       // The same TLS material keeps the same pool: its open connections, rather than a handshake for each.
-      let pools = shared.auth?.tls === tls.text ? shared.auth.pools : undefined;
+      let dispatcher = shared.auth?.tls === tls.text ? shared.auth.dispatcher : undefined;
       if (shared.auth?.tls !== tls.text) {
-        // Once their requests are answered (a watch ends at its server-side timeout).
-        for (const pool of new Set([shared.auth?.pools?.requests, shared.auth?.pools?.watches])) void pool?.close();
-        pools = this.poolsFor(tls.options);
-        if (!pools) {
-          const fallback = ctx.getDispatcher() as Dispatcher | undefined;
-          pools = fallback && { requests: fallback, watches: fallback };
-        }
+        void shared.auth?.dispatcher?.close(); // once its requests are answered
+        dispatcher = this.dispatcherFor(tls.options) ?? (ctx.getDispatcher() as Dispatcher | undefined);
       }
-      shared.auth = { headers, pools, tls: tls.text, at: now };
+      shared.auth = { headers, dispatcher, tls: tls.text, at: now };
     }
     return shared.auth;
   }
 
   /**
-   * Pools whose connections share one TLS context, built once, where each would otherwise parse the CA, the
-   * certificate and the key again: REQUEST_CONNECTIONS for requests, and as many as there are watches for watches
-   * (each holds its connection for minutes: in the requests' pool they would starve the requests). Undefined when
-   * the configuration asks for something else (a proxy, no TLS).
+   * A pool whose connections share one TLS context, built once, where each would otherwise parse the CA, the
+   * certificate and the key again; undefined when the configuration asks for something else (a proxy, no TLS).
    */
-  private poolsFor(tls: AgentOptions): Pools | undefined {
+  private dispatcherFor(tls: AgentOptions): Dispatcher | undefined {
     const options = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), tls);
     if (options.type !== 'agent') return undefined;
-    const connect = { ...options.connect, secureContext: createSecureContext(options.connect) };
-    return { requests: new Agent({ connect, connections: REQUEST_CONNECTIONS }), watches: new Agent({ connect }) };
+    return new Agent({ connect: { ...options.connect, secureContext: createSecureContext(options.connect) } });
   }
 
   private userAgent(caller?: string): string {
