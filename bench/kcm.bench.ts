@@ -31,7 +31,9 @@
  * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
  * KCM_BENCH_ONLY=start (each session only the starts, one per CA, each process stopped once its CSR is issued:
  * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued), KCM_BENCH_ONLY=csr (each session only starts and
- * rates CSRs: no budgets seeded, no flips, sets or resync), KCM_BENCH_NODE_ARGS (more node flags for ours,
+ * rates CSRs: no budgets seeded, no flips, sets or resync), KCM_BENCH_ONLY=sets (each session only the start with
+ * the first CA and the StatefulSet workloads, with the process's CPU seconds over them: no budgets, CSR rates, flips
+ * or resync), KCM_BENCH_NODE_ARGS (more node flags for ours,
  * space-separated: e.g. `--heap-prof`, a `--require` of a probe).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -71,8 +73,8 @@ const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
 const NODE_ARGS = (process.env.KCM_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const QPS_WANTED = (process.env.KCM_BENCH_QPS ?? 'default,lifted').split(',');
 const ONLY = process.env.KCM_BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'start' && ONLY !== 'csr') {
-  throw new Error(`KCM_BENCH_ONLY: unknown part ${ONLY} (start, csr)`);
+if (ONLY !== undefined && ONLY !== 'start' && ONLY !== 'csr' && ONLY !== 'sets') {
+  throw new Error(`KCM_BENCH_ONLY: unknown part ${ONLY} (start, csr, sets)`);
 }
 
 const NODES = 4;
@@ -516,7 +518,8 @@ type Session = Record<string, number>;
 /** One session of one side: see the header. Leaves the cluster as it found it. */
 async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: QpsSetting): Promise<Session> {
   const out: Session = {};
-  const [probePem, ...pems] = await nodeClientRequestPems(CSRS * cas.length + cas.length, `${side}-${Date.now()}`);
+  const rated = ONLY === 'sets' ? 0 : CSRS * cas.length;
+  const [probePem, ...pems] = await nodeClientRequestPems(rated + cas.length, `${side}-${Date.now()}`);
   let controller: Controller | undefined;
   const peaks: number[] = [];
   const restart = async (ca: Ca) => {
@@ -526,6 +529,13 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
     return issuedProbe();
   };
   try {
+    if (ONLY === 'sets') {
+      out['start RSA-2048'] = await restart(cas[0]!);
+      const before = controller!.sample().cpuSeconds;
+      Object.assign(out, await bench.statefulSets());
+      out.setsCpu = controller!.sample().cpuSeconds - before;
+      return out;
+    }
     for (const [k, ca] of cas.entries()) {
       out[`start ${ca.alg}`] = await restart(ca);
       if (ONLY === 'start') continue;
@@ -628,7 +638,7 @@ export async function run(): Promise<void> {
     }
     const cas = [await makeCa(dir, 'RSA-2048'), await makeCa(dir, 'ECDSA-P256')];
     const seeded = performance.now();
-    if (ONLY !== 'csr') await bench.seedBudgets();
+    if (!ONLY || ONLY === 'start') await bench.seedBudgets();
     console.log(
       `sizes: ${CSRS} CSRs per CA; StatefulSets 1 × ${BIG} and ${SETS} × ${SET_SIZE} on ${NODES} kwok nodes; ` +
         `${PDBS} budgets × ${PODS_PER_PDB} pods (${CHURN_PDBS} of them churned, ${CHURN_PER_SECOND} pods/s), ` +
@@ -654,16 +664,20 @@ export async function run(): Promise<void> {
       });
       const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
       const starts = cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`));
+      const sets = [
+        figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
+        figure(`${SETS} × ${SET_SIZE}, create → all Ready`, 's', 'small'),
+        figure(`rolling update of ${BIG} (maxUnavailable 10%)`, 's', 'update'),
+      ];
       if (ONLY) {
-        const part = ONLY === 'csr' ? [...rates, ...starts] : starts;
+        const cpu = figure('CPU seconds of the process over the three StatefulSet workloads', 's', 'setsCpu');
+        const part = ONLY === 'csr' ? [...rates, ...starts] : ONLY === 'sets' ? [...sets, cpu, starts[0]!] : starts;
         printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, ${ONLY} only (${machine()})`, part);
         continue;
       }
       printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, [
         ...rates,
-        figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
-        figure(`${SETS} × ${SET_SIZE}, create → all Ready`, 's', 'small'),
-        figure(`rolling update of ${BIG} (maxUnavailable 10%)`, 's', 'update'),
+        ...sets,
         figure('PDB status after a readiness flip, p50', 'ms', 'p50'),
         figure('PDB status after a readiness flip, p99', 'ms', 'p99'),
         ...starts,

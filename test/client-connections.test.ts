@@ -1,7 +1,8 @@
 /**
  * The REST client's connections over TLS: the pool outlives the periodic refresh of the security settings
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
- * caller's signal; a server URL with a path, a query, and a request's deadline.
+ * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
+ * deadline.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -115,6 +116,19 @@ describe('KubeClient connections', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+
+  it('keeps its connection after a DELETE with a body (DeleteOptions)', async () => {
+    const client = new KubeClient(kubeConfig(ca), new ResourceRegistry('orch'), { qps: 0 });
+    // Two requests first, as above: a new pool may dial a second connection.
+    await client.request('GET', '/version');
+    await client.request('GET', '/version');
+    const warm = handshakes;
+    for (let i = 0; i < 5; i++) {
+      await client.request('DELETE', '/gone', { body: { kind: 'DeleteOptions', preconditions: { uid: 'u' } } });
+    }
+    await client.request('GET', '/version');
+    expect(handshakes).toBe(warm);
   });
 
   it('sends a request under the path of the server URL, with its query, and reads the answer', async () => {

@@ -25,12 +25,18 @@ describeOnSubstrate('statefulset', (s) => {
     ns = await s().namespace('sts');
   });
 
-  /** Every watch event of the namespace's pods of set `name`, in arrival order. */
-  function recordPods(name: string): { events: WatchEvent<Pod>[]; stop(): void } {
-    const events: WatchEvent<Pod>[] = [];
+  /**
+   * The namespace's pods of set `name` now (as ADDED events), then every watch event, in arrival order: watched
+   * from the list's resourceVersion, so a change made before the watch request reaches the server is not missed.
+   */
+  async function recordPods(name: string): Promise<{ events: WatchEvent<Pod>[]; stop(): void }> {
     const abort = new AbortController();
+    const labelSelector = `app=${name}`;
+    const list = await pods().list(ns, { labelSelector });
+    const events: WatchEvent<Pod>[] = list.items.map((object) => ({ type: 'ADDED', object }));
+    const { resourceVersion } = list.metadata;
     pods()
-      .watch(ns, { labelSelector: `app=${name}` }, (e) => events.push(e), abort.signal)
+      .watch(ns, { labelSelector, resourceVersion }, (e) => events.push(e), abort.signal)
       .catch(() => undefined);
     return { events, stop: () => abort.abort() };
   }
@@ -55,7 +61,7 @@ describeOnSubstrate('statefulset', (s) => {
   }
 
   it('creates 5 pods in ordinal order, each only after the previous one is Ready, on the nodes', async () => {
-    const watch = recordPods('web');
+    const watch = await recordPods('web');
     await sets().create(statefulSet(ns, 'web', 5));
     const set = await waitFor('web', rolledOut(5), 'all 5 Ready');
     watch.stop();
@@ -87,7 +93,7 @@ describeOnSubstrate('statefulset', (s) => {
 
   it('a template change rolls from the highest ordinal down; kubectl rollout status follows it', async () => {
     const before = (await sets().get(ns, 'web')).status!.currentRevision;
-    const watch = recordPods('web');
+    const watch = await recordPods('web');
     await setImage('web', 'app:2');
     const status = await s().kubectl.run(['rollout', 'status', 'sts/web', '-n', ns, '--timeout=60s'], {
       timeoutMs: 70_000,
@@ -139,7 +145,7 @@ describeOnSubstrate('statefulset', (s) => {
   });
 
   it('scaling down deletes from the top', async () => {
-    const watch = recordPods('web');
+    const watch = await recordPods('web');
     await sets().patchScale(ns, 'web', 2);
     await waitFor('web', (x) => x.status?.replicas === 2 && x.status.readyReplicas === 2, 'scaled to 2');
     watch.stop();
@@ -154,7 +160,7 @@ describeOnSubstrate('statefulset', (s) => {
     });
     await sets().create(set);
     await waitFor('wide', rolledOut(5), 'all 5 Ready');
-    const watch = recordPods('wide');
+    const watch = await recordPods('wide');
     await setImage('wide', 'app:2');
     const done = await waitFor('wide', rolledOut(5), 'rolled out');
     watch.stop();
