@@ -9,6 +9,7 @@
  * `ctx.config.nowMs` (a `() => number` of epoch milliseconds) replaces the wall clock, for tests.
  */
 
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { objectKey, splitKey } from '../../src/api/meta.ts';
@@ -57,6 +58,7 @@ export const statefulSetControllerDefinition: ControllerDefinition = {
   name: 'statefulset-controller',
   aliases: ['statefulset'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.statefulSet,
   shardBy: { key: 'namespace' },
   workers: 5,
   permissions: () => [

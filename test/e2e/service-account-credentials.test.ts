@@ -1,0 +1,66 @@
+/**
+ * `--use-service-account-credentials` end to end on both substrates: the daemon (its own identity the shipped RBAC's
+ * ServiceAccount) requests a token of `certificate-controller` in the system namespace, creating the account, and
+ * a node agent's CSR is approved and issued by writes the API server attributes to that account; the informers
+ * keep the daemon's own identity; and the controllers meet no forbidden request (the suite's last test), so the
+ * plane's bootstrap `system:controller:certificate-controller` role covers what they do.
+ */
+import { beforeAll, expect, it } from 'vitest';
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
+import type { CertificateSigningRequest } from '../../src/api/types/certificates.ts';
+import type { AuditEvent } from '../../src/controlplane/audit.ts';
+import { identityOf } from '../support/audit-log.ts';
+import { describeOnSubstrate, type SubstrateDaemon } from '../support/substrate.ts';
+
+describeOnSubstrate('sacreds', (s) => {
+  let daemon: SubstrateDaemon;
+  const account = () => `system:serviceaccount:${s().naming.systemNamespace}:${CONTROLLER_ACCOUNTS.certificates}`;
+
+  beforeAll(async () => {
+    daemon = await s().startDaemon({
+      controllers: 'csrapproving,csrsigning',
+      args: ['--use-service-account-credentials=true'],
+    });
+  }, 90_000);
+
+  /** The writes this suite's daemon made (its identity in the user agent), whoever it authenticated as. */
+  const ours = async (): Promise<AuditEvent[]> =>
+    (await s().writes()).filter((e) => identityOf(e) === daemon.proc.identity);
+
+  it("approves and issues a node agent's CSR as the certificate controller's service account", async () => {
+    const node = s().nodeAgent(s().name('worker'), await s().bootstrapToken());
+    const outcome = await node.bootstrap();
+    expect(outcome.issued).toBe(true);
+    if (!outcome.issued) return;
+    const name = outcome.credentials.csrName;
+    const csr = await s().admin.kind<CertificateSigningRequest>('CertificateSigningRequest').get(undefined, name);
+    expect(csr.status?.conditions?.map((c) => [c.type, c.status])).toEqual([['Approved', 'True']]);
+    expect(csr.status?.certificate).toBeTruthy();
+
+    const writes = await ours();
+    const onCsr = writes.filter(
+      (e) => e.objectRef.resource === 'certificatesigningrequests' && e.objectRef.name === name,
+    );
+    expect(onCsr.map((e) => [e.verb, e.objectRef.subresource, e.responseStatus.code, e.user.username])).toEqual([
+      ['update', 'approval', 200, account()],
+      ['update', 'status', 200, account()],
+    ]);
+    // The token was asked for with the daemon's own credentials, never with the account's.
+    const tokens = writes.filter(
+      (e) => e.objectRef.resource === 'serviceaccounts' && e.objectRef.subresource === 'token',
+    );
+    expect(tokens.length).toBeGreaterThan(0);
+    for (const e of tokens) {
+      expect(e.objectRef).toMatchObject({
+        namespace: s().naming.systemNamespace,
+        name: CONTROLLER_ACCOUNTS.certificates,
+      });
+      expect(e.user.username).not.toBe(account());
+      expect(e.responseStatus.code).toBe(201);
+    }
+    // One token serves both controllers of the account (and every request until it is renewed).
+    expect(tokens).toHaveLength(1);
+    const sa = await s().admin.kind('ServiceAccount').get(s().naming.systemNamespace, CONTROLLER_ACCOUNTS.certificates);
+    expect(sa.metadata.name).toBe(CONTROLLER_ACCOUNTS.certificates);
+  });
+});
