@@ -3,7 +3,8 @@
  * (test/cluster/local-cluster.ts: etcd, kube-apiserver, kube-scheduler, kwok nodes, and a KCM running every
  * controller but ours). The peer is a second KCM with `--controllers` naming only the controllers we implement
  * (OUR_KCM_CONTROLLERS) and the signing CA's files; ours is `bin/orch-controller-manager.js --kubeconfig` with the
- * same controllers and CA. Only one of the two runs at a time. Each round runs the same session with each side,
+ * same controllers and CA. Both with `--use-service-account-credentials=true` (as kubeadm deploys KCM): each
+ * controller authenticates with its own service account's token, not the admin certificate. Only one of the two runs at a time. Each round runs the same session with each side,
  * the side going first alternating by round; every figure is printed as ours ÷ KCM, the median of the paired
  * rounds' ratios with their range (never best-of). Sessions run once per client QPS setting: the default 20/30
  * (`--kube-api-qps --kube-api-burst` on both), and limits lifted (KCM `--kube-api-qps=-1`: client-go makes no
@@ -247,6 +248,7 @@ class Sides {
           join(ROOT, 'bin', 'orch-controller-manager.js'),
           `--kubeconfig=${this.cluster.kubeconfig}`,
           '--api-flavor=kubernetes',
+          '--use-service-account-credentials=true',
           ...common,
         ],
         log,

@@ -5,6 +5,7 @@
  * set, typeChecking replaced wholesale, the rest of status untouched). Beyond the reference, discovery is
  * re-read periodically and a policy is re-checked when the schemas it was checked against change.
  */
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import { group } from '../../src/api/naming.ts';
 import type { ValidatingAdmissionPolicy } from '../../src/api/types/admission.ts';
 import { isTombstone } from '../../src/cache/informer.ts';
@@ -23,6 +24,7 @@ export const statusControllerDefinition: ControllerDefinition = {
   name: STATUS_CONTROLLER,
   aliases: [],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.admissionPolicyStatus,
   servedByApiServer: true,
   // The reference's ConcurrentPolicySyncs.
   workers: 5,

@@ -11,6 +11,7 @@
  */
 
 import { selects } from '../../src/api/aggregation.ts';
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import { group } from '../../src/api/naming.ts';
 import type { ClusterRole } from '../../src/api/types/rbac.ts';
 import { unwrapTombstone } from '../../src/cache/informer.ts';
@@ -26,6 +27,7 @@ export const clusterRoleAggregationController: ControllerDefinition = {
   name: CLUSTERROLE_AGGREGATION_CONTROLLER,
   aliases: ['clusterrole-aggregation'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.clusterRoleAggregation,
   workers: 5,
   // Writing a role's rules needs `escalate` where the rules exceed the controller's own.
   permissions: (n) => [

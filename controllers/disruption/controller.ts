@@ -11,6 +11,7 @@
  * `ctx.config.nowMs` (a `() => number` of epoch milliseconds) replaces the wall clock, for tests.
  */
 
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { splitKey } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
@@ -54,6 +55,7 @@ export const disruptionControllerDefinition: ControllerDefinition = {
   name: 'disruption-controller',
   aliases: ['disruption'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.disruption,
   shardBy: { key: 'namespace' },
   workers: 2,
   permissions: () => [

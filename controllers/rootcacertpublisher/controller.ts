@@ -9,6 +9,7 @@
  * another bundle, each would undo the other: a namespace restored again soon after a restore waits, twice as long
  * each time (core.ts), and the tussle is logged, so the two never rewrite it as fast as the server allows.
  */
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { ConfigMap, Namespace } from '../../src/api/types/core.ts';
 import { unwrapTombstone } from '../../src/cache/informer.ts';
@@ -32,6 +33,7 @@ export const rootCaPublisherController: ControllerDefinition = {
   name: ROOT_CA_PUBLISHER_CONTROLLER,
   aliases: ['root-ca-cert-publisher'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.rootCaPublisher,
   workers: 1,
   permissions: () => [rule([''], ['namespaces'], READ), rule([''], ['configmaps'], [...READ, 'create', 'update'])],
   setup(ctx, enqueue): Reconciler {

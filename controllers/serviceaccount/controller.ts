@@ -4,6 +4,7 @@
  * reference's. It only ever creates, and "already exists" counts as done, so it runs beside a
  * kube-controller-manager doing the same without either undoing the other.
  */
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { DEFAULT_SERVICE_ACCOUNT as NAME, needsDefaultServiceAccount } from '../../src/api/namespaces.ts';
 import type { Namespace } from '../../src/api/types/core.ts';
@@ -18,6 +19,7 @@ export const serviceAccountController: ControllerDefinition = {
   name: SERVICEACCOUNT_CONTROLLER,
   aliases: ['serviceaccount'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.serviceAccount,
   workers: 1,
   permissions: () => [rule([''], ['namespaces'], READ), rule([''], ['serviceaccounts'], [...READ, 'create'])],
   setup: (ctx, enqueue) => {

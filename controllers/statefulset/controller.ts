@@ -9,6 +9,7 @@
  * `ctx.config.nowMs` (a `() => number` of epoch milliseconds) replaces the wall clock, for tests.
  */
 
+import { CONTROLLER_ACCOUNTS } from '../../src/api/controller-accounts.ts';
 import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { objectKey, splitKey } from '../../src/api/meta.ts';
@@ -57,6 +58,7 @@ export const statefulSetControllerDefinition: ControllerDefinition = {
   name: 'statefulset-controller',
   aliases: ['statefulset'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.statefulSet,
   shardBy: { key: 'namespace' },
   workers: 5,
   permissions: () => [
@@ -353,11 +355,13 @@ export class StatefulSetReconciler implements Reconciler {
       case 'createClaim':
         await this.claimClient.create(action.claim, { signal });
         return;
-      case 'patchClaimOwners': {
-        const patch = { metadata: { ownerReferences: action.ownerReferences } };
-        await this.claimClient.patch(ns, action.name, patch, 'merge', { signal });
+      case 'setClaimOwners':
+        // An update from the cached claim, as the reference's: its controller role may update claims, not patch them.
+        await this.claimClient.replace(
+          { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...action.claim },
+          { signal },
+        );
         return;
-      }
       case 'createPod':
         await this.podClient.create(action.pod, { signal });
         return;
@@ -388,7 +392,18 @@ export class StatefulSetReconciler implements Reconciler {
     signal: AbortSignal,
   ): Promise<void> {
     try {
-      await this.setClient.patchStatus(set.metadata.namespace, set.metadata.name!, { status }, 'merge', { signal });
+      // An unconditional update of the status subresource (no resourceVersion: it never conflicts, as the merge
+      // patch it replaces), as the reference's: its controller role may update a set's status, not patch it.
+      await this.setClient.replaceStatus(
+        {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          ...set,
+          metadata: { ...set.metadata, resourceVersion: undefined },
+          status: { ...set.status, ...status } as StatefulSet['status'],
+        },
+        { signal },
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

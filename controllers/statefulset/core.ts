@@ -11,7 +11,7 @@
  * The actions are planned as if each succeeds; the reconciler runs them in order and stops at the
  * first failure, except history truncation, which always runs (as in the reference).
  */
-import type { IntOrString, OwnerReference } from '../../src/api/meta.ts';
+import type { IntOrString } from '../../src/api/meta.ts';
 import type { Naming } from '../../src/api/naming.ts';
 import type {
   ControllerRevision,
@@ -81,7 +81,8 @@ export type Action =
       /** The write of the pod the claim is made for, whose failure the reference reports too (none: a Pending pod's). */
       podWrite?: 'create' | 'update';
     }
-  | { kind: 'patchClaimOwners'; name: string; ownerReferences: OwnerReference[] }
+  /** The claim as cached, with the owner references it should have. */
+  | { kind: 'setClaimOwners'; claim: PersistentVolumeClaim }
   | { kind: 'createPod'; pod: Pod }
   | { kind: 'updatePod'; pod: Pod }
   | { kind: 'deletePod'; name: string; uid: string }
@@ -333,9 +334,8 @@ class Planner {
       }
       if (owners.ownerReferences) {
         this.actions.push({
-          kind: 'patchClaimOwners',
-          name: claim.metadata.name!,
-          ownerReferences: owners.ownerReferences,
+          kind: 'setClaimOwners',
+          claim: { ...claim, metadata: { ...claim.metadata, ownerReferences: owners.ownerReferences } },
         });
       }
     }

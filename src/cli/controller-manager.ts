@@ -25,9 +25,15 @@ import {
   SECTIONS,
   type SignerFilesConfiguration,
 } from '../config/schema.ts';
-import { controllersIn, selectControllers, workersByName } from '../controller/controller.ts';
+import {
+  type ControllerDefinition,
+  controllersIn,
+  selectControllers,
+  workersByName,
+} from '../controller/controller.ts';
 import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
+import { ServiceAccountCredentials } from '../controller/service-account-credentials.ts';
 import { startupRefusal } from '../controlplane/store-refusal.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
@@ -233,6 +239,17 @@ async function main(): Promise<number> {
     apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
   };
   const health = new LeaderElectionHealth();
+  // As kube-controller-manager's: the controllers' own requests carry their service accounts' tokens; the
+  // informers, elections, events and reviews keep the daemon's credentials. Token requests are not fenced.
+  const credentials = cfg.generic.useServiceAccountCredentials
+    ? new ServiceAccountCredentials({
+        root: client.derive({ writeGuard: undefined }),
+        naming: n,
+        namespace: n.systemNamespace,
+        clock: realClock,
+        logger: logger.child({ credentials: 'service-account' }),
+      })
+    : undefined;
   const ctx = {
     client,
     registry,
@@ -243,6 +260,7 @@ async function main(): Promise<number> {
     metrics: register,
     features: (g: string) => gates.enabled(g),
     config: controllerConfig,
+    controllerClient: credentials && ((d: ControllerDefinition, base: KubeClient) => credentials.clientFor(d, base)),
   };
   const coordinated = gates.enabled('CoordinatedLeaderElection');
   if (election.shards !== undefined && !le.leaderElect) {
@@ -346,6 +364,7 @@ async function main(): Promise<number> {
     ...managers.map((m) => m.run(stop.signal).finally(() => stop.abort())),
     ...(replica ? [replica.run(stop.signal).then((): RunOutcome => 'stopped')] : []),
   ]);
+  credentials?.stop();
   await diagnostics.stop();
   await embedded?.stop();
   const failed = runs.find((r) => r.status === 'rejected');

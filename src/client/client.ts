@@ -47,6 +47,13 @@ export interface WriteTarget {
   body?: unknown;
 }
 
+/** A bearer token per request (a service account's, renewed as it expires). */
+export interface BearerSource {
+  token(signal?: AbortSignal): Promise<string>;
+  /** The server refused a token sent at `sentAtMs` (clock time): one obtained before then is not sent again. */
+  refused(sentAtMs: number): void;
+}
+
 export interface ClientOptions {
   qps: number;
   burst: number;
@@ -60,6 +67,8 @@ export interface ClientOptions {
   headers?: Record<string, readonly string[]>;
   /** Consulted before every request that is not a read: it throws to keep the write in the process. */
   writeGuard?: WriteGuard;
+  /** Sent as `Authorization: Bearer` with every request (give the client a configuration without credentials). */
+  bearer?: BearerSource;
   /** Called once per completed HTTP exchange (metrics). */
   observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
 }
@@ -196,7 +205,7 @@ export class KubeClient implements Transport {
 
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const target = this.pathAndQuery(path, opts.query);
-    const { headers, dispatcher } = await this.security(`${this.server}${target}`);
+    const { headers, dispatcher } = await this.security(`${this.server}${target}`, opts.signal);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
     const permit = READ_METHODS.has(method)
@@ -204,6 +213,7 @@ export class KubeClient implements Transport {
       : this.options.writeGuard?.admit(`${method} ${path}`, { path, body: opts.body });
     const timeoutMs = Math.min(this.options.timeoutMs, permit?.deadlineMs ?? Number.POSITIVE_INFINITY);
     const started = performance.now();
+    const sentAt = this.options.clock.now();
     const body =
       opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const { origin, prefix } = this.target();
@@ -242,6 +252,7 @@ export class KubeClient implements Transport {
     }
     const { statusCode, text } = res;
     this.observe(method, statusCode, path, started);
+    if (statusCode === 401) this.options.bearer?.refused(sentAt);
     if (statusCode >= 300) {
       const retryAfter = res.headers['retry-after'];
       throw StatusError.fromResponse(statusCode, text || (STATUS_CODES[statusCode] ?? ''), first(retryAfter));
@@ -264,8 +275,9 @@ export class KubeClient implements Transport {
   ): Promise<void> {
     await this.throttle.acquire(signal);
     const url = `${this.server}${this.pathAndQuery(path, { ...query, watch: true })}`;
-    const { headers, dispatcher } = await this.security(url);
+    const { headers, dispatcher } = await this.security(url, signal);
     const started = performance.now();
+    const sentAt = this.options.clock.now();
     const res = await request(url, {
       method: 'GET',
       headers: { ...headers, accept: 'application/json', 'user-agent': this.userAgent(caller) },
@@ -274,6 +286,7 @@ export class KubeClient implements Transport {
       bodyTimeout: 0,
     });
     this.observe('WATCH', res.statusCode, path, started);
+    if (res.statusCode === 401) this.options.bearer?.refused(sentAt);
     if (res.statusCode !== 200) {
       throw StatusError.fromResponse(res.statusCode, await res.body.text(), first(res.headers['retry-after']));
     }
@@ -326,6 +339,7 @@ export class KubeClient implements Transport {
 
   private async security(
     url: string,
+    signal?: AbortSignal,
   ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Dispatcher }> {
     const now = this.options.clock.now();
     const shared = this.session;
@@ -343,7 +357,10 @@ export class KubeClient implements Transport {
       }
       shared.auth = { headers, dispatcher, tls: tls.text, at: now };
     }
-    return shared.auth;
+    const bearer = this.options.bearer;
+    if (!bearer) return shared.auth;
+    const authorization = `Bearer ${await bearer.token(signal)}`;
+    return { headers: { ...shared.auth.headers, authorization }, dispatcher: shared.auth.dispatcher };
   }
 
   /**

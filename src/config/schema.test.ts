@@ -135,6 +135,7 @@ describe('defaults', () => {
         releaseOnCancel: true,
       },
       controllers: ['*'],
+      useServiceAccountCredentials: false,
     });
     expect(c.concurrency).toEqual({ csrsigning: 5 });
     expect(c.featureGates).toEqual({});

@@ -52,6 +52,8 @@ export interface GenericControllerManagerConfiguration {
   leaderElection: LeaderElectionConfiguration;
   /** `*` (all enabled by default), `name` (enable), `-name` (disable). */
   controllers: string[];
+  /** Each controller's requests authenticate as its own service account (kube-controller-manager's flag). */
+  useServiceAccountCredentials: boolean;
 }
 
 export interface SignerFilesConfiguration {
@@ -490,6 +492,13 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
           return knownControllers.has(name) ? undefined : `"${name}" is not in the list of known controllers`;
         },
       },
+      useServiceAccountCredentials: bool(false, 'Each controller authenticates as its own service account.', {
+        flag: {
+          name: 'use-service-account-credentials',
+          section: SECTIONS.generic,
+          usage: 'If true, use individual service account credentials for each controller.',
+        },
+      }),
     }),
     featureGates: {
       kind: 'map',

@@ -41,6 +41,11 @@ export interface ControllerContext {
   features: (gate: string) => boolean;
   /** The controller-specific part of the component configuration. */
   config: Record<string, unknown>;
+  /**
+   * The client each controller's own requests go through, given the one it would use otherwise
+   * (`--use-service-account-credentials`: its service account's); `client` itself when unset.
+   */
+  controllerClient?: (d: ControllerDefinition, client: KubeClient) => KubeClient;
 }
 
 export interface Reconciler {
@@ -79,6 +84,12 @@ export interface ControllerDefinition {
    * (every namespaced cache confined), or by the uid of one kind. Others stay on the leader Lease.
    */
   shardBy?: ShardBy;
+  /**
+   * The reference's service account of this controller in the system namespace (`certificate-controller`), whose
+   * token its requests carry under `--use-service-account-credentials`; none for those the reference runs in the
+   * API server, which keep the daemon's credentials.
+   */
+  serviceAccount?: (n: Naming) => string;
   /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */
@@ -107,9 +118,10 @@ export class ControllerLoop {
 
   constructor(
     readonly definition: ControllerDefinition,
-    private readonly ctx: ControllerContext,
+    private ctx: ControllerContext,
     workers = definition.workers,
   ) {
+    if (ctx.controllerClient) this.ctx = { ...ctx, client: ctx.controllerClient(definition, ctx.client) };
     this.workerCount = workers;
     this.queue = new WorkQueue<string>({
       name: definition.name,

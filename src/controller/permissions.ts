@@ -22,6 +22,11 @@ export function managerPermissions(n: Naming): PolicyRule[] {
     rule([group(n, 'events')], ['events'], ['create', 'update', 'patch']),
     rule([group(n, 'authentication')], ['tokenreviews'], ['create']),
     rule([group(n, 'authorization')], ['subjectaccessreviews'], ['create']),
+    // --use-service-account-credentials: each controller's account, created when missing, and its tokens (as the
+    // reference's kube-controller-manager role).
+    rule([''], ['namespaces'], ['get']),
+    rule([''], ['serviceaccounts'], ['get', 'create']),
+    rule([''], ['serviceaccounts/token'], ['create']),
   ];
 }
 

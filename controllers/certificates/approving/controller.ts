@@ -6,6 +6,7 @@
  * A recognized client CSR whose reviews all say no is looked at again with the reference's backoff (200 ms
  * doubling to 1000 s), as an expected state rather than an error: it is logged at debug level only.
  */
+import { CONTROLLER_ACCOUNTS } from '../../../src/api/controller-accounts.ts';
 import { group } from '../../../src/api/naming.ts';
 import type { ResourceType } from '../../../src/api/registry.ts';
 import type { SubjectAccessReview } from '../../../src/api/types/authz.ts';
@@ -150,6 +151,7 @@ export const approvingController: ControllerDefinition = {
   name: APPROVING_CONTROLLER,
   aliases: ['csrapproving'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.certificates,
   shardBy: { key: 'uid', kind: 'CertificateSigningRequest' },
   workers: 5,
   permissions: (n, config) => {

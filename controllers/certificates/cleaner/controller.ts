@@ -3,6 +3,7 @@
  * at start and then an hour after each pass ends, deleting those the rules in core.ts select. Delete errors are
  * only logged: the next pass tries again.
  */
+import { CONTROLLER_ACCOUNTS } from '../../../src/api/controller-accounts.ts';
 import { group } from '../../../src/api/naming.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
 import { isNotFound } from '../../../src/client/errors.ts';
@@ -21,6 +22,7 @@ export const cleanerController: ControllerDefinition = {
   name: CLEANER_CONTROLLER,
   aliases: ['csrcleaner'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.certificates,
   workers: 1,
   permissions: (n) => [rule([group(n, 'certificates')], ['certificatesigningrequests'], [...READ, 'delete'])],
   setup(ctx, enqueue) {

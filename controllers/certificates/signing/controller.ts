@@ -7,6 +7,7 @@
  */
 
 import type { Logger } from 'pino';
+import { CONTROLLER_ACCOUNTS } from '../../../src/api/controller-accounts.ts';
 import { group } from '../../../src/api/naming.ts';
 import type { ResourceType } from '../../../src/api/registry.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
@@ -271,6 +272,7 @@ export const signingController: ControllerDefinition = {
   name: SIGNING_CONTROLLER,
   aliases: ['csrsigning'],
   enabledByDefault: true,
+  serviceAccount: () => CONTROLLER_ACCOUNTS.certificates,
   shardBy: { key: 'uid', kind: 'CertificateSigningRequest' },
   workers: 5,
   permissions: (n) => {

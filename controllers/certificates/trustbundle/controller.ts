@@ -5,6 +5,7 @@
  * provider), a CA file is watched and a change republishes at once.
  */
 
+import { trustBundlePublisherAccount } from '../../../src/api/controller-accounts.ts';
 import { type FlavorName, group, naming } from '../../../src/api/naming.ts';
 import { apiVersionOf } from '../../../src/api/registry.ts';
 import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
@@ -29,6 +30,7 @@ export const publisherController: ControllerDefinition = {
   aliases: [publisherName('kubernetes')],
   flavorNames: { orch: publisherName('orch'), kubernetes: publisherName('kubernetes') },
   enabledByDefault: true,
+  serviceAccount: trustBundlePublisherAccount,
   workers: 1,
   permissions: (n) => [
     rule([group(n, 'certificates')], ['clustertrustbundles'], [...READ, 'create', 'update', 'delete']),

@@ -1,12 +1,14 @@
 /**
  * The bootstrap RBAC policy this control plane needs, with the reference's role names, rules, labels and
  * annotations in the flavor's groups: `cluster-admin` for `system:masters`; discovery, health and the self
- * reviews for every authenticated user; and the node bootstrap roles the certificates feature uses.
+ * reviews for every authenticated user; the node bootstrap roles the certificates feature uses; and the roles of
+ * the controllers' service accounts (`--use-service-account-credentials`).
  */
 import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
 import type { PolicyRule } from '../../api/types/index.ts';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '../authn.ts';
+import { controllerPolicy, type Subject } from './controller-roles.ts';
 import { userFacingRoles } from './user-roles.ts';
 
 /** Members of this group are allowed every request, whatever the policy says. */
@@ -28,14 +30,20 @@ export function defaultPolicy(n: Naming): KubeObject[] {
   });
   const role = (name: string, rules: PolicyRule[]): KubeObject =>
     ({ apiVersion, kind: 'ClusterRole', metadata: metadata(name), rules }) as KubeObject;
-  const binding = (name: string, groups: string[]): KubeObject =>
+  const bindingTo = (name: string, subjects: Subject[]): KubeObject =>
     ({
       apiVersion,
       kind: 'ClusterRoleBinding',
       metadata: metadata(name),
       roleRef: { apiGroup: rbac, kind: 'ClusterRole', name },
-      subjects: groups.map((g) => ({ kind: 'Group', apiGroup: rbac, name: g })),
+      subjects,
     }) as KubeObject;
+  const binding = (name: string, groups: string[]): KubeObject =>
+    bindingTo(
+      name,
+      groups.map((g) => ({ kind: 'Group', apiGroup: rbac, name: g })),
+    );
+  const [controllerRoles, controllerBindings] = controllerPolicy(n, role, bindingTo);
   // The reference's rule builder stores a rule's lists sorted: a rules review lists the URLs in that order.
   const urls = (...nonResourceURLs: string[]): PolicyRule => ({
     verbs: ['get'],
@@ -86,6 +94,7 @@ export function defaultPolicy(n: Naming): KubeObject[] {
       { verbs: ['create'], apiGroups: [certificates], resources: ['certificatesigningrequests/selfnodeclient'] },
     ]),
     ...userFacingRoles(n, role),
+    ...controllerRoles,
     binding('cluster-admin', [PRIVILEGED_GROUP]),
     binding('system:discovery', [AUTHENTICATED_GROUP]),
     binding('system:basic-user', [AUTHENTICATED_GROUP]),
@@ -93,5 +102,6 @@ export function defaultPolicy(n: Naming): KubeObject[] {
     binding('system:node-bootstrapper', [BOOTSTRAPPERS_GROUP]),
     binding(csrRole('nodeclient'), [BOOTSTRAPPERS_GROUP]),
     binding(csrRole('selfnodeclient'), [NODES_GROUP]),
+    ...controllerBindings,
   ];
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CONTROLLER_ACCOUNTS, trustBundlePublisherAccount } from '../../api/controller-accounts.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { FLAVORS, group, naming } from '../../api/naming.ts';
 import { ResourceRegistry } from '../../api/registry.ts';
@@ -443,6 +444,7 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
     for (const obj of policy) put(obj.kind!, obj as never);
     const authed = (name: string, ...groups: string[]) => user(name, ...groups, 'system:authenticated');
     const csrRole = (sub: string) => `system:${certificates}:certificatesigningrequests:${sub}`;
+    const controllerAccount = (name: string) => `system:serviceaccount:${registry.naming.systemNamespace}:${name}`;
 
     it('has the reference role names, labels and annotations, each binding bound to its role', () => {
       const names = (kind: string) => policy.filter((o) => o.kind === kind).map((o) => o.metadata.name);
@@ -458,8 +460,12 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
       // The user-facing roles are bound by users, not by the policy; `aggregate-to-*` labels feed them.
       const userFacing = ['admin', 'edit', 'view'];
       const aggregateTo = userFacing.map((r) => `system:aggregate-to-${r}`);
-      expect(names('ClusterRole')).toEqual([...roles, ...userFacing, ...aggregateTo]);
-      expect(names('ClusterRoleBinding').sort()).toEqual([...roles].sort());
+      // The controllers' roles, each bound to its service account (--use-service-account-credentials).
+      const controllers = [...Object.values(CONTROLLER_ACCOUNTS), trustBundlePublisherAccount(registry.naming)].map(
+        (a) => `system:controller:${a}`,
+      );
+      expect(names('ClusterRole').sort()).toEqual([...roles, ...userFacing, ...aggregateTo, ...controllers].sort());
+      expect(names('ClusterRoleBinding').sort()).toEqual([...roles, ...controllers].sort());
       const domain = registry.naming.domain;
       for (const obj of policy) {
         expect(obj.apiVersion).toBe(`${rbac}/v1`);
@@ -555,6 +561,41 @@ describe.each(FLAVORS)('RbacAuthorizer (%s flavor)', (flavor) => {
         'node: not nodeclient',
         authed('system:node:n1', 'system:nodes'),
         { verb: 'create', group: certificates, resource: 'certificatesigningrequests', subresource: 'nodeclient' },
+        false,
+      ],
+      [
+        'certificate controller: approves node client CSRs',
+        authed(controllerAccount('certificate-controller')),
+        {
+          verb: 'approve',
+          group: certificates,
+          resource: 'signers',
+          name: registry.naming.signers.apiServerClientNodeAgent,
+        },
+        true,
+      ],
+      [
+        'certificate controller: not serving ones',
+        authed(controllerAccount('certificate-controller')),
+        { verb: 'approve', group: certificates, resource: 'signers', name: registry.naming.signers.nodeAgentServing },
+        false,
+      ],
+      [
+        'certificate controller: writes CSR status',
+        authed(controllerAccount('certificate-controller')),
+        { verb: 'update', group: certificates, resource: 'certificatesigningrequests', subresource: 'status' },
+        true,
+      ],
+      [
+        'statefulset controller: creates pods',
+        authed(controllerAccount('statefulset-controller')),
+        { verb: 'create', group: '', resource: 'pods', namespace: 'ns' },
+        true,
+      ],
+      [
+        'an account of that name in another namespace: nothing',
+        authed('system:serviceaccount:default:statefulset-controller'),
+        { verb: 'create', group: '', resource: 'pods', namespace: 'ns' },
         false,
       ],
     ])('%s', (_name, u, attrs, want) => {
