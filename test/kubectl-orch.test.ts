@@ -122,8 +122,8 @@ async function createCsr(
 
 async function readyPod(s: Setup, name: string, ready: boolean): Promise<void> {
   const pods = s.c.client.kind<Pod>('Pod');
-  await pods.create(podObject(NS, name, { app: 'web' }));
-  // A patch, not a replace of the created version: the simulated node may have written the status meanwhile.
+  // On a node no simulated agent runs, so its readiness is the test's alone.
+  await pods.create(podObject(NS, name, { app: 'web' }, { nodeName: 'unsimulated' }));
   await pods.patchStatus(NS, name, { status: runningStatus(ready) }, 'merge');
 }
 

@@ -47,7 +47,7 @@ describe('validatePodSpecUpdate', () => {
       },
       ['spec'],
     ],
-    ['an unset node name (binding)', { nodeName: 'n1' }, []],
+    ['an unset node name (only pods/binding sets it)', { nodeName: 'n1' }, ['spec']],
     ['the account', { serviceAccountName: 'other', serviceAccount: 'other' }, ['spec']],
     ['a toleration and the node selector', { tolerations: [], nodeSelector: { a: 'b' } }, ['spec.tolerations', 'spec']],
   ])('changing %s', (_, change, expected) => {
