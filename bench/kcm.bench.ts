@@ -50,6 +50,7 @@ import type { CertificateSigningRequest } from '../src/api/types/certificates.ts
 import type { Pod } from '../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { isNotFound } from '../src/client/errors.ts';
 import { createSelfSignedCa } from '../src/pki/certs.ts';
 import type { KeyAlgorithm } from '../src/pki/keys.ts';
 import { type LocalCluster, OUR_KCM_CONTROLLERS, startLocalCluster } from '../test/cluster/local-cluster.ts';
@@ -460,7 +461,10 @@ class Bench {
         const g = PDBS - 1 - (n % CHURN_PDBS);
         const i = Math.floor(n / CHURN_PDBS) % PODS_PER_PDB;
         const t = performance.now();
-        await this.pods.delete(PDB_NS, `pod-${g}-${i}`, { gracePeriodSeconds: 0 });
+        // kwok deletes a terminating pod by name as well, and may have deleted this one (or its replacement).
+        await this.pods.delete(PDB_NS, `pod-${g}-${i}`, { gracePeriodSeconds: 0 }).catch((err) => {
+          if (!isNotFound(err)) throw err;
+        });
         await this.pods.create(this.budgetPod(g, i));
         await sleep(Math.max(0, 1000 / CHURN_PER_SECOND - (performance.now() - t)));
       }
