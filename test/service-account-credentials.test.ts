@@ -38,15 +38,12 @@ async function whoAmI(client: KubeClient): Promise<string> {
   return res.body.status?.userInfo?.username ?? '';
 }
 
+/** The token sources' options on the test cluster, as the daemon gives them. */
+const sourceOptions = () => ({ root: c.client, naming: n(), namespace: ns(), clock: realClock, logger });
+
 describe('service account credentials', () => {
   it("sends the controller's account token, creating the account; a controller without one keeps the root's", async () => {
-    const credentials = new ServiceAccountCredentials({
-      root: c.client,
-      naming: n(),
-      namespace: ns(),
-      clock: realClock,
-      logger,
-    });
+    const credentials = new ServiceAccountCredentials(sourceOptions());
     await expect(c.client.kind('ServiceAccount').get(ns(), 'alpha-controller')).rejects.toSatisfy(isNotFound);
     const client = credentials.clientFor(definition('alpha-controller'), c.client);
     expect(await whoAmI(client)).toBe(`system:serviceaccount:${ns()}:alpha-controller`);
@@ -59,27 +56,14 @@ describe('service account credentials', () => {
   });
 
   it('shares one token among concurrent first requests, and keeps it', async () => {
-    const token = new ServiceAccountToken({
-      root: c.client,
-      naming: n(),
-      namespace: ns(),
-      name: 'beta',
-      clock: realClock,
-      logger,
-    });
+    const token = new ServiceAccountToken({ ...sourceOptions(), name: 'beta' });
     const first = await Promise.all(Array.from({ length: 5 }, () => token.token()));
     expect(new Set(first).size).toBe(1);
     expect(await token.token()).toBe(first[0]);
   });
 
   it('replaces a refused token on the next request, the deleted account created again', async () => {
-    const credentials = new ServiceAccountCredentials({
-      root: c.client,
-      naming: n(),
-      namespace: ns(),
-      clock: realClock,
-      logger,
-    });
+    const credentials = new ServiceAccountCredentials(sourceOptions());
     const client = credentials.clientFor(definition('gamma'), c.client);
     expect(await whoAmI(client)).toBe(`system:serviceaccount:${ns()}:gamma`);
     await c.client.kind('ServiceAccount').delete(ns(), 'gamma');
