@@ -105,7 +105,7 @@ interface QpsSetting {
 }
 const QPS: Record<string, QpsSetting> = {
   default: {
-    name: 'client QPS 20, burst 30 (the default; KCM: per controller, ours: one client)',
+    name: 'client QPS 20, burst 30 (the default; a limiter per controller on both sides)',
     kcm: ['--kube-api-qps=20', '--kube-api-burst=30'],
     ours: ['--kube-api-qps=20', '--kube-api-burst=30'],
   },
