@@ -51,21 +51,18 @@ describeOnSubstrate('sacreds', (s) => {
       ['update', 'approval', 200, account()],
       ['update', 'status', 200, account()],
     ]);
-    // The token was asked for with the daemon's own credentials, never with the account's.
+    // Tokens are asked for with the daemon's own credentials, never with an account's. The StatefulSet controller
+    // may have asked for its own already (sets another suite left on the cluster).
     const tokens = writes.filter(
       (e) => e.objectRef.resource === 'serviceaccounts' && e.objectRef.subresource === 'token',
     );
-    expect(tokens.length).toBeGreaterThan(0);
     for (const e of tokens) {
-      expect(e.objectRef).toMatchObject({
-        namespace: s().naming.systemNamespace,
-        name: CONTROLLER_ACCOUNTS.certificates,
-      });
-      expect(e.user.username).not.toBe(account());
+      expect(e.objectRef.namespace).toBe(s().naming.systemNamespace);
+      expect(e.user.username).not.toBe(accountOf(e.objectRef.name ?? ''));
       expect(e.responseStatus.code).toBe(201);
     }
     // One token serves both controllers of the account (and every request until it is renewed).
-    expect(tokens).toHaveLength(1);
+    expect(tokens.filter((e) => e.objectRef.name === CONTROLLER_ACCOUNTS.certificates)).toHaveLength(1);
     const sa = await s().admin.kind('ServiceAccount').get(s().naming.systemNamespace, CONTROLLER_ACCOUNTS.certificates);
     expect(sa.metadata.name).toBe(CONTROLLER_ACCOUNTS.certificates);
   });
