@@ -37,7 +37,7 @@ export function validateBinding(binding: Binding): field.FieldError[] {
 }
 
 /**
- * The pod bound to `node`, or why it cannot be: it must be unassigned, not being deleted and free of scheduling
+ * The pod bound to the binding's target node, or why it cannot be: it must be unassigned, not being deleted and free of scheduling
  * gates. The binding's annotations and labels are merged in (labels as the topology-labels admission adds them),
  * the nomination is cleared and `PodScheduled` is true (its transition time kept if it was true already).
  */
@@ -59,7 +59,7 @@ export function boundPod(pod: Pod, binding: Binding, now: Date): Pod | string {
     ...pod,
     metadata: {
       ...pod.metadata,
-      annotations: { ...pod.metadata.annotations, ...annotations },
+      ...(annotations ? { annotations: { ...pod.metadata.annotations, ...annotations } } : {}),
       ...(labels ? { labels: { ...pod.metadata.labels, ...labels } } : {}),
     },
     spec: { ...pod.spec!, nodeName: binding.target?.name },
