@@ -55,6 +55,26 @@ describe('service account credentials', () => {
     credentials.stop();
   });
 
+  it('requests the token when the client is made, before its first request', async () => {
+    const credentials = new ServiceAccountCredentials(sourceOptions());
+    credentials.clientFor(definition('delta'), c.client);
+    // No request goes through the client: the account (made with the token's request) shows the token was asked for.
+    await expect
+      .poll(
+        () =>
+          c.client
+            .kind('ServiceAccount')
+            .get(ns(), 'delta')
+            .then(
+              () => true,
+              () => false,
+            ),
+        { timeout: 5_000 },
+      )
+      .toBe(true);
+    credentials.stop();
+  });
+
   it('shares one token among concurrent first requests, and keeps it', async () => {
     const token = new ServiceAccountToken({ ...sourceOptions(), name: 'beta' });
     const first = await Promise.all(Array.from({ length: 5 }, () => token.token()));

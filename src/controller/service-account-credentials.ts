@@ -69,7 +69,7 @@ export interface TokenSourceOptions {
 }
 
 /**
- * One service account's token: requested on first use, renewed in the background once 80% of its lifetime has
+ * One service account's token: requested on first use (its account created when the server has none), renewed in the background once 80% of its lifetime has
  * passed (requests keep the held token meanwhile), and requested again at once after the server refused it.
  * One renewal at a time, each of at most four attempts with backoff; `stop` ends a renewal in progress.
  */
@@ -109,8 +109,12 @@ export class ServiceAccountToken implements BearerSource {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (attempt > 0) await sleep(FIRST_BACKOFF_MS * 2 ** (attempt - 1), clock, signal);
       try {
-        await this.ensureAccount(signal);
-        const answer = await this.requestToken(signal);
+        // The account usually exists: asked for first, its token costs one round trip, not two.
+        const answer = await this.requestToken(signal).catch(async (err) => {
+          if (!isNotFound(err)) throw err;
+          await this.createAccount(signal);
+          return this.requestToken(signal);
+        });
         const token = answer.status?.token;
         if (!token) throw new Error('the TokenRequest answer has no token');
         const now = clock.now();
@@ -126,16 +130,10 @@ export class ServiceAccountToken implements BearerSource {
     throw new Error(`failed to get a token for ${namespace}/${name}: ${(last as Error)?.message ?? last}`);
   }
 
-  /** The account, created when missing (and its namespace, whose creation may fail: the account's then says why). */
-  private async ensureAccount(signal: AbortSignal): Promise<void> {
+  /** The missing account (and its namespace, whose creation may fail: the account's then says why). */
+  private async createAccount(signal: AbortSignal): Promise<void> {
     const { root, namespace, name } = this.o;
     const accounts = root.kind('ServiceAccount');
-    try {
-      await accounts.get(namespace, name, { signal });
-      return;
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
     const namespaces = root.kind('Namespace');
     await namespaces.get(undefined, namespace, { signal }).catch(async (err) => {
       if (!isNotFound(err)) return;
@@ -207,6 +205,9 @@ export class ServiceAccountCredentials {
     if (!token) {
       token = new ServiceAccountToken({ ...this.o, name, logger: this.o.logger.child({ serviceAccount: name }) });
       this.tokens.set(name, token);
+      // Requested now, while the informers sync, as the reference requests it when it builds the controller's
+      // client: the first reconcile does not wait two more round trips (a failure is logged by the renewal).
+      token.token().catch(() => undefined);
     }
     return this.anonymous.derive({ ...base.options, bearer: token });
   }
