@@ -290,6 +290,48 @@ describe('KubeClient against a bare HTTP server', () => {
     expect(handledWhenAnswered).toBeLessThan(events / 8);
   });
 
+  it("rejects a refused watch with the server's status, and a line that is not JSON", async () => {
+    const c = bare();
+    const refusal = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Forbidden',
+      code: 403,
+      message: 'no',
+    };
+    reply = (res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify(refusal));
+    await expect(c.watch('/watched', {}, () => undefined, new AbortController().signal)).rejects.toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: 'no',
+    });
+    const seen: unknown[] = [];
+    reply = (res) => res.writeHead(200).end('{"type":"ADDED","object":{}}\nnot json\n');
+    await expect(c.watch('/watched', {}, (e) => seen.push(e), new AbortController().signal)).rejects.toThrow(
+      SyntaxError,
+    );
+    expect(seen).toHaveLength(1);
+  });
+
+  it('ends a watch when its signal aborts, delivering nothing after', async () => {
+    const c = bare();
+    reply = (res) => res.writeHead(200).write('{"type":"ADDED","object":{}}\n'); // and never ends
+    const abort = new AbortController();
+    const seen: unknown[] = [];
+    const watching = c.watch(
+      '/watched',
+      {},
+      (e) => {
+        seen.push(e);
+        abort.abort();
+      },
+      abort.signal,
+    );
+    await expect(watching).resolves.toBeUndefined();
+    expect(seen).toHaveLength(1);
+  });
+
   it('sends the user agent, with the caller appended', async () => {
     headers.length = 0;
     reply = (res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
