@@ -206,10 +206,12 @@ export class ServiceAccountCredentials {
       token = new ServiceAccountToken({ ...this.o, name, logger: this.o.logger.child({ serviceAccount: name }) });
       this.tokens.set(name, token);
       // Requested now, while the informers sync, as the reference requests it when it builds the controller's
-      // client: the first reconcile does not wait two more round trips (a failure is logged by the renewal).
+      // client: the first reconcile does not wait for it (a failure is logged by the renewal).
       token.token().catch(() => undefined);
     }
-    return this.anonymous.derive({ ...base.options, bearer: token });
+    // The account's user name ends the user agent, as the reference's client for an account says who it is.
+    const userAgent = `${base.options.userAgent}/system:serviceaccount:${this.o.namespace}:${name}`;
+    return this.anonymous.derive({ ...base.options, bearer: token, userAgent });
   }
 
   /** Ends the renewals in progress (shutdown). */

@@ -51,6 +51,8 @@ describeOnSubstrate('sacreds', (s) => {
       ['update', 'approval', 200, account()],
       ['update', 'status', 200, account()],
     ]);
+    // Its user agent names the account too, as the reference's does.
+    for (const e of onCsr) expect(e.userAgent).toMatch(new RegExp(`/${account()}$`));
     // Tokens are asked for with the daemon's own credentials, never with an account's. The StatefulSet controller
     // may have asked for its own already (sets another suite left on the cluster). An account not there yet
     // answers 404, and is then created.
