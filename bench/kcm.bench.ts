@@ -11,7 +11,8 @@
  * rate limiter for a negative QPS; ours `--kube-api-qps=0`, the same in our client).
  *
  * A session, per side, timed as the bench client sees it (a watch), the client unthrottled (`qps: 0`):
- * - start: spawn → a CSR created beforehand issued (the first reconcile), with the budgets' pods in the cache;
+ * - start: spawn → a CSR created beforehand issued (the first reconcile), with the budgets' pods in the cache, and
+ *   the process's CPU seconds by then (less moved by other load than the time);
  * - CSRs (node client, signer kube-apiserver-client-kubelet) created 16 in flight, approved and issued, per
  *   second: with an RSA-2048 CA, then (the process restarted with the other CA) an ECDSA P-256 one;
  * - PDB status latency: readiness flips (status writes of pods that kwok never makes Ready itself) by WRITERS
@@ -544,6 +545,7 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
     }
     for (const [k, ca] of cas.entries()) {
       out[`start ${ca.alg}`] = await restart(ca);
+      out[`start cpu ${ca.alg}`] = controller!.sample().cpuSeconds;
       if (ONLY === 'start') continue;
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
       await bench.clearCsrs();
@@ -669,7 +671,10 @@ export async function run(): Promise<void> {
         rounds: pairs(rounds, key),
       });
       const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
-      const starts = cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`));
+      const starts = cas.flatMap((ca) => [
+        figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`),
+        figure('  CPU seconds of the process by then', 's', `start cpu ${ca.alg}`),
+      ]);
       const sets = [
         figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
         figure(`${SETS} × ${SET_SIZE}, create → all Ready`, 's', 'small'),
@@ -677,7 +682,8 @@ export async function run(): Promise<void> {
       ];
       if (ONLY) {
         const cpu = figure('CPU seconds of the process over the three StatefulSet workloads', 's', 'setsCpu');
-        const part = ONLY === 'csr' ? [...rates, ...starts] : ONLY === 'sets' ? [...sets, cpu, starts[0]!] : starts;
+        const part =
+          ONLY === 'csr' ? [...rates, ...starts] : ONLY === 'sets' ? [...sets, cpu, ...starts.slice(0, 2)] : starts;
         printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, ${ONLY} only (${machine()})`, part);
         continue;
       }
