@@ -7,8 +7,8 @@ import { selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { Naming } from '../../src/api/naming.ts';
 import type { PersistentVolumeClaim } from '../../src/api/types/core.ts';
 import type { ControllerRevision, Pod, StatefulSet } from '../../src/api/types/index.ts';
+import { CONTROLLER_MANAGER_FEATURES } from '../../src/config/features.ts';
 import { type WhyAnswer, type WhyAnswerer, WhyNotFound } from '../../src/controller/why.ts';
-import { DEFAULT_FEATURE_GATES } from '../../src/controlplane/validation/context.ts';
 import { claimPods, claimRevisions } from './adoption.ts';
 import { type Action, CONDITION_TYPE, planSync, recoveryEnabled, type SyncPlan } from './core.ts';
 import { readyCondition, revisionOf } from './pods.ts';
@@ -100,7 +100,7 @@ export const statefulSetWhy: WhyAnswerer = {
       await src.list<ControllerRevision>('ControllerRevision', namespace),
     );
     const claims = await src.list<PersistentVolumeClaim>('PersistentVolumeClaim', namespace);
-    const enabled = src.features ?? ((g: string) => DEFAULT_FEATURE_GATES[g] ?? false);
+    const enabled = src.features ?? ((g: string) => CONTROLLER_MANAGER_FEATURES[g]?.default ?? false);
     const plan = planSync({
       naming: src.naming,
       set,
