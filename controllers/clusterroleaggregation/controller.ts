@@ -28,6 +28,7 @@ export const clusterRoleAggregationController: ControllerDefinition = {
   aliases: ['clusterrole-aggregation'],
   enabledByDefault: true,
   serviceAccount: () => CONTROLLER_ACCOUNTS.clusterRoleAggregation,
+  eventsWithDaemonCredentials: true,
   workers: 5,
   // Writing a role's rules needs `escalate` where the rules exceed the controller's own.
   permissions: (n) => [

@@ -221,7 +221,9 @@ async function main(): Promise<number> {
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.
   const eventsRt = registry.resource(group(n, 'events'), 'v1', 'events');
   if (!eventsRt) throw new Error(`the registry has no ${group(n, 'events')}/v1 events`);
-  const recorder = new ApiEventRecorder(client.resource(eventsRt), n.controllerManager, identity, realClock, logger);
+  const recorderFor = (c: KubeClient) =>
+    new ApiEventRecorder(c.resource(eventsRt), n.controllerManager, identity, realClock, logger);
+  const recorder = recorderFor(client);
   let definitions: typeof controllerDefinitions;
   try {
     // The embedded control plane runs none of the API server's own controllers: this daemon does.
@@ -239,8 +241,8 @@ async function main(): Promise<number> {
     apiservice: { probeVerifyTls: cfg.apiServiceAvailabilityController.probeVerifyTLS },
   };
   const health = new LeaderElectionHealth();
-  // As kube-controller-manager's: the controllers' own requests carry their service accounts' tokens; the
-  // informers, elections, events and reviews keep the daemon's credentials. Token requests are not fenced.
+  // As kube-controller-manager's: the controllers' own requests and events carry their service accounts' tokens;
+  // the informers, elections and reviews keep the daemon's credentials. Token requests are not fenced.
   const credentials = cfg.generic.useServiceAccountCredentials
     ? new ServiceAccountCredentials({
         root: client.derive({ writeGuard: undefined }),
@@ -261,6 +263,7 @@ async function main(): Promise<number> {
     features: (g: string) => gates.enabled(g),
     config: controllerConfig,
     controllerClient: credentials && ((d: ControllerDefinition, base: KubeClient) => credentials.clientFor(d, base)),
+    recorderFor,
   };
   const coordinated = gates.enabled('CoordinatedLeaderElection');
   if (election.shards !== undefined && !le.leaderElect) {
@@ -321,7 +324,7 @@ async function main(): Promise<number> {
       ? undefined
       : new ShardedReplica({
           ctx,
-          recorder: (c) => new ApiEventRecorder(c.resource(eventsRt), n.controllerManager, identity, realClock, logger),
+          recorder: recorderFor,
           controllers: sharded,
           shards: election.shards,
           leaderElection,

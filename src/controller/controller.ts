@@ -46,6 +46,8 @@ export interface ControllerContext {
    * (`--use-service-account-credentials`: its service account's); `client` itself when unset.
    */
   controllerClient?: (d: ControllerDefinition, client: KubeClient) => KubeClient;
+  /** A recorder writing through `client`: a controller given a client of its own records through it. */
+  recorderFor?: (client: KubeClient) => EventRecorder;
 }
 
 export interface Reconciler {
@@ -90,6 +92,11 @@ export interface ControllerDefinition {
    * API server, which keep the daemon's credentials.
    */
   serviceAccount?: (n: Naming) => string;
+  /**
+   * Its events keep the daemon's credentials under `--use-service-account-credentials`: the reference's role for
+   * its account may not write events (the reference's controller records none; ours does).
+   */
+  eventsWithDaemonCredentials?: boolean;
   /** Worker count (the reference's `--concurrent-<name>-syncs` where it has one). */
   workers: number;
   /** Per-controller retry strategy; the client-go default otherwise. */
@@ -113,6 +120,8 @@ export class ControllerLoop {
   readonly queue: WorkQueue<string>;
   private reconciler?: Reconciler;
   private readonly abort = new AbortController();
+  /** The recorder through this controller's own client, stopped with it. */
+  private readonly ownRecorder?: EventRecorder;
   private workers: Promise<void>[] = [];
   private readonly workerCount: number;
 
@@ -121,7 +130,10 @@ export class ControllerLoop {
     private ctx: ControllerContext,
     workers = definition.workers,
   ) {
-    if (ctx.controllerClient) this.ctx = { ...ctx, client: ctx.controllerClient(definition, ctx.client) };
+    const client = ctx.controllerClient?.(definition, ctx.client) ?? ctx.client;
+    // Each reference controller records its events through its own client: with its account's credentials.
+    if (client !== ctx.client && !definition.eventsWithDaemonCredentials) this.ownRecorder = ctx.recorderFor?.(client);
+    this.ctx = { ...ctx, client, recorder: this.ownRecorder ?? ctx.recorder };
     this.workerCount = workers;
     this.queue = new WorkQueue<string>({
       name: definition.name,
@@ -154,6 +166,7 @@ export class ControllerLoop {
     await drained;
     this.abort.abort();
     await Promise.allSettled(this.workers);
+    this.ownRecorder?.stop?.();
   }
 
   private async work(): Promise<void> {

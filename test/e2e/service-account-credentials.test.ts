@@ -118,5 +118,9 @@ describeOnSubstrate('sacreds', (s) => {
     for (const e of onClaim) expect([e.verb, e.user.username]).toEqual([e === onClaim[0] ? 'create' : 'update', sts]);
     expect(onClaim.map((e) => e.responseStatus.code)).toContain(200);
     expect(onClaim[0]?.responseStatus.code).toBe(201);
+    // Its events (the pod's and the claim's creation) go with its account too, as the reference records them.
+    const events = by('events');
+    expect(events.length).toBeGreaterThan(0);
+    for (const e of events) expect([e.verb, e.user.username, e.responseStatus.code]).toEqual(['create', sts, 201]);
   }, 90_000);
 });
