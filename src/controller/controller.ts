@@ -46,7 +46,7 @@ export interface ControllerContext {
    * (`--use-service-account-credentials`: its service account's); `client` itself when unset.
    */
   controllerClient?: (d: ControllerDefinition, client: KubeClient) => KubeClient;
-  /** A recorder writing through `client`: a controller given a client of its own records through it. */
+  /** A recorder writing through `client`: each controller gets one of its own. */
   recorderFor?: (client: KubeClient) => EventRecorder;
 }
 
@@ -131,8 +131,9 @@ export class ControllerLoop {
     workers = definition.workers,
   ) {
     const client = ctx.controllerClient?.(definition, ctx.client) ?? ctx.client;
-    // Each reference controller records its events through its own client: with its account's credentials.
-    if (client !== ctx.client && !definition.eventsWithDaemonCredentials) this.ownRecorder = ctx.recorderFor?.(client);
+    // A recorder of its own, as each reference controller has: its own queue of writes, through its own client
+    // (with its account's credentials).
+    this.ownRecorder = ctx.recorderFor?.(definition.eventsWithDaemonCredentials ? ctx.client : client);
     this.ctx = { ...ctx, client, recorder: this.ownRecorder ?? ctx.recorder };
     this.workerCount = workers;
     this.queue = new WorkQueue<string>({

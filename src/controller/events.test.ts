@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceClient } from '../client/resource.ts';
 import { FakeClock } from '../util/clock.ts';
@@ -20,7 +20,8 @@ function fakeEvents() {
   /** The server's answers to the creates, held weakly: what the recorder keeps of them stays reachable. */
   const answers: WeakRef<KubeObject>[] = [];
   const patches: Patch[] = [];
-  const state = { failures: 0, calls: 0 };
+  /** `hold`, when set, keeps each create in flight until it resolves; `inFlight` peaks in `maxInFlight`. */
+  const state = { failures: 0, calls: 0, inFlight: 0, maxInFlight: 0, hold: undefined as Promise<void> | undefined };
   const maybeFail = () => {
     state.calls++;
     if (state.failures > 0) {
@@ -32,6 +33,9 @@ function fakeEvents() {
     apiVersion: 'events.orch.io/v1',
     async create(obj: KubeObject) {
       maybeFail();
+      state.maxInFlight = Math.max(state.maxInFlight, ++state.inFlight);
+      await state.hold;
+      state.inFlight--;
       created.push(obj);
       const answer = { ...obj, metadata: { ...obj.metadata, uid: `uid-${created.length}`, resourceVersion: '1' } };
       answers.push(new WeakRef(answer));
@@ -239,6 +243,20 @@ describe('ApiEventRecorder', () => {
     expect(state.calls).toBe(3);
     expect(created).toHaveLength(1);
     expect(warnings).toEqual(['dropping event after repeated write failures']);
+  });
+
+  it('writes one event at a time, in order, and drops new ones past 1,000 waiting', async () => {
+    const { recorder, created, state, warnings } = setup();
+    let release!: () => void;
+    state.hold = new Promise((resolve) => (release = resolve));
+    for (let i = 0; i < 1_003; i++) recorder.event(pod(`web-${i}`), 'Normal', 'Created', 'Create', `pod ${i}`);
+    await settle();
+    expect(state.inFlight).toBe(1);
+    expect(warnings).toEqual(['event queue full: dropping events']);
+    release();
+    await vi.waitFor(() => expect(created).toHaveLength(1_001), { timeout: 5_000 });
+    expect(state.maxInFlight).toBe(1);
+    expect(created.map((e) => e.note)).toEqual(Array.from({ length: 1_001 }, (_, i) => `pod ${i}`));
   });
 
   it('keeps no written Event, only its name, which the series patches still target', async () => {

@@ -3,8 +3,9 @@
  * library does. Identical events (same object, type, reason, action and note) within six minutes
  * become one Event with a `series` whose count and lastObservedTime are patched at most every 30 s;
  * a token bucket per (controller, object, budget) — burst 25, one token per 5 min — stops spam. Writes
- * happen in the background and never block a reconcile; a failed write is logged and dropped after
- * a few tries.
+ * happen in the background, one at a time in order as client-go's event sink makes them (a burst of events
+ * is not a burst of requests, each on a connection of its own), and never block a reconcile; past 1,000
+ * waiting, new ones are dropped; a failed write is logged and dropped after a few tries.
  */
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
@@ -43,6 +44,8 @@ const SERIES_FLUSH_MS = 30_000;
 const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
 const MAX_NOTE = 1024;
+/** Writes waiting for their turn before new ones are dropped (client-go's maxQueuedEvents). */
+const MAX_QUEUED = 1000;
 /** Series or buckets tracked before the stale ones are looked for. */
 const PRUNE_AT = 4096;
 
@@ -50,6 +53,10 @@ export class ApiEventRecorder implements EventRecorder {
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private stopped = false;
+  /** Writes waiting for the one in flight. */
+  private queue: (() => Promise<unknown>)[] = [];
+  private writing = false;
+  private dropped = 0;
   /** Last name stamp handed out, so two events within one millisecond still get distinct names. */
   private lastStamp = 0n;
 
@@ -100,11 +107,12 @@ export class ApiEventRecorder implements EventRecorder {
     };
     this.series.set(key, { namespace, name, count: 1, lastObserved: now, flushedCount: 1 });
     this.prune(now);
-    void this.write(() => this.events.create(event));
+    this.enqueue(() => this.events.create(event));
   }
 
   stop(): void {
     this.stopped = true;
+    this.queue = [];
     for (const s of this.series.values()) if (s.flushTimer) this.clock.clearTimeout(s.flushTimer);
     this.series.clear();
   }
@@ -122,7 +130,7 @@ export class ApiEventRecorder implements EventRecorder {
       if (this.stopped || s.count === s.flushedCount) return;
       s.flushedCount = s.count;
       const series = { count: s.count, lastObservedTime: rfc3339Micro(new Date()) };
-      void this.write(() => this.events.patch(s.namespace, s.name, { series }, 'merge'));
+      this.enqueue(() => this.events.patch(s.namespace, s.name, { series }, 'merge'));
     }, SERIES_FLUSH_MS);
   }
 
@@ -152,14 +160,30 @@ export class ApiEventRecorder implements EventRecorder {
     }
   }
 
-  private async write<T>(call: () => Promise<T>): Promise<T | undefined> {
+  private enqueue(call: () => Promise<unknown>): void {
+    if (this.queue.length >= MAX_QUEUED) {
+      if (this.dropped++ % MAX_QUEUED === 0)
+        this.logger.warn({ dropped: this.dropped }, 'event queue full: dropping events');
+      return;
+    }
+    this.queue.push(call);
+    if (!this.writing) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    for (let call = this.queue.shift(); call && !this.stopped; call = this.queue.shift()) await this.write(call);
+    this.writing = false;
+  }
+
+  private async write(call: () => Promise<unknown>): Promise<void> {
     for (let attempt = 1; attempt <= 3 && !this.stopped; attempt++) {
       try {
-        return await call();
+        await call();
+        return;
       } catch (err) {
         if (attempt === 3) this.logger.warn({ err: String(err) }, 'dropping event after repeated write failures');
       }
     }
-    return undefined;
   }
 }
