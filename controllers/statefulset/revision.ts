@@ -65,10 +65,17 @@ export function revisionHash(data: string, collisionCount: number): string {
  * its revisions; cached objects are replaced, never changed, so their bytes are worked out once per object.
  */
 const bytesOf = new WeakMap<object, string>();
-/** A template's revision data, in bytes and decoded (the new revision's `data`), by the template. */
-const templateData = new WeakMap<object, { bytes: string; value: object }>();
+interface TemplateData {
+  bytes: string;
+  /** The new revision's `data`. */
+  value: object;
+  /** The hash of the bytes with the last collision count asked for. */
+  hash?: { collisionCount: number; hash: string };
+}
+/** A template's revision data, by the template. */
+const templateData = new WeakMap<object, TemplateData>();
 
-function dataFor(set: StatefulSet): { bytes: string; value: object } {
+function dataFor(set: StatefulSet): TemplateData {
   const template = set.spec.template;
   let data = templateData.get(template);
   if (!data) {
@@ -124,7 +131,10 @@ export const setOwnerRef = (set: KubeObject) => controllerRefTo('apps/v1', 'Stat
 /** A new revision object for the set's current template (the reference's `newRevision`). */
 export function newRevision(n: Naming, set: StatefulSet, number: number, collisionCount: number): ControllerRevision {
   const data = dataFor(set);
-  const hash = revisionHash(data.bytes, collisionCount);
+  if (data.hash?.collisionCount !== collisionCount) {
+    data.hash = { collisionCount, hash: revisionHash(data.bytes, collisionCount) };
+  }
+  const { hash } = data.hash;
   return {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',
