@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StatefulSet } from '../../src/api/types/apps.ts';
+import type { StatefulSet, StatefulSetCondition } from '../../src/api/types/apps.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import {
   type Action,
@@ -621,6 +621,32 @@ describe('status', () => {
     ]);
     expect(planSync(input({ ...v1, status: first.status }, pods(v1, ['ready', 'running']))).events).toEqual([]);
     expect(planSync(input(v1, pods(v1, ['ready']))).events).toEqual([]);
+  });
+
+  it.each<[string, Partial<StatefulSetCondition>, boolean, string[]]>([
+    ['the same wait', {}, false, []],
+    // Pods coming up one after another: the message catches up with the next counted write.
+    ['the next pod waited on for the same reason', { message: 'waiting for web-0 (revision x) ...' }, false, []],
+    ['another reason', { reason: 'PodNotRunning' }, true, ['PodNotReady']],
+    ['the other status', { status: 'False' }, true, ['PodNotReady']],
+  ])('stored condition vs now: %s', (_, change, write, events) => {
+    const now = planSync(input(v1, pods(v1, ['ready', 'running'])));
+    const stored = condition(now)!;
+    const set = { ...v1, status: { ...now.status, conditions: [{ ...stored, ...change }] } };
+    const plan = planSync(input(set, pods(v1, ['ready', 'running'])));
+    expect(condition(plan)!.message).toBe(stored.message);
+    expect(plan.statusChanged).toBe(write);
+    expect(plan.events.map((e) => e.reason)).toEqual(events);
+  });
+
+  it('a counted field that moves writes the message that waited with it, without an event', () => {
+    const waiting = planSync(input(v1, pods(v1, ['ready', 'running'])));
+    const stale = { ...condition(waiting)!, message: 'waiting for web-0 (revision x) ...' };
+    const set = { ...v1, status: { ...waiting.status, readyReplicas: 0, conditions: [stale] } };
+    const plan = planSync(input(set, pods(v1, ['ready', 'running'])));
+    expect(plan.statusChanged).toBe(true);
+    expect(condition(plan)!.message).toMatch(/^waiting for web-1 /);
+    expect(plan.events).toEqual([]);
   });
 
   it('lastTransitionTime moves only when the status does', () => {

@@ -608,13 +608,16 @@ function completeRollingUpdate(set: StatefulSet, status: StatefulSetStatus): Sta
   return status;
 }
 
+/** Our condition in a status. */
+const rolloutCondition = (s: StatefulSetStatus | undefined) => s?.conditions?.find((c) => c.type === CONDITION_TYPE);
+
 function conditionFor(
   set: StatefulSet,
   status: StatefulSetStatus,
   blocker: Blocker | undefined,
   nowMs: number,
 ): StatefulSetCondition {
-  const previous = set.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
+  const previous = rolloutCondition(set.status);
   // Every pod Ready at the update revision (with OnDelete the current revision never moves).
   const complete =
     status.updatedReplicas === replicasOf(set) &&
@@ -645,26 +648,30 @@ const WRITTEN_FIELDS = [
   'updateRevision',
 ] as const;
 
+/**
+ * Whether the status is written: when the generation or a counted field moved (the reference writes on those
+ * alone), or our condition's status or reason did. A change of its message alone (the next pod waited on for the
+ * same reason, as pods start one after another) waits for the next write, so that the condition costs no writes
+ * the reference does not make while pods merely come up.
+ */
 function statusChanged(old: StatefulSetStatus | undefined, next: StatefulSetStatus): boolean {
   if ((next.observedGeneration ?? 0) > (old?.observedGeneration ?? 0)) return true;
   if (WRITTEN_FIELDS.some((f) => (old?.[f] ?? 0) !== (next[f] ?? 0))) return true;
-  const ours = (s: StatefulSetStatus | undefined) => s?.conditions?.find((c) => c.type === CONDITION_TYPE);
-  const a = ours(old);
-  const b = ours(next);
-  return a?.status !== b?.status || a?.reason !== b?.reason || a?.message !== b?.message;
+  const a = rolloutCondition(old);
+  const b = rolloutCondition(next);
+  return a?.status !== b?.status || a?.reason !== b?.reason;
 }
 
 /**
- * An event when the condition moves to another wait or outcome, so that `kubectl describe` (which shows
- * events, not StatefulSet conditions) answers why a rollout stands still. Plain progress makes none, and
- * FailedCreate has its own.
+ * An event when the condition moves to another reason, so that `kubectl describe` (which shows events, not
+ * StatefulSet conditions) answers why a rollout stands still. The next pod waited on for the same reason makes
+ * none (a set of 1,000 coming up would make one per pod); plain progress makes none, and FailedCreate has its own.
  */
 function transitionEvent(set: StatefulSet, status: StatefulSetStatus): PlannedEvent[] {
-  const ours = (s: StatefulSetStatus | undefined) => s?.conditions?.find((c) => c.type === CONDITION_TYPE);
-  const before = ours(set.status);
-  const now = ours(status)!;
+  const before = rolloutCondition(set.status);
+  const now = rolloutCondition(status)!;
   const quiet = ['Progressing', 'FailedCreate'];
-  if (quiet.includes(now.reason ?? '') || (before?.reason === now.reason && before?.message === now.message)) return [];
+  if (quiet.includes(now.reason ?? '') || (before?.reason === now.reason && before?.status === now.status)) return [];
   const type = now.status === 'True' ? 'Normal' : 'Warning';
   return [{ type, reason: now.reason ?? '', note: now.message ?? '', wait: true }];
 }

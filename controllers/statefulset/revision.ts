@@ -60,10 +60,35 @@ export function revisionHash(data: string, collisionCount: number): string {
   return safeEncode(String(fnv1(data, String(collisionCount))));
 }
 
-/** The revision data of a set: its pod template as a replace patch, in canonical bytes. */
-export function revisionData(set: StatefulSet): string {
-  return canonicalJson({ spec: { template: { ...set.spec.template, $patch: 'replace' } } });
+/**
+ * Canonical bytes by the decoded value they were made from or for. Every sync of a set compares its template with
+ * its revisions; cached objects are replaced, never changed, so their bytes are worked out once per object.
+ */
+const bytesOf = new WeakMap<object, string>();
+interface TemplateData {
+  bytes: string;
+  /** The new revision's `data`. */
+  value: object;
+  /** The hash of the bytes with the last collision count asked for. */
+  hash?: { collisionCount: number; hash: string };
 }
+/** A template's revision data, by the template. */
+const templateData = new WeakMap<object, TemplateData>();
+
+function dataFor(set: StatefulSet): TemplateData {
+  const template = set.spec.template;
+  let data = templateData.get(template);
+  if (!data) {
+    const bytes = canonicalJson({ spec: { template: { ...template, $patch: 'replace' } } });
+    data = { bytes, value: JSON.parse(bytes) as object };
+    bytesOf.set(data.value, bytes);
+    templateData.set(template, data);
+  }
+  return data;
+}
+
+/** The revision data of a set: its pod template as a replace patch, in canonical bytes. */
+export const revisionData = (set: StatefulSet): string => dataFor(set).bytes;
 
 export function revisionName(setName: string, hash: string): string {
   return `${setName.slice(0, MAX_NAME_PREFIX)}-${hash}`;
@@ -71,7 +96,15 @@ export function revisionName(setName: string, hash: string): string {
 
 /** The raw bytes a stored revision carries (the API returns `data` decoded). */
 export function dataOf(revision: ControllerRevision): string {
-  return typeof revision.data === 'string' ? revision.data : canonicalJson(revision.data);
+  const value = revision.data;
+  if (typeof value === 'string') return value;
+  if (value === null || typeof value !== 'object') return canonicalJson(value);
+  let data = bytesOf.get(value);
+  if (data === undefined) {
+    data = canonicalJson(value);
+    bytesOf.set(value, data);
+  }
+  return data;
 }
 
 /** The pod template a revision records. */
@@ -97,8 +130,11 @@ export const setOwnerRef = (set: KubeObject) => controllerRefTo('apps/v1', 'Stat
 
 /** A new revision object for the set's current template (the reference's `newRevision`). */
 export function newRevision(n: Naming, set: StatefulSet, number: number, collisionCount: number): ControllerRevision {
-  const data = revisionData(set);
-  const hash = revisionHash(data, collisionCount);
+  const data = dataFor(set);
+  if (data.hash?.collisionCount !== collisionCount) {
+    data.hash = { collisionCount, hash: revisionHash(data.bytes, collisionCount) };
+  }
+  const { hash } = data.hash;
   return {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',
@@ -109,7 +145,7 @@ export function newRevision(n: Naming, set: StatefulSet, number: number, collisi
       ...(set.metadata.annotations ? { annotations: { ...set.metadata.annotations } } : {}),
       ownerReferences: [setOwnerRef(set)],
     },
-    data: JSON.parse(data),
+    data: data.value,
     revision: number,
   };
 }

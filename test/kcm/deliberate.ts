@@ -43,7 +43,7 @@ export const DELIBERATE: Deliberate[] = [
     match: new RegExp(`^\\S+ \\S+ events StatefulSet/\\S+ Normal (${ROLLOUT_REASONS})$`),
     only: 'ours',
     reason:
-      'our documented extension (README: "Each new wait is also an event on the set"): each new reason of the ' +
+      'our documented extension (README: "Each new reason is also an event on the set"): each new reason of the ' +
       'RolloutProgressing condition is also an event; KCM records only SuccessfulCreate/SuccessfulDelete and failures',
   },
   {
