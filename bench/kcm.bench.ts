@@ -545,7 +545,9 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
     for (const [k, ca] of cas.entries()) {
       out[`start ${ca.alg}`] = await restart(ca);
       if (ONLY === 'start') continue;
+      const cpuBefore = controller!.sample().cpuSeconds;
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
+      out[`csr cpu ${ca.alg}`] = ((controller!.sample().cpuSeconds - cpuBefore) * 1000) / CSRS;
       await bench.clearCsrs();
     }
     if (ONLY) return out;
@@ -669,6 +671,9 @@ export async function run(): Promise<void> {
         rounds: pairs(rounds, key),
       });
       const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
+      const csrCpu = cas.map((ca) =>
+        figure(`CPU of the process per CSR approved+issued, ${ca.alg} CA`, 'ms', `csr cpu ${ca.alg}`),
+      );
       const starts = cas.map((ca) => figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`));
       const sets = [
         figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
@@ -677,12 +682,14 @@ export async function run(): Promise<void> {
       ];
       if (ONLY) {
         const cpu = figure('CPU seconds of the process over the three StatefulSet workloads', 's', 'setsCpu');
-        const part = ONLY === 'csr' ? [...rates, ...starts] : ONLY === 'sets' ? [...sets, cpu, starts[0]!] : starts;
+        const part =
+          ONLY === 'csr' ? [...rates, ...csrCpu, ...starts] : ONLY === 'sets' ? [...sets, cpu, starts[0]!] : starts;
         printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, ${ONLY} only (${machine()})`, part);
         continue;
       }
       printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, [
         ...rates,
+        ...csrCpu,
         ...sets,
         figure('PDB status after a readiness flip, p50', 'ms', 'p50'),
         figure('PDB status after a readiness flip, p99', 'ms', 'p99'),
