@@ -547,7 +547,9 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
       out[`start ${ca.alg}`] = await restart(ca);
       out[`start cpu ${ca.alg}`] = controller!.sample().cpuSeconds;
       if (ONLY === 'start') continue;
+      const cpuBefore = controller!.sample().cpuSeconds;
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
+      out[`csr cpu ${ca.alg}`] = ((controller!.sample().cpuSeconds - cpuBefore) * 1000) / CSRS;
       await bench.clearCsrs();
     }
     if (ONLY) return out;
@@ -671,6 +673,9 @@ export async function run(): Promise<void> {
         rounds: pairs(rounds, key),
       });
       const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
+      const csrCpu = cas.map((ca) =>
+        figure(`CPU of the process per CSR approved+issued, ${ca.alg} CA`, 'ms', `csr cpu ${ca.alg}`),
+      );
       const starts = cas.flatMap((ca) => [
         figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`),
         figure('  CPU seconds of the process by then', 's', `start cpu ${ca.alg}`),
@@ -683,12 +688,17 @@ export async function run(): Promise<void> {
       if (ONLY) {
         const cpu = figure('CPU seconds of the process over the three StatefulSet workloads', 's', 'setsCpu');
         const part =
-          ONLY === 'csr' ? [...rates, ...starts] : ONLY === 'sets' ? [...sets, cpu, ...starts.slice(0, 2)] : starts;
+          ONLY === 'csr'
+            ? [...rates, ...csrCpu, ...starts]
+            : ONLY === 'sets'
+              ? [...sets, cpu, ...starts.slice(0, 2)]
+              : starts;
         printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, ${ONLY} only (${machine()})`, part);
         continue;
       }
       printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds (${machine()})`, [
         ...rates,
+        ...csrCpu,
         ...sets,
         figure('PDB status after a readiness flip, p50', 'ms', 'p50'),
         figure('PDB status after a readiness flip, p99', 'ms', 'p99'),
