@@ -547,9 +547,8 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
       out[`start ${ca.alg}`] = await restart(ca);
       out[`start cpu ${ca.alg}`] = controller!.sample().cpuSeconds;
       if (ONLY === 'start') continue;
-      const cpuBefore = controller!.sample().cpuSeconds;
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
-      out[`csr cpu ${ca.alg}`] = ((controller!.sample().cpuSeconds - cpuBefore) * 1000) / CSRS;
+      out[`csr cpu ${ca.alg}`] = ((controller!.sample().cpuSeconds - out[`start cpu ${ca.alg}`]!) * 1000) / CSRS;
       await bench.clearCsrs();
     }
     if (ONLY) return out;
