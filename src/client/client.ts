@@ -206,6 +206,7 @@ export class KubeClient implements Transport {
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const target = this.pathAndQuery(path, opts.query);
     const { headers, dispatcher } = await this.security(`${this.server}${target}`, opts.signal);
+    await this.connectionBack(dispatcher);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
     const permit = READ_METHODS.has(method)
@@ -276,6 +277,7 @@ export class KubeClient implements Transport {
     await this.throttle.acquire(signal);
     const url = `${this.server}${this.pathAndQuery(path, { ...query, watch: true })}`;
     const { headers, dispatcher } = await this.security(url, signal);
+    await this.connectionBack(dispatcher);
     const started = performance.now();
     const sentAt = this.options.clock.now();
     const res = await request(url, {
@@ -371,6 +373,16 @@ export class KubeClient implements Transport {
     const options = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), tls);
     if (options.type !== 'agent') return undefined;
     return new Agent({ connect: { ...options.connect, secureContext: createSecureContext(options.connect) } });
+  }
+
+  /**
+   * undici hands a connection back to its pool one loop turn after its answer: a request made within that turn (a
+   * reconcile's next step, made as soon as the answer before it is read) would open a connection of its own, a TLS
+   * handshake. When the pool has none free but one that no request holds, the request waits for that turn.
+   */
+  private async connectionBack(dispatcher: Dispatcher | undefined): Promise<void> {
+    const pool = dispatcher instanceof Agent ? dispatcher.stats[this.target().origin] : undefined;
+    if (pool && 'free' in pool && pool.free === 0 && pool.connected > pool.running) await new Promise(setImmediate);
   }
 
   private userAgent(caller?: string): string {
