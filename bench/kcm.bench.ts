@@ -538,9 +538,9 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
   try {
     if (ONLY === 'sets') {
       out['start RSA-2048'] = await restart(cas[0]!);
-      const before = controller!.sample().cpuSeconds;
+      out['start cpu RSA-2048'] = controller!.sample().cpuSeconds;
       Object.assign(out, await bench.statefulSets());
-      out.setsCpu = controller!.sample().cpuSeconds - before;
+      out.setsCpu = controller!.sample().cpuSeconds - out['start cpu RSA-2048'];
       return out;
     }
     for (const [k, ca] of cas.entries()) {
