@@ -69,8 +69,9 @@ export interface TokenSourceOptions {
 }
 
 /**
- * One service account's token: requested on first use (its account created when the server has none), renewed in the background once 80% of its lifetime has
- * passed (requests keep the held token meanwhile), and requested again at once after the server refused it.
+ * One service account's token: requested on first use (its account created when the server has none), renewed in
+ * the background once 80% of its lifetime has passed (requests keep the held token meanwhile), and requested again
+ * at once after the server refused it.
  * One renewal at a time, each of at most four attempts with backoff; `stop` ends a renewal in progress.
  */
 export class ServiceAccountToken implements BearerSource {
