@@ -132,8 +132,10 @@ export class ControllerLoop {
   ) {
     const client = ctx.controllerClient?.(definition, ctx.client) ?? ctx.client;
     // A recorder of its own, as each reference controller has: its own queue of writes, through its own client
-    // (with its account's credentials).
-    this.ownRecorder = ctx.recorderFor?.(definition.eventsWithDaemonCredentials ? ctx.client : client);
+    // (with its account's credentials), but with a rate limiter apart from the controller's, so that its events
+    // never hold back its writes (the reference's share one).
+    const eventsClient = definition.eventsWithDaemonCredentials ? ctx.client : client;
+    this.ownRecorder = ctx.recorderFor?.(eventsClient.derive({}));
     this.ctx = { ...ctx, client, recorder: this.ownRecorder ?? ctx.recorder };
     this.workerCount = workers;
     this.queue = new WorkQueue<string>({
