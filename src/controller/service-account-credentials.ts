@@ -2,12 +2,14 @@
  * `--use-service-account-credentials`, as kube-controller-manager's: each controller's requests authenticate as
  * its own service account in the system namespace (`system:serviceaccount:<ns>:certificate-controller`, ...), with
  * a bound token from the TokenRequest API, the account created when missing, and the token renewed before it
- * expires. The informers, the leader election and the event recorder keep the daemon's own credentials, as there.
+ * expires. Each controller's events go with its account too; the informers and the leader election keep the
+ * daemon's own credentials, as there.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { group, type Naming } from '../api/naming.ts';
+import { serviceAccountUsername } from '../api/service-accounts.ts';
 import { type BearerSource, KubeClient, sleep } from '../client/client.ts';
 import { isAlreadyExists, isNotFound } from '../client/errors.ts';
 import type { Clock } from '../util/clock.ts';
@@ -211,7 +213,7 @@ export class ServiceAccountCredentials {
       token.token().catch(() => undefined);
     }
     // The account's user name ends the user agent, as the reference's client for an account says who it is.
-    const userAgent = `${base.options.userAgent}/system:serviceaccount:${this.o.namespace}:${name}`;
+    const userAgent = `${base.options.userAgent}/${serviceAccountUsername(this.o.namespace, name)}`;
     return this.anonymous.derive({ ...base.options, bearer: token, userAgent });
   }
 

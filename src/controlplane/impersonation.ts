@@ -6,11 +6,13 @@
  * authentication group. The first refusal answers 403 naming it; otherwise the request continues as the
  * impersonated user, who is what authorization, admission and the reviews see.
  */
+
+import { serviceAccountGroups, serviceAccountUsername } from '../api/service-accounts.ts';
 import type { UserInfo } from './admission.ts';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authn.ts';
 import { type Authorizer, forbiddenError, type ResourceRequestAttributes } from './authz/rbac.ts';
 import { badRequest } from './errors.ts';
-import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from './service-accounts.ts';
+import { splitServiceAccountUsername } from './service-accounts.ts';
 
 /** Names are matched as sent, in any case, so that the other headers of a request are not lower-cased. */
 const IMPERSONATION_HEADER = /^impersonate-/i;

@@ -9,13 +9,13 @@
 import { createHash, createPublicKey, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
 import type { KubeObject } from '../api/meta.ts';
 import { FLAVORS, group, type Naming, naming } from '../api/naming.ts';
+import { serviceAccountGroups, serviceAccountUsername } from '../api/service-accounts.ts';
 import { rfc3339 } from '../util/time.ts';
 import type { UserInfo } from './admission.ts';
 import type { SubresourceHandler } from './api.ts';
 import { recordUpdate } from './apply/managed-fields.ts';
 import { decodeKindBody } from './decode.ts';
 import { badRequest, conflict, type FieldProblem, invalid, methodNotAllowed, notFound } from './errors.ts';
-import { serviceAccountGroups, serviceAccountUsername } from './service-accounts.ts';
 import { invalid as fieldInvalid } from './validation/field-errors.ts';
 
 const DEFAULT_EXPIRATION_SECONDS = 3600;

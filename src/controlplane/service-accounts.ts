@@ -1,17 +1,6 @@
-/** The identities of service accounts: `system:serviceaccount:<namespace>:<name>` in the groups of their namespace. */
+/** Service account user names read back into a namespace and a name (made by `src/api/service-accounts.ts`). */
+import { SERVICE_ACCOUNT_PREFIX } from '../api/service-accounts.ts';
 import { isDNS1123Label, isDNS1123Subdomain } from './validation/common.ts';
-
-export const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
-export const SERVICE_ACCOUNTS_GROUP = 'system:serviceaccounts';
-
-export function serviceAccountUsername(namespace: string, name: string): string {
-  return `${SERVICE_ACCOUNT_PREFIX}${namespace}:${name}`;
-}
-
-/** `system:serviceaccounts` and `system:serviceaccounts:<namespace>`, as the reference gives every service account. */
-export function serviceAccountGroups(namespace: string): string[] {
-  return [SERVICE_ACCOUNTS_GROUP, `${SERVICE_ACCOUNTS_GROUP}:${namespace}`];
-}
 
 /**
  * The namespace and name of a service account user name, or undefined when the name is not one: exactly two

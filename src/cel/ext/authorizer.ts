@@ -5,6 +5,7 @@
  * being admitted). Checks go to the API server's authorizer for the requesting user.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { serviceAccountGroups, serviceAccountUsername } from '../../api/service-accounts.ts';
 import { charge } from '../values.ts';
 
 const P = 'kubernetes.authorization';
@@ -86,8 +87,8 @@ export class ResourceCheck {
 }
 
 const serviceAccount = (ns: string, name: string): AuthorizerUser => ({
-  username: `system:serviceaccount:${ns}:${name}`,
-  groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+  username: serviceAccountUsername(ns, name),
+  groups: [...serviceAccountGroups(ns), 'system:authenticated'],
 });
 
 export function registerAuthorizer(env: Environment): void {

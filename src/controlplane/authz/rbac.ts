@@ -8,6 +8,7 @@ import { selects } from '../../api/aggregation.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry, ResourceType } from '../../api/registry.ts';
+import { serviceAccountUsername } from '../../api/service-accounts.ts';
 import type {
   ClusterRole,
   NonResourceRule,
@@ -21,7 +22,6 @@ import type { UserInfo } from '../admission.ts';
 import { ApiError } from '../errors.ts';
 import type { AccessChecker } from '../plugins/authorize.ts';
 import type { RequestAuthorizer, RequestInfo } from '../request-info.ts';
-import { serviceAccountUsername } from '../service-accounts.ts';
 import type { Storage } from '../storage.ts';
 import { PRIVILEGED_GROUP } from './policy.ts';
 
