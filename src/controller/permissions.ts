@@ -22,10 +22,10 @@ export function managerPermissions(n: Naming): PolicyRule[] {
     rule([group(n, 'events')], ['events'], ['create', 'update', 'patch']),
     rule([group(n, 'authentication')], ['tokenreviews'], ['create']),
     rule([group(n, 'authorization')], ['subjectaccessreviews'], ['create']),
-    // --use-service-account-credentials: each controller's account, created when missing, and its tokens (as the
-    // reference's kube-controller-manager role).
+    // --use-service-account-credentials: each controller's tokens, and its account (and namespace, looked up) created
+    // when a token request answers 404.
     rule([''], ['namespaces'], ['get']),
-    rule([''], ['serviceaccounts'], ['get', 'create']),
+    rule([''], ['serviceaccounts'], ['create']),
     rule([''], ['serviceaccounts/token'], ['create']),
   ];
 }
