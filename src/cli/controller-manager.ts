@@ -324,7 +324,6 @@ async function main(): Promise<number> {
       ? undefined
       : new ShardedReplica({
           ctx,
-          recorder: recorderFor,
           controllers: sharded,
           shards: election.shards,
           leaderElection,

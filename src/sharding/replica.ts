@@ -2,19 +2,18 @@
  * One `--sharding` replica's share of the work: its shard Leases (ShardSet) and the sharded controllers over
  * the shards it holds (ShardedControllers), their writes fenced shard by shard (ShardGuard).
  */
-import type { KubeClient } from '../client/client.ts';
 import type { ControllerContext, ControllerDefinition } from '../controller/controller.ts';
-import type { EventRecorder } from '../controller/events.ts';
 import { electionClient, type LeaderElectionOptions } from '../controller/manager.ts';
 import { ShardedControllers } from './controllers.ts';
 import { ShardGuard } from './guard.ts';
 import { type HeldShard, ShardSet } from './shards.ts';
 
 export interface ShardedReplicaOptions {
-  /** Everything controllers share but the informers; its client is the unfenced base the guards derive from. */
-  ctx: Omit<ControllerContext, 'informers' | 'recorder'>;
-  /** An event recorder writing through `client`. */
-  recorder(client: KubeClient): EventRecorder;
+  /**
+   * Everything controllers share but the informers; its client is the unfenced base the guards derive from, and its
+   * `recorderFor` makes each shard context's recorder, through the fenced client.
+   */
+  ctx: Omit<ControllerContext, 'informers' | 'recorder'> & Required<Pick<ControllerContext, 'recorderFor'>>;
   controllers: ControllerDefinition[];
   workers: Record<string, number>;
   shards: number;
@@ -47,7 +46,7 @@ export class ShardedReplica {
       held: () => this.set.heldShards().map((h) => h.shard),
       contextFor: (key) => {
         const client = ctx.client.derive({ writeGuard: new ShardGuard(key, o.shards, (i) => this.set.guardFor(i)) });
-        return { ...ctx, client, recorder: o.recorder(client) };
+        return { ...ctx, client, recorder: ctx.recorderFor(client) };
       },
       watchList: ctx.features('WatchListClient'),
       syncTimeoutMs: o.syncTimeoutMs,
