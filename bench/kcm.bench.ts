@@ -4,9 +4,9 @@
  * controller but ours). The peer is a second KCM with `--controllers` naming only the controllers we implement
  * (OUR_KCM_CONTROLLERS) and the signing CA's files; ours is `bin/orch-controller-manager.js --kubeconfig` with the
  * same controllers and CA. Both with `--use-service-account-credentials=true` (as kubeadm deploys KCM): each
- * controller authenticates with its own service account's token, not the admin certificate. Only one of the two runs at a time. Each round runs the same session with each side,
- * the side going first alternating by round; every figure is printed as ours ÷ KCM, the median of the paired
- * rounds' ratios with their range (never best-of). Sessions run once per client QPS setting: the default 20/30
+ * controller authenticates with its own service account's token, not the admin certificate. Only one of the two
+ * runs at a time. Each round runs the same session with each side, the side going first alternating by round;
+ * every figure is printed as ours ÷ KCM, the median of the paired rounds' ratios with their range (never best-of). Sessions run once per client QPS setting: the default 20/30
  * (`--kube-api-qps --kube-api-burst` on both), and limits lifted (KCM `--kube-api-qps=-1`: client-go makes no
  * rate limiter for a negative QPS; ours `--kube-api-qps=0`, the same in our client).
  *
@@ -14,7 +14,8 @@
  * - start: spawn → a CSR created beforehand issued (the first reconcile), with the budgets' pods in the cache, and
  *   the process's CPU seconds by then (less moved by other load than the time);
  * - CSRs (node client, signer kube-apiserver-client-kubelet) created 16 in flight, approved and issued, per
- *   second: with an RSA-2048 CA, then (the process restarted with the other CA) an ECDSA P-256 one;
+ *   second, and the process's CPU per CSR from its start: with an RSA-2048 CA, then (the process restarted with
+ *   the other CA) an ECDSA P-256 one;
  * - PDB status latency: readiness flips (status writes of pods that kwok never makes Ready itself) by WRITERS
  *   clients, one in flight each, from the write's acknowledgement to the watch event of the budget's
  *   `currentHealthy` showing it, p50 and p99, while other budgets' pods are deleted and created (churn);
