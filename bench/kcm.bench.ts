@@ -8,8 +8,8 @@
  * runs at a time. Each round runs the same session with each side, the side going first alternating by round;
  * every figure is printed as ours ÷ KCM, the median of the paired rounds' ratios with their range (never best-of).
  * Sessions run once per client QPS setting: the default 20/30 (`--kube-api-qps --kube-api-burst` on both), and
- * limits lifted (KCM `--kube-api-qps=-1`: client-go makes no
- * rate limiter for a negative QPS; ours `--kube-api-qps=0`, the same in our client).
+ * limits lifted (KCM `--kube-api-qps=-1`: client-go makes no rate limiter for a negative QPS; ours
+ * `--kube-api-qps=0`, the same in our client).
  *
  * A session, per side, timed as the bench client sees it (a watch), the client unthrottled (`qps: 0`):
  * - start: spawn → a CSR created beforehand issued (the first reconcile), with the budgets' pods in the cache, and
