@@ -1,35 +1,19 @@
 /**
- * The REST client's connections over TLS: the pool outlives the periodic refresh of the security settings
+ * The REST client's connections over TLS to a server of HTTP/1.1 only: the connection that offered it HTTP/2 is the
+ * pool's first (one handshake, not two); the pool outlives the periodic refresh of the security settings
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
  * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
  * deadline.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
 import { FakeClock } from '../src/util/clock.ts';
-
-/** A self-signed serving certificate for 127.0.0.1, by the openssl CLI. */
-function servingCertificate(): { cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'client-tls-'));
-  try {
-    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1'];
-    args.push('-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=test', '-addext', 'subjectAltName=IP:127.0.0.1');
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl req failed: ${r.stderr}`);
-    return { cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), key: readFileSync(join(dir, 'key.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { servingCertificate } from './support/serving-certificate.ts';
 
 describe('KubeClient connections', () => {
   let server: Server;

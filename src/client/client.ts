@@ -1,18 +1,21 @@
 /**
  * The REST client: configuration, authentication and TLS from @kubernetes/client-node's KubeConfig,
- * raw JSON in and out over undici, client-side rate limiting (QPS and burst), Retry-After handling,
- * request timeouts, a user agent naming the component, and streaming watches.
+ * raw JSON in and out over one HTTP/2 connection or undici's HTTP/1.1 pool (connections.ts), client-side rate
+ * limiting (QPS and burst), Retry-After handling, request timeouts, a user agent naming the component, and
+ * streaming watches.
  */
 import { setMaxListeners } from 'node:events';
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { AgentOptions } from 'node:https';
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createSecureContext } from 'node:tls';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { Agent, type Dispatcher, getGlobalDispatcher, request } from 'undici';
+import { type Dispatcher, getGlobalDispatcher, request } from 'undici';
 import type { KubeObject, WatchEvent } from '../api/meta.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
+import { ServerConnections } from './connections.ts';
 import { StatusError } from './errors.ts';
 import { ResourceClient } from './resource.ts';
 import type { RequestOptions, Response, Transport } from './transport.ts';
@@ -69,6 +72,11 @@ export interface ClientOptions {
   writeGuard?: WriteGuard;
   /** Sent as `Authorization: Bearer` with every request (give the client a configuration without credentials). */
   bearer?: BearerSource;
+  /**
+   * Whether HTTP/2 is offered to the server (one connection for every request and watch); off, as client-go's,
+   * when the environment sets DISABLE_HTTP2.
+   */
+  http2: boolean;
   /** Called once per completed HTTP exchange (metrics). */
   observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
 }
@@ -80,6 +88,7 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
   userAgent: 'orch-controller-manager',
   maxRetries: 10,
   clock: realClock,
+  http2: !process.env.DISABLE_HTTP2,
 };
 
 /** Token bucket that hands out reservations, so waiting callers are served in order. */
@@ -148,7 +157,7 @@ export class KubeClient implements Transport {
   private parsedServer?: { origin: string; prefix: string; host: string };
   /** Security settings and the connection pool; shared with derived clients. */
   private session: {
-    auth?: { headers: Record<string, string | string[]>; dispatcher?: Dispatcher; tls: string; at: number };
+    auth?: { headers: Record<string, string | string[]>; dispatcher?: Sender; tls: string; at: number };
   } = {};
 
   constructor(
@@ -258,7 +267,7 @@ export class KubeClient implements Transport {
       const retryAfter = res.headers['retry-after'];
       throw StatusError.fromResponse(statusCode, text || (STATUS_CODES[statusCode] ?? ''), first(retryAfter));
     }
-    const warnings = [res.headers.warning ?? []].flat().map(parseWarning);
+    const warnings = [res.headers.warning ?? []].flat().flatMap(parseWarnings);
     const decode = opts.decode ?? JSON.parse;
     return { status: statusCode, body: (text ? decode(text) : undefined) as T, warnings };
   }
@@ -275,22 +284,20 @@ export class KubeClient implements Transport {
     caller?: string,
   ): Promise<void> {
     await this.throttle.acquire(signal);
-    const url = `${this.server}${this.pathAndQuery(path, { ...query, watch: true })}`;
-    const { headers, dispatcher } = await this.security(url, signal);
+    const target = this.pathAndQuery(path, { ...query, watch: true });
+    const { headers: security, dispatcher } = await this.security(`${this.server}${target}`, signal);
     await this.connectionBack(dispatcher);
     const started = performance.now();
     const sentAt = this.options.clock.now();
-    const res = await request(url, {
-      method: 'GET',
-      headers: { ...headers, accept: 'application/json', 'user-agent': this.userAgent(caller) },
-      dispatcher,
-      signal,
-      bodyTimeout: 0,
-    });
+    const headers = { ...security, accept: 'application/json', 'user-agent': this.userAgent(caller) };
+    const res =
+      dispatcher instanceof ServerConnections
+        ? await dispatcher.open({ method: 'GET', path: `${this.target().prefix}${target}`, headers }, signal)
+        : await request(`${this.server}${target}`, { method: 'GET', headers, dispatcher, signal, bodyTimeout: 0 });
     this.observe('WATCH', res.statusCode, path, started);
     if (res.statusCode === 401) this.options.bearer?.refused(sentAt);
     if (res.statusCode !== 200) {
-      throw StatusError.fromResponse(res.statusCode, await res.body.text(), first(res.headers['retry-after']));
+      throw StatusError.fromResponse(res.statusCode, await readText(res.body), first(res.headers['retry-after']));
     }
     // Decoded as each chunk arrives ('data', not an async iterator: no promise per chunk).
     const decoder = new WatchDecoder<WatchEvent<T>>(onEvent);
@@ -342,7 +349,7 @@ export class KubeClient implements Transport {
   private async security(
     url: string,
     signal?: AbortSignal,
-  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Dispatcher }> {
+  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Sender }> {
     const now = this.options.clock.now();
     const shared = this.session;
     if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
@@ -355,7 +362,7 @@ export class KubeClient implements Transport {
       let dispatcher = shared.auth?.tls === tls.text ? shared.auth.dispatcher : undefined;
       if (shared.auth?.tls !== tls.text) {
         void shared.auth?.dispatcher?.close(); // once its requests are answered
-        dispatcher = this.dispatcherFor(tls.options) ?? (ctx.getDispatcher() as Dispatcher | undefined);
+        dispatcher = this.connectionsFor(tls.options) ?? (ctx.getDispatcher() as Dispatcher | undefined);
       }
       shared.auth = { headers, dispatcher, tls: tls.text, at: now };
     }
@@ -366,13 +373,14 @@ export class KubeClient implements Transport {
   }
 
   /**
-   * A pool whose connections share one TLS context, built once, where each would otherwise parse the CA, the
+   * The server's connections, sharing one TLS context, built once, where each would otherwise parse the CA, the
    * certificate and the key again; undefined when the configuration asks for something else (a proxy, no TLS).
    */
-  private dispatcherFor(tls: AgentOptions): Dispatcher | undefined {
+  private connectionsFor(tls: AgentOptions): ServerConnections | undefined {
     const options = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), tls);
     if (options.type !== 'agent') return undefined;
-    return new Agent({ connect: { ...options.connect, secureContext: createSecureContext(options.connect) } });
+    const connect = { ...options.connect, secureContext: createSecureContext(options.connect) };
+    return new ServerConnections(this.target().origin, connect, this.options.http2);
   }
 
   /**
@@ -380,9 +388,8 @@ export class KubeClient implements Transport {
    * reconcile's next step, made as soon as the answer before it is read) would open a connection of its own, a TLS
    * handshake. When the pool has none free but one that no request holds, the request waits for that turn.
    */
-  private async connectionBack(dispatcher: Dispatcher | undefined): Promise<void> {
-    const pool = dispatcher instanceof Agent ? dispatcher.stats[this.target().origin] : undefined;
-    if (pool && 'free' in pool && pool.free === 0 && pool.connected > pool.running) await new Promise(setImmediate);
+  private async connectionBack(dispatcher: Sender | undefined): Promise<void> {
+    if (dispatcher instanceof ServerConnections && dispatcher.connectionComingBack()) await new Promise(setImmediate);
   }
 
   private userAgent(caller?: string): string {
@@ -441,7 +448,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  send(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): void {
+  send(dispatcher: Sender, options: Dispatcher.DispatchOptions): void {
     if (this.reason) return;
     try {
       dispatcher.dispatch(options, this);
@@ -504,8 +511,20 @@ function first(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** `299 - "text"` → `text`. */
-function parseWarning(header: string): string {
-  const m = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(header);
-  return m ? JSON.parse(`"${m[1]}"`) : header;
+/**
+ * `299 - "text"` → `text`; one header may hold several, comma-separated (HTTP/2 joins repeated headers so).
+ */
+function parseWarnings(header: string): string[] {
+  const texts = [...header.matchAll(/(?:^|,\s*)\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`));
+  return texts.length > 0 ? texts : [header];
 }
+
+/** A body read whole as text. */
+async function readText(body: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Where a request is sent: the server's connections, or a dispatcher the configuration made (a proxy's). */
+type Sender = ServerConnections | Dispatcher;

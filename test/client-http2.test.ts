@@ -1,0 +1,177 @@
+/**
+ * The REST client over HTTP/2, against a server that offers it (as kube-apiserver does): one connection for every
+ * request and watch, every warning of an answer, a request's deadline, a refused and an aborted watch, a server
+ * that ends its session; and HTTP/1.1 to the same server when HTTP/2 is turned off (client-go's DISABLE_HTTP2).
+ */
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
+import { type AddressInfo, connect as connectTcp, createServer as createTcpServer } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
+import { ResourceRegistry } from '../src/api/registry.ts';
+import { KubeClient } from '../src/client/client.ts';
+import { StatusError } from '../src/client/errors.ts';
+import { servingCertificate } from './support/serving-certificate.ts';
+
+const pod = (name: string) => ({ kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'default' } });
+
+describe('KubeClient over HTTP/2', () => {
+  let server: Http2SecureServer;
+  let ca = '';
+  let handshakes = 0;
+  const sessions: ServerHttp2Session[] = [];
+  /** Each request the server saw: its HTTP version and URL. */
+  let seen: string[] = [];
+
+  beforeAll(async () => {
+    const { cert, key } = servingCertificate();
+    ca = cert;
+    server = createSecureServer({ cert, key, allowHTTP1: true }, (req, res) => {
+      seen.push(`${req.httpVersion} ${req.url}`);
+      const url = new URL(req.url, 'https://x');
+      if (url.pathname === '/slow') setTimeout(() => res.end('{}'), 300);
+      else if (url.pathname === '/warned') {
+        res.setHeader('warning', ['299 - "first, with a comma"', '299 - "second \\"quoted\\""']);
+        res.end('{}');
+      } else if (url.searchParams.get('watch') === 'true') watch(req, res);
+      else res.end(JSON.stringify({ path: url.pathname }));
+    });
+    server.on('secureConnection', () => handshakes++);
+    server.on('session', (s) => sessions.push(s));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+
+  /** A watch of pods: three events, then the stream stays open; `/refused` pods answer 403. */
+  function watch(req: Http2ServerRequest, res: Http2ServerResponse) {
+    if (req.url.startsWith('/refused')) {
+      res.statusCode = 403;
+      res.end(
+        JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Forbidden', message: 'not you', code: 403 }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (const name of ['a', 'b', 'c']) res.write(`${JSON.stringify({ type: 'ADDED', object: pod(name) })}\n`);
+  }
+
+  beforeEach(() => {
+    seen = [];
+  });
+
+  afterAll(async () => {
+    for (const s of sessions) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  function client(options: { http2?: boolean; timeoutMs?: number } = {}, port = serverPort()): KubeClient {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString('base64') }],
+      users: [{ name: 'u', token: 'secret' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    return new KubeClient(kc, new ResourceRegistry('kubernetes'), { qps: 0, http2: true, ...options });
+  }
+
+  const serverPort = () => (server.address() as AddressInfo).port;
+
+  /** Watches `path` until three events have come, then aborts: the events' object names. */
+  async function threeEvents(c: KubeClient, path: string): Promise<string[]> {
+    const stop = new AbortController();
+    const names: string[] = [];
+    await c.watch(
+      path,
+      {},
+      (e: WatchEvent<KubeObject>) => {
+        names.push(e.object.metadata.name!);
+        if (names.length === 3) stop.abort();
+      },
+      stop.signal,
+    );
+    return names;
+  }
+
+  it('sends requests in flight together and a watch over one connection', async () => {
+    const c = client();
+    const before = handshakes;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => c.request<{ path: string }>('GET', `/api/v1/namespaces/n${i}`)),
+    );
+    expect(answers.map((a) => a.body.path)).toEqual(Array.from({ length: 20 }, (_, i) => `/api/v1/namespaces/n${i}`));
+    expect(await threeEvents(c, '/api/v1/pods')).toEqual(['a', 'b', 'c']);
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { kind: 'Namespace' } })).status).toBe(200);
+    expect(handshakes).toBe(before + 1);
+    expect(new Set(seen.map((line) => line.split(' ')[0]))).toEqual(new Set(['2.0']));
+  });
+
+  it('speaks HTTP/1.1 to the same server when HTTP/2 is off', async () => {
+    const c = client({ http2: false });
+    await c.request('GET', '/api/v1/namespaces/a');
+    expect(await threeEvents(c, '/api/v1/pods')).toEqual(['a', 'b', 'c']);
+    expect(seen.map((line) => line.split(' ')[0])).toEqual(['1.1', '1.1']);
+  });
+
+  it('reads every warning of an answer, over either protocol', async () => {
+    for (const http2 of [true, false]) {
+      const res = await client({ http2 }).request('GET', '/warned');
+      expect(res.warnings).toEqual(['first, with a comma', 'second "quoted"']);
+    }
+  });
+
+  it('answers 504 when no answer comes within the timeout, and keeps its connection', async () => {
+    const c = client({ timeoutMs: 50 });
+    await c.request('GET', '/version');
+    const warm = handshakes;
+    const err = await c.request('GET', '/slow').catch((e: StatusError) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect((err as StatusError).code).toBe(504);
+    expect((err as StatusError).message).toBe('request GET /slow timed out after 50 ms');
+    expect((await c.request('GET', '/version')).status).toBe(200);
+    expect(handshakes).toBe(warm);
+  });
+
+  it("rejects a refused watch with the server's status", async () => {
+    const err = await client()
+      .watch('/refused/pods', {}, () => {}, new AbortController().signal)
+      .catch((e: StatusError) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect((err as StatusError).code).toBe(403);
+    expect((err as StatusError).message).toBe('not you');
+  });
+
+  it('connects again after the server ends its session', async () => {
+    const c = client();
+    await c.request('GET', '/version');
+    const warm = handshakes;
+    const last = sessions.at(-1)!;
+    await new Promise<void>((resolve) => last.close(resolve));
+    expect((await c.request('GET', '/version')).status).toBe(200);
+    expect(handshakes).toBe(warm + 1);
+  });
+
+  it('does not send a request given up on while its connection was being made', async () => {
+    // The server behind a relay that waits 300 ms before it lets the handshake through.
+    const relay = createTcpServer((socket) => {
+      setTimeout(() => socket.pipe(connectTcp(serverPort(), '127.0.0.1')).pipe(socket), 300);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const c = client({}, (relay.address() as AddressInfo).port);
+      const err = await c
+        .request('POST', '/given-up', { body: { kind: 'Thing' }, signal: AbortSignal.timeout(50) })
+        .catch((e: Error) => e);
+      expect((err as Error).name).toBe('TimeoutError');
+      expect((await c.request('GET', '/after')).status).toBe(200);
+      expect(seen).toEqual(['2.0 /after']);
+    } finally {
+      relay.close();
+    }
+  });
+});
