@@ -5,8 +5,10 @@
  * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
  * deadline.
  */
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../src/api/registry.ts';
@@ -14,6 +16,8 @@ import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
 import { FakeClock } from '../src/util/clock.ts';
 import { servingCertificate } from './support/serving-certificate.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
 
 describe('KubeClient connections', () => {
   let server: Server;
@@ -137,5 +141,33 @@ describe('KubeClient connections', () => {
     expect((err as StatusError).code).toBe(504);
     expect((err as StatusError).message).toBe('request GET /slow timed out after 50 ms');
     expect((await client.request('GET', '/version')).status).toBe(200);
+  });
+
+  it('keeps a process whose only work is one request alive until the answer', { timeout: 30_000 }, async () => {
+    // The connection that asked for HTTP/2 goes to the pool as it is: undici refs and unrefs it from then on.
+    const { port } = server.address() as AddressInfo;
+    const script = [
+      "import { KubeConfig } from '@kubernetes/client-node';",
+      `import { KubeClient } from ${JSON.stringify(join(ROOT, 'src/client/client.ts'))};`,
+      `import { ResourceRegistry } from ${JSON.stringify(join(ROOT, 'src/api/registry.ts'))};`,
+      'const kc = new KubeConfig();',
+      `kc.loadFromOptions(${JSON.stringify({
+        clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString('base64') }],
+        users: [{ name: 'u', token: 'secret' }],
+        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+        currentContext: 'c',
+      })});`,
+      "const res = await new KubeClient(kc, new ResourceRegistry('orch'), { qps: 0 }).request('GET', '/slow');",
+      'console.log(res.status);',
+    ].join('\n');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: ROOT },
+        (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout)),
+      ),
+    );
+    expect(out).toBe('200\n');
   });
 });

@@ -159,7 +159,7 @@ export class ServerConnections {
     socket.setTimeout(0);
     if (socket.alpnProtocol !== 'h2') {
       this.http1Only = true;
-      this.spare = socket.unref(); // undici refs its sockets while they carry a request
+      this.spare = socket; // the request that asked dispatches to the pool next: its first connect takes this
       return undefined;
     }
     const session = connectHttp2(this.origin, {

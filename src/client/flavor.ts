@@ -5,8 +5,9 @@ import { KubeClient } from './client.ts';
 
 /** `--api-flavor=auto`: the flavor whose coordination group the server serves. */
 export async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {
+  // One client for both questions: one connection. (Its registry is not consulted by a bare request.)
+  const probe = new KubeClient(kc, new ResourceRegistry('orch'), { qps: 0, timeoutMs: 10_000 });
   for (const flavor of ['orch', 'kubernetes'] as const) {
-    const probe = new KubeClient(kc, new ResourceRegistry(flavor), { qps: 0, timeoutMs: 10_000 });
     try {
       await probe.request('GET', `/apis/coordination.${naming(flavor).groupSuffix}`);
       return flavor;
