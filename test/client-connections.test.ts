@@ -143,8 +143,11 @@ describe('KubeClient connections', () => {
     expect((await client.request('GET', '/version')).status).toBe(200);
   });
 
-  it('keeps a process whose only work is one request alive until the answer', { timeout: 30_000 }, async () => {
-    // The connection that asked for HTTP/2 goes to the pool as it is: undici refs and unrefs it from then on.
+  it('keeps a process whose only work is one request alive until the answer, and not one that only connected', {
+    timeout: 30_000,
+  }, async () => {
+    // The connection that asked for HTTP/2 goes to the pool ref'd: undici refs and unrefs it from then on. Until
+    // then it holds nothing: a process that only connected ahead (preconnect) ends.
     const { port } = server.address() as AddressInfo;
     const script = [
       "import { KubeConfig } from '@kubernetes/client-node';",
@@ -157,17 +160,22 @@ describe('KubeClient connections', () => {
         contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
         currentContext: 'c',
       })});`,
-      "const res = await new KubeClient(kc, new ResourceRegistry('orch'), { qps: 0 }).request('GET', '/slow');",
-      'console.log(res.status);',
+      "const client = new KubeClient(kc, new ResourceRegistry('orch'), { qps: 0 });",
+      "if (process.argv[1] === 'preconnect') await client.preconnect();",
+      "else console.log((await client.request('GET', '/slow')).status);",
     ].join('\n');
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', '--input-type=module', '-e', script],
-        { cwd: ROOT },
-        (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout)),
-      ),
-    );
-    expect(out).toBe('200\n');
+    const run = (what: string) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script, what],
+          { cwd: ROOT, timeout: 20_000 },
+          (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout)),
+        ),
+      );
+    expect(await run('request')).toBe('200\n');
+    const before = handshakes;
+    expect(await run('preconnect')).toBe('');
+    expect(handshakes).toBe(before + 1);
   });
 });

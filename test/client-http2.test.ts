@@ -12,7 +12,7 @@ import {
 } from 'node:http2';
 import { type AddressInfo, connect as connectTcp, createServer as createTcpServer } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
@@ -173,5 +173,14 @@ describe('KubeClient over HTTP/2', () => {
     } finally {
       relay.close();
     }
+  });
+
+  it('connects ahead of the first request when asked, which then needs no handshake', async () => {
+    const c = client();
+    const before = handshakes;
+    await c.preconnect();
+    await vi.waitFor(() => expect(handshakes).toBe(before + 1));
+    await c.request('GET', '/version');
+    expect(handshakes).toBe(before + 1);
   });
 });

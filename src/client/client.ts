@@ -350,6 +350,26 @@ export class KubeClient implements Transport {
     url: string,
     signal?: AbortSignal,
   ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Sender }> {
+    const auth = await this.sharedSecurity(url);
+    const bearer = this.options.bearer;
+    if (!bearer) return auth;
+    const authorization = `Bearer ${await bearer.token(signal)}`;
+    return { headers: { ...auth.headers, authorization }, dispatcher: auth.dispatcher };
+  }
+
+  /**
+   * Opens the connection to the server now, ahead of the first request, which then need not wait for a handshake
+   * (a failure is for that request to see).
+   */
+  async preconnect(): Promise<void> {
+    const { dispatcher } = await this.sharedSecurity(this.server);
+    if (dispatcher instanceof ServerConnections) dispatcher.preconnect();
+  }
+
+  /** The headers and connections of this client and those derived from it, from the configuration. */
+  private async sharedSecurity(
+    url: string,
+  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Sender }> {
     const now = this.options.clock.now();
     const shared = this.session;
     if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
@@ -366,10 +386,7 @@ export class KubeClient implements Transport {
       }
       shared.auth = { headers, dispatcher, tls: tls.text, at: now };
     }
-    const bearer = this.options.bearer;
-    if (!bearer) return shared.auth;
-    const authorization = `Bearer ${await bearer.token(signal)}`;
-    return { headers: { ...shared.auth.headers, authorization }, dispatcher: shared.auth.dispatcher };
+    return shared.auth;
   }
 
   /**

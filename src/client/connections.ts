@@ -75,7 +75,8 @@ export class ServerConnections {
         const spare = this.spare;
         this.spare = undefined;
         // Called back later, as a connector does: undici's client goes on with the connection it started only then.
-        if (spare && !spare.destroyed) process.nextTick(callback, null, spare);
+        // Ref'd again: undici takes a socket it is handed for one that is, and unrefs it itself when idle.
+        if (spare && !spare.destroyed) process.nextTick(callback, null, spare.ref());
         else dial(options, callback);
       },
     });
@@ -123,6 +124,13 @@ export class ServerConnections {
     return { statusCode: Number(headers[':status']), headers, body: stream };
   }
 
+  /** Connects now (when the protocol is not known yet, or is HTTP/2) rather than at the first request. */
+  preconnect(): void {
+    if (this.http1Only) return;
+    const session = this.session();
+    if (session instanceof Promise) session.catch(() => {}); // the first request connects again and sees it fail
+  }
+
   /** Ends the connections once their requests are answered. */
   close(): void {
     this.live?.close();
@@ -159,7 +167,9 @@ export class ServerConnections {
     socket.setTimeout(0);
     if (socket.alpnProtocol !== 'h2') {
       this.http1Only = true;
-      this.spare = socket; // the request that asked dispatches to the pool next: its first connect takes this
+      // Until the pool's first connect takes it, it does not hold the process (nor after a preconnect no request
+      // followed).
+      this.spare = socket.unref();
       return undefined;
     }
     const session = connectHttp2(this.origin, {
