@@ -1,9 +1,11 @@
 /**
  * The REST client over HTTP/2, against a server that offers it (as kube-apiserver does): one connection for every
- * request and watch, every warning of an answer, a request's deadline, a refused and an aborted watch, a server
- * that ends its session; and HTTP/1.1 to the same server when HTTP/2 is turned off (client-go's DISABLE_HTTP2).
+ * request and watch, every warning of an answer, a request's deadline, a refused watch, a server that ends its
+ * session, a refused stream sent again, a request given up on during the handshake, a connection made ahead; and
+ * HTTP/1.1 to the same server when HTTP/2 is turned off (client-go's DISABLE_HTTP2).
  */
 import {
+  constants,
   createSecureServer,
   type Http2SecureServer,
   type Http2ServerRequest,
@@ -28,6 +30,8 @@ describe('KubeClient over HTTP/2', () => {
   const sessions: ServerHttp2Session[] = [];
   /** Each request the server saw: its HTTP version and URL. */
   let seen: string[] = [];
+  /** How many more requests for `/refused` the server refuses (RST_STREAM REFUSED_STREAM). */
+  let refuse = 0;
 
   beforeAll(async () => {
     const { cert, key } = servingCertificate();
@@ -36,7 +40,10 @@ describe('KubeClient over HTTP/2', () => {
       seen.push(`${req.httpVersion} ${req.url}`);
       const url = new URL(req.url, 'https://x');
       if (url.pathname === '/slow') setTimeout(() => res.end('{}'), 300);
-      else if (url.pathname === '/warned') {
+      else if (url.pathname === '/refused' && refuse > 0) {
+        refuse--;
+        req.stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      } else if (url.pathname === '/warned') {
         res.setHeader('warning', ['299 - "first, with a comma"', '299 - "second \\"quoted\\""']);
         res.end('{}');
       } else if (url.searchParams.get('watch') === 'true') watch(req, res);
@@ -182,5 +189,18 @@ describe('KubeClient over HTTP/2', () => {
     await vi.waitFor(() => expect(handshakes).toBe(before + 1));
     await c.request('GET', '/version');
     expect(handshakes).toBe(before + 1);
+  });
+
+  it('sends a request the server refused (one it had not begun) once more, and fails on a second refusal', async () => {
+    const c = client();
+    await c.request('GET', '/version');
+    refuse = 1;
+    seen = [];
+    const res = await c.request('POST', '/refused', { body: { kind: 'Thing' } });
+    expect(res.status).toBe(200);
+    expect(seen).toEqual(['2.0 /refused', '2.0 /refused']);
+    refuse = 2;
+    const err = await c.request('POST', '/refused', { body: { kind: 'Thing' } }).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/REFUSED_STREAM|code 7/);
   });
 });

@@ -52,8 +52,9 @@ export interface Outgoing {
   body?: string;
 }
 
+/** A client's connections to its server, shared by the clients derived from it. */
 export class ServerConnections {
-  readonly agent: Agent;
+  private readonly agent: Agent;
   /** The open HTTP/2 session, until it closes or the server sends GOAWAY. */
   private live?: ClientHttp2Session;
   /** The connection being made, for the requests that wait for it. */
@@ -83,19 +84,20 @@ export class ServerConnections {
   }
 
   /** Sends one request through undici's dispatch API (HTTP/1.1) or the same handler calls over HTTP/2. */
-  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, retried = false): void {
     if (this.http1Only) {
       this.agent.dispatch(options, handler);
       return;
     }
+    const again = retried ? undefined : () => this.dispatch(options, handler, true);
     const session = this.session();
     if (!(session instanceof Promise)) {
-      exchangeOverHttp2(session, options, handler);
+      exchangeOverHttp2(session, options, handler, again);
       return;
     }
     session.then(
       (open) => {
-        if (open) exchangeOverHttp2(open, options, handler);
+        if (open) exchangeOverHttp2(open, options, handler, again);
         else this.agent.dispatch(options, handler);
       },
       (err) => handler.onResponseError?.(abortOnly, err),
@@ -133,6 +135,7 @@ export class ServerConnections {
 
   /** Ends the connections once their requests are answered. */
   close(): void {
+    this.spare?.destroy();
     this.live?.close();
     void this.connecting?.then((s) => s?.close());
     void this.agent.close();
@@ -147,7 +150,7 @@ export class ServerConnections {
 
   /** The open HTTP/2 session, or the connection that makes one (undefined when HTTP/1.1 it is). */
   private session(): ClientHttp2Session | Promise<ClientHttp2Session | undefined> {
-    if (this.live) return this.live;
+    if (this.live && !this.live.closed && !this.live.destroyed) return this.live;
     this.connecting ??= this.connect().finally(() => {
       this.connecting = undefined;
     });
@@ -233,6 +236,7 @@ function exchangeOverHttp2(
   session: ClientHttp2Session,
   options: Dispatcher.DispatchOptions,
   handler: Dispatcher.DispatchHandler,
+  again?: () => void,
 ): void {
   let stream: ClientHttp2Stream | undefined;
   let done = false;
@@ -254,7 +258,9 @@ function exchangeOverHttp2(
     controller.abort(err as Error);
     return;
   }
+  let answered = false;
   stream.on('response', (headers: Http2Headers) => {
+    answered = true;
     if (!done) handler.onResponseStart?.(controller, Number(headers[':status']), headers, '');
   });
   stream.on('data', (chunk: Buffer) => {
@@ -265,10 +271,16 @@ function exchangeOverHttp2(
     done = true;
     handler.onResponseEnd?.(controller, {});
   });
-  stream.on('error', (err) => controller.abort(err));
-  stream.on('close', () => {
-    if (!done) controller.abort(streamClosed(stream!));
-  });
+  // A stream the server refused (REFUSED_STREAM: one it had not begun, as those past its GOAWAY's last stream) is
+  // sent once more, as Go's transport does (after a GOAWAY, on a new connection): the server did not act on it.
+  const refused = () => {
+    if (done || answered || !again || stream!.rstCode !== constants.NGHTTP2_REFUSED_STREAM) return false;
+    done = true;
+    again();
+    return true;
+  };
+  stream.on('error', (err) => refused() || controller.abort(err));
+  stream.on('close', () => refused() || controller.abort(streamClosed(stream!)));
   if (body !== undefined) stream.end(body);
 }
 
