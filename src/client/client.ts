@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { AgentOptions } from 'node:https';
-import type { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { finished } from 'node:stream/promises';
 import { createSecureContext } from 'node:tls';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
@@ -297,7 +297,7 @@ export class KubeClient implements Transport {
     this.observe('WATCH', res.statusCode, path, started);
     if (res.statusCode === 401) this.options.bearer?.refused(sentAt);
     if (res.statusCode !== 200) {
-      throw StatusError.fromResponse(res.statusCode, await readText(res.body), first(res.headers['retry-after']));
+      throw StatusError.fromResponse(res.statusCode, await text(res.body), first(res.headers['retry-after']));
     }
     // Decoded as each chunk arrives ('data', not an async iterator: no promise per chunk).
     const decoder = new WatchDecoder<WatchEvent<T>>(onEvent);
@@ -401,9 +401,9 @@ export class KubeClient implements Transport {
   }
 
   /**
-   * undici hands a connection back to its pool one loop turn after its answer: a request made within that turn (a
-   * reconcile's next step, made as soon as the answer before it is read) would open a connection of its own, a TLS
-   * handshake. When the pool has none free but one that no request holds, the request waits for that turn.
+   * Over HTTP/1.1, undici hands a connection back to its pool one loop turn after its answer: a request made within
+   * that turn (a reconcile's next step, made as soon as the answer before it is read) would open a connection of its
+   * own, a TLS handshake. When the pool has none free but one that no request holds, the request waits for that turn.
    */
   private async connectionBack(dispatcher: Sender | undefined): Promise<void> {
     if (dispatcher instanceof ServerConnections && dispatcher.connectionComingBack()) await new Promise(setImmediate);
@@ -534,13 +534,6 @@ function first(v: string | string[] | undefined): string | undefined {
 function parseWarnings(header: string): string[] {
   const texts = [...header.matchAll(/(?:^|,\s*)\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`));
   return texts.length > 0 ? texts : [header];
-}
-
-/** A body read whole as text. */
-async function readText(body: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Where a request is sent: the server's connections, or a dispatcher the configuration made (a proxy's). */
