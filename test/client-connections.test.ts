@@ -3,11 +3,12 @@
  * pool's first (one handshake, not two); the pool outlives the periodic refresh of the security settings
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
  * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
- * deadline.
+ * deadline; requests and a watch through the proxy the configuration names.
  */
 import { execFile } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +34,7 @@ describe('KubeClient connections', () => {
       seen.push(`${req.method} ${req.url}`);
       // `/slow` answers after 200 ms: long enough for a batch of requests to be in flight together.
       if (req.url === '/slow') setTimeout(() => res.end('{}'), 200);
+      else if (req.url?.includes('watch=true')) res.end('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
       else if (req.url?.includes('/echo')) res.end(JSON.stringify({ url: req.url, headers: req.headers }));
       else res.end('{}');
     });
@@ -46,12 +48,12 @@ describe('KubeClient connections', () => {
   });
 
   /** A kubeconfig for the server whose CA text is `caText` (the same CA, written differently if asked). */
-  function kubeConfig(caText: string, path = ''): KubeConfig {
+  function kubeConfig(caText: string, path = '', proxyUrl?: string): KubeConfig {
     const kc = new KubeConfig();
     const { port } = server.address() as AddressInfo;
     const url = `https://127.0.0.1:${port}${path}`;
     kc.loadFromOptions({
-      clusters: [{ name: 'c', server: url, caData: Buffer.from(caText).toString('base64') }],
+      clusters: [{ name: 'c', server: url, caData: Buffer.from(caText).toString('base64'), proxyUrl }],
       users: [{ name: 'u', token: 'secret' }],
       contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
       currentContext: 'c',
@@ -141,6 +143,40 @@ describe('KubeClient connections', () => {
     expect((err as StatusError).code).toBe(504);
     expect((err as StatusError).message).toBe('request GET /slow timed out after 50 ms');
     expect((await client.request('GET', '/version')).status).toBe(200);
+  });
+
+  it('sends requests and a watch through the proxy the configuration names', async () => {
+    const tunnels: string[] = [];
+    const sockets: Socket[] = [];
+    const proxy = createHttpServer();
+    proxy.on('connect', (req, socket, head) => {
+      tunnels.push(req.url!);
+      sockets.push(socket as Socket);
+      const [host, port] = req.url!.split(':');
+      const upstream = connect(Number(port), host, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(socket).pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const client = new KubeClient(kubeConfig(ca, '', proxyUrl), new ResourceRegistry('orch'), { qps: 0 });
+      const res = await client.request<{ url: string }>('GET', '/echo/through');
+      expect(res.body.url).toBe('/echo/through');
+      const events: unknown[] = [];
+      await client.watch('/api/v1/pods', {}, (e) => events.push(e), new AbortController().signal);
+      expect(events).toEqual([{ type: 'ADDED', object: { metadata: { name: 'a' } } }]);
+      const { port } = server.address() as AddressInfo;
+      expect(tunnels.length).toBeGreaterThan(0);
+      expect(new Set(tunnels)).toEqual(new Set([`127.0.0.1:${port}`]));
+    } finally {
+      for (const socket of sockets) socket.destroy(); // a tunnel is no longer the server's to close
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it('keeps a process whose only work is one request alive until the answer, and not one that only connected', {

@@ -11,7 +11,7 @@ import { text } from 'node:stream/consumers';
 import { finished } from 'node:stream/promises';
 import { createSecureContext } from 'node:tls';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { type Dispatcher, getGlobalDispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { KubeObject, WatchEvent } from '../api/meta.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
@@ -157,7 +157,7 @@ export class KubeClient implements Transport {
   private parsedServer?: { origin: string; prefix: string; host: string };
   /** Security settings and the connection pool; shared with derived clients. */
   private session: {
-    auth?: { headers: Record<string, string | string[]>; dispatcher?: Sender; tls: string; at: number };
+    auth?: { headers: Record<string, string | string[]>; connections: ServerConnections; tls: string; at: number };
   } = {};
 
   constructor(
@@ -214,8 +214,8 @@ export class KubeClient implements Transport {
 
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const target = this.pathAndQuery(path, opts.query);
-    const { headers, dispatcher } = await this.security(`${this.server}${target}`, opts.signal);
-    await this.connectionBack(dispatcher);
+    const { headers, connections } = await this.security(`${this.server}${target}`, opts.signal);
+    await this.connectionBack(connections);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
     const permit = READ_METHODS.has(method)
@@ -230,7 +230,7 @@ export class KubeClient implements Transport {
     const exchange = new Exchange(timeoutMs, opts.signal);
     let res: Answer;
     try {
-      exchange.send(dispatcher ?? getGlobalDispatcher(), {
+      exchange.send(connections, {
         origin,
         path: `${prefix}${target}`,
         method: method as Dispatcher.HttpMethod,
@@ -285,15 +285,12 @@ export class KubeClient implements Transport {
   ): Promise<void> {
     await this.throttle.acquire(signal);
     const target = this.pathAndQuery(path, { ...query, watch: true });
-    const { headers: security, dispatcher } = await this.security(`${this.server}${target}`, signal);
-    await this.connectionBack(dispatcher);
+    const { headers: security, connections } = await this.security(`${this.server}${target}`, signal);
+    await this.connectionBack(connections);
     const started = performance.now();
     const sentAt = this.options.clock.now();
     const headers = { ...security, accept: 'application/json', 'user-agent': this.userAgent(caller) };
-    const res =
-      dispatcher instanceof ServerConnections
-        ? await dispatcher.open({ method: 'GET', path: `${this.target().prefix}${target}`, headers }, signal)
-        : await request(`${this.server}${target}`, { method: 'GET', headers, dispatcher, signal, bodyTimeout: 0 });
+    const res = await connections.open({ method: 'GET', path: `${this.target().prefix}${target}`, headers }, signal);
     this.observe('WATCH', res.statusCode, path, started);
     if (res.statusCode === 401) this.options.bearer?.refused(sentAt);
     if (res.statusCode !== 200) {
@@ -349,12 +346,12 @@ export class KubeClient implements Transport {
   private async security(
     url: string,
     signal?: AbortSignal,
-  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Sender }> {
+  ): Promise<{ headers: Record<string, string | string[]>; connections: ServerConnections }> {
     const auth = await this.sharedSecurity(url);
     const bearer = this.options.bearer;
     if (!bearer) return auth;
     const authorization = `Bearer ${await bearer.token(signal)}`;
-    return { headers: { ...auth.headers, authorization }, dispatcher: auth.dispatcher };
+    return { headers: { ...auth.headers, authorization }, connections: auth.connections };
   }
 
   /**
@@ -362,14 +359,13 @@ export class KubeClient implements Transport {
    * (a failure is for that request to see).
    */
   async preconnect(): Promise<void> {
-    const { dispatcher } = await this.sharedSecurity(this.server);
-    if (dispatcher instanceof ServerConnections) dispatcher.preconnect();
+    (await this.sharedSecurity(this.server)).connections.preconnect();
   }
 
   /** The headers and connections of this client and those derived from it, from the configuration. */
   private async sharedSecurity(
     url: string,
-  ): Promise<{ headers: Record<string, string | string[]>; dispatcher?: Sender }> {
+  ): Promise<{ headers: Record<string, string | string[]>; connections: ServerConnections }> {
     const now = this.options.clock.now();
     const shared = this.session;
     if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
@@ -379,25 +375,33 @@ export class KubeClient implements Transport {
       for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
       const tls = await tlsMaterial(this.kubeConfig);
       // The same TLS material keeps the same pool: its open connections, rather than a handshake for each.
-      let dispatcher = shared.auth?.tls === tls.text ? shared.auth.dispatcher : undefined;
-      if (shared.auth?.tls !== tls.text) {
-        void shared.auth?.dispatcher?.close(); // once its requests are answered
-        dispatcher = this.connectionsFor(tls.options) ?? (ctx.getDispatcher() as Dispatcher | undefined);
+      let connections = shared.auth?.connections;
+      if (!connections || shared.auth?.tls !== tls.text) {
+        connections?.close(); // once its requests are answered
+        connections = this.connectionsFor(tls.options, ctx.getDispatcher() as Dispatcher | undefined);
       }
-      shared.auth = { headers, dispatcher, tls: tls.text, at: now };
+      shared.auth = { headers, connections, tls: tls.text, at: now };
     }
     return shared.auth;
   }
 
   /**
    * The server's connections, sharing one TLS context, built once, where each would otherwise parse the CA, the
-   * certificate and the key again; undefined when the configuration asks for something else (a proxy, no TLS).
+   * certificate and the key again; through `configured`, the dispatcher the configuration made, when it names a
+   * proxy.
    */
-  private connectionsFor(tls: AgentOptions): ServerConnections | undefined {
+  private connectionsFor(tls: AgentOptions, configured: Dispatcher | undefined): ServerConnections {
+    const origin = this.target().origin;
     const options = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), tls);
-    if (options.type !== 'agent') return undefined;
-    const connect = { ...options.connect, secureContext: createSecureContext(options.connect) };
-    return new ServerConnections(this.target().origin, connect, this.options.http2);
+    if (options.type === 'proxy' || options.type === 'socks')
+      return new ServerConnections(origin, {}, false, configured);
+    // 'none': no TLS settings of its own (a server whose certificate the system's CAs verify).
+    const connect = options.type === 'agent' ? options.connect : {};
+    return new ServerConnections(
+      origin,
+      { ...connect, secureContext: createSecureContext(connect) },
+      this.options.http2,
+    );
   }
 
   /**
@@ -405,8 +409,8 @@ export class KubeClient implements Transport {
    * that turn (a reconcile's next step, made as soon as the answer before it is read) would open a connection of its
    * own, a TLS handshake. When the pool has none free but one that no request holds, the request waits for that turn.
    */
-  private async connectionBack(dispatcher: Sender | undefined): Promise<void> {
-    if (dispatcher instanceof ServerConnections && dispatcher.connectionComingBack()) await new Promise(setImmediate);
+  private async connectionBack(connections: ServerConnections): Promise<void> {
+    if (connections.connectionComingBack()) await new Promise(setImmediate);
   }
 
   private userAgent(caller?: string): string {
@@ -465,10 +469,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  send(dispatcher: Sender, options: Dispatcher.DispatchOptions): void {
+  send(connections: ServerConnections, options: Dispatcher.DispatchOptions): void {
     if (this.reason) return;
     try {
-      dispatcher.dispatch(options, this);
+      connections.dispatch(options, this);
     } catch (err) {
       this.end(err);
     }
@@ -535,6 +539,3 @@ function parseWarnings(header: string): string[] {
   const texts = [...header.matchAll(/(?:^|,\s*)\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`));
   return texts.length > 0 ? texts : [header];
 }
-
-/** Where a request is sent: the server's connections, or a dispatcher the configuration made (a proxy's). */
-type Sender = ServerConnections | Dispatcher;

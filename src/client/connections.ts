@@ -54,7 +54,9 @@ export interface Outgoing {
 
 /** A client's connections to its server, shared by the clients derived from it. */
 export class ServerConnections {
-  private readonly agent: Agent;
+  /** What carries HTTP/1.1: our pool (`ownPool`), or the dispatcher the configuration made (a proxy's). */
+  private readonly http1: Dispatcher;
+  private readonly ownPool?: Agent;
   /** The open HTTP/2 session, until it closes or the server sends GOAWAY. */
   private live?: ClientHttp2Session;
   /** The connection being made, for the requests that wait for it. */
@@ -64,14 +66,20 @@ export class ServerConnections {
   /** The connection that found out, handed to the pool's first connect rather than thrown away. */
   private spare?: TLSSocket;
 
+  /** Through `proxy`, when the configuration names one, every request goes over HTTP/1.1. */
   constructor(
     private readonly origin: string,
     private readonly tls: ConnectionOptions,
     http2: boolean,
+    proxy?: Dispatcher,
   ) {
-    this.http1Only = !http2 || !origin.startsWith('https:');
+    this.http1Only = !http2 || !origin.startsWith('https:') || proxy !== undefined;
+    if (proxy) {
+      this.http1 = proxy;
+      return;
+    }
     const dial = buildConnector({ ...tls, timeout: CONNECT_TIMEOUT_MS } as buildConnector.BuildOptions);
-    this.agent = new Agent({
+    this.http1 = this.ownPool = new Agent({
       connect: (options, callback) => {
         const spare = this.spare;
         this.spare = undefined;
@@ -86,7 +94,7 @@ export class ServerConnections {
   /** Sends one request through undici's dispatch API (HTTP/1.1) or the same handler calls over HTTP/2. */
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, retried = false): void {
     if (this.http1Only) {
-      this.agent.dispatch(options, handler);
+      this.http1.dispatch(options, handler);
       return;
     }
     const again = retried ? undefined : () => this.dispatch(options, handler, true);
@@ -98,7 +106,7 @@ export class ServerConnections {
     session.then(
       (open) => {
         if (open) exchangeOverHttp2(open, options, handler, again);
-        else this.agent.dispatch(options, handler);
+        else this.http1.dispatch(options, handler);
       },
       (err) => handler.onResponseError?.(abortOnly, err),
     );
@@ -111,7 +119,7 @@ export class ServerConnections {
       const res = await request(`${this.origin}${out.path}`, {
         method: out.method as Dispatcher.HttpMethod,
         headers: out.headers,
-        dispatcher: this.agent,
+        dispatcher: this.http1,
         signal,
         bodyTimeout: 0,
       });
@@ -138,13 +146,13 @@ export class ServerConnections {
     this.spare?.destroy();
     this.live?.close();
     void this.connecting?.then((s) => s?.close());
-    void this.agent.close();
+    void this.http1.close();
   }
 
   /** Whether the pool has a connection no request holds but none free yet (see KubeClient's `connectionBack`). */
   connectionComingBack(): boolean {
     if (!this.http1Only) return false;
-    const pool = this.agent.stats[this.origin];
+    const pool = this.ownPool?.stats[this.origin];
     return !!pool && 'free' in pool && pool.free === 0 && pool.connected > pool.running;
   }
 
