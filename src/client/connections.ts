@@ -288,7 +288,10 @@ function exchangeOverHttp2(
     return true;
   };
   stream.on('error', (err) => refused() || controller.abort(err));
-  stream.on('close', () => refused() || controller.abort(streamClosed(stream!)));
+  stream.on('close', () => {
+    // After every answer too: the error (its stack a few µs to capture) is made only for a stream cut short.
+    if (!done && !refused()) controller.abort(streamClosed(stream!));
+  });
   if (body !== undefined) stream.end(body);
 }
 
