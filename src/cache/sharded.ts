@@ -5,8 +5,8 @@
  */
 import type { KubeObject, WatchEvent } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import { parseShardSelector } from '../api/shard-selector.ts';
 import type { ListOptions, WatchOptions } from '../client/resource.ts';
-import { parseShardSelector } from '../controlplane/shard.ts';
 import type { ListerWatcher } from './reflector.ts';
 
 export interface ShardFilter {

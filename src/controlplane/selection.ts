@@ -3,8 +3,8 @@ import { assertSupportedFields, parseFieldSelector } from '../api/fields.ts';
 import { parseLabelSelector } from '../api/labels.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { ResourceType } from '../api/registry.ts';
+import { parseShardSelector } from '../api/shard-selector.ts';
 import { badRequest, invalidOptions } from './errors.ts';
-import { parseShardSelector } from './shard.ts';
 
 export interface Selection {
   namespace?: string;

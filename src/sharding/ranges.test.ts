@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fnv1a64, parseShardSelector } from '../controlplane/shard.ts';
+import { fnv1a64, parseShardSelector } from '../api/shard-selector.ts';
 import { rangeText, shardOf, shardRange, shardSelector } from './ranges.ts';
 
 describe('shard ranges', () => {

@@ -1,9 +1,10 @@
 /**
  * Shards as ranges of the 64-bit FNV-1a hash space of `shardSelector` (§4.4): shard `i` of `n` covers
  * `[ceil(i·2^64/n), ceil((i+1)·2^64/n))`, so the shard of a hash `h` is `floor(h·n / 2^64)`. The hash and the
- * selector's syntax are the embedded plane's (src/controlplane/shard.ts), so client and server agree.
+ * selector's syntax are those of src/api/shard-selector.ts, which the embedded plane uses too, so client and server
+ * agree.
  */
-import { fnv1a64, type ShardPath } from '../controlplane/shard.ts';
+import { fnv1a64, hexBound, type ShardPath, type ShardRange, shardRangesText } from '../api/shard-selector.ts';
 
 const SPACE = 1n << 64n;
 
@@ -28,11 +29,6 @@ export function shardRange(i: number, shards: number): { start: bigint; end: big
   return { start: bound(i), end: bound(i + 1) };
 }
 
-/** `0x` and 16 hex digits; the end of the space is `0x10000000000000000`. */
-export function hexBound(n: bigint): string {
-  return `0x${n.toString(16).padStart(16, '0')}`;
-}
-
 /** `0x0000000000000000-0x1000000000000000`: a shard's range for people. */
 export function rangeText(i: number, shards: number): string {
   const { start, end } = shardRange(i, shards);
@@ -42,14 +38,14 @@ export function rangeText(i: number, shards: number): string {
 /** The `shardSelector` of a set of shards (adjacent ones merged into one range); undefined for none. */
 export function shardSelector(key: ShardKey, held: Iterable<number>, shards: number): string | undefined {
   const sorted = [...new Set(held)].sort((a, b) => a - b);
-  const terms: string[] = [];
+  const ranges: ShardRange[] = [];
   for (let k = 0; k < sorted.length; ) {
     let last = k;
     while (last + 1 < sorted.length && sorted[last + 1] === sorted[last] + 1) last++;
     const start = shardRange(sorted[k], shards).start;
     const end = shardRange(sorted[last], shards).end;
-    terms.push(`shardRange(${SHARD_PATHS[key]}, '${hexBound(start)}', '${hexBound(end)}')`);
+    ranges.push({ path: SHARD_PATHS[key], start, end });
     k = last + 1;
   }
-  return terms.length ? terms.join(' || ') : undefined;
+  return ranges.length ? shardRangesText(ranges) : undefined;
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SelectorError } from '../api/labels.ts';
-import type { KubeObject } from '../api/meta.ts';
-import { fnv1a64, parseShardSelector } from './shard.ts';
+import { SelectorError } from './labels.ts';
+import type { KubeObject } from './meta.ts';
+import { fnv1a64, parseShardSelector } from './shard-selector.ts';
 
 function thrown(fn: () => unknown): Error {
   try {

@@ -6,10 +6,11 @@
  * An object matches when the 64-bit FNV-1a hash of the named field falls in one of the ranges,
  * start inclusive, end exclusive. Bounds are written with exactly 16 lowercase hex digits, except
  * the end of the hash space, `0x10000000000000000`. As in the reference, every range names the same
- * field and each start is below its end.
+ * field and each start is below its end. Shared: the embedded plane filters lists and watches with it,
+ * the client's sharded informers write and check it.
  */
-import { SelectorError } from '../api/labels.ts';
-import type { KubeObject } from '../api/meta.ts';
+import { SelectorError } from './labels.ts';
+import type { KubeObject } from './meta.ts';
 
 export type ShardPath = 'object.metadata.uid' | 'object.metadata.namespace';
 
@@ -67,11 +68,17 @@ class RangeSelector implements ShardSelector {
   }
 
   toString(): string {
-    return this.ranges.map((r) => `shardRange(${r.path}, '${hex(r.start)}', '${hex(r.end)}')`).join(' || ');
+    return shardRangesText(this.ranges);
   }
 }
 
-function hex(n: bigint): string {
+/** The selector text of ranges, joined by ` || `. */
+export function shardRangesText(ranges: readonly ShardRange[]): string {
+  return ranges.map((r) => `shardRange(${r.path}, '${hexBound(r.start)}', '${hexBound(r.end)}')`).join(' || ');
+}
+
+/** `0x` and 16 hex digits; the end of the space is `0x10000000000000000`. */
+export function hexBound(n: bigint): string {
   return `0x${n.toString(16).padStart(16, '0')}`;
 }
 
