@@ -6,9 +6,9 @@
  * Times are compared in microseconds, as MicroTime carries them; absent times are -Infinity.
  */
 import semver, { type SemVer } from 'semver';
+import { OLDEST_EMULATION_VERSION } from '../../src/api/lease-strategy.ts';
 import type { Lease, LeaseCandidate, LeaseSpec } from '../../src/api/types/coordination.ts';
 import { microTime } from '../../src/leaderelection/candidate.ts';
-import { OLDEST_EMULATION_VERSION } from '../../src/leaderelection/coordinated.ts';
 import { rfc3339Micro } from '../../src/util/time.ts';
 
 /** How long a pinged candidate has to answer, and how recent a renewal counts as an answer. */

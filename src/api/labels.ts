@@ -135,7 +135,7 @@ function requirementString(r: Requirement): string {
 /** Builds a requirement, validating it like the reference's `NewRequirement`. */
 function newRequirement(key: string, operator: Operator, values: string[]): Requirement {
   const errors: string[] = [];
-  const keyErrors = labelKeyErrors(key);
+  const keyErrors = qualifiedNameErrors(key);
   if (keyErrors.length > 0) errors.push(invalid('key', JSON.stringify(key), keyErrors.join('; ')));
   const detail = operatorValuesError(operator, values);
   if (detail) errors.push(invalid('values', goStringSlice(values), detail));
@@ -212,8 +212,8 @@ function maxLenError(length: number): string {
   return `must be no more than ${length} bytes`;
 }
 
-/** `[prefix/]name`: prefix a DNS subdomain of at most 253 bytes, name at most 63. */
-function labelKeyErrors(key: string): string[] {
+/** A qualified name (a label key), `[prefix/]name`: prefix a DNS subdomain of at most 253 bytes, name at most 63. */
+export function qualifiedNameErrors(key: string): string[] {
   const parts = key.split('/');
   if (parts.length > 2) {
     return [
@@ -323,7 +323,7 @@ class Parser {
     if (negated) token = this.next();
     if (token.kind !== 'word') throw new SelectorError(`found '${token.text}', expected: identifier`);
     const key = token.text;
-    const keyErrors = labelKeyErrors(key);
+    const keyErrors = qualifiedNameErrors(key);
     if (keyErrors.length > 0) throw new SelectorError(invalid('<nil>', JSON.stringify(key), keyErrors.join('; ')));
     if (negated) return newRequirement(key, '!', []);
     const after = this.peek().kind;

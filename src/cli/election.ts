@@ -4,9 +4,8 @@
  * garbage collector's period.
  */
 import semver from 'semver';
+import { OLDEST_EMULATION_VERSION, validateCoordinatedLeaseStrategy } from '../api/lease-strategy.ts';
 import { SECTIONS } from '../config/schema.ts';
-import { validateCoordinatedLeaseStrategy } from '../controlplane/validation/lease.ts';
-import { OLDEST_EMULATION_VERSION } from '../leaderelection/coordinated.ts';
 import { VERSION } from '../version.ts';
 import { FlagError, type FlagSpec, type Flags } from './flags.ts';
 

@@ -2,6 +2,8 @@
  * `POST .../pods/{name}/binding` (v1 Binding): assigns a pod no node runs yet to a node, as a scheduler does. A
  * pod's own update may not set `spec.nodeName`; this subresource is how a scheduler binds.
  */
+
+import * as field from '../api/field-errors.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
 import type { Pod, PodCondition } from '../api/types/core.ts';
@@ -12,7 +14,6 @@ import { ApiError, badRequest, conflict, invalid, methodNotAllowed } from './err
 import { parseWriteOptions } from './options.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { isDNS1123Subdomain } from './validation/common.ts';
-import * as field from './validation/field-errors.ts';
 
 export interface Binding extends KubeObject {
   target?: { kind?: string; name?: string };

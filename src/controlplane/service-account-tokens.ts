@@ -7,6 +7,7 @@
  * uids it was issued for.
  */
 import { createHash, createPublicKey, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
+import { invalid as fieldInvalid } from '../api/field-errors.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { FLAVORS, group, type Naming, naming } from '../api/naming.ts';
 import { serviceAccountGroups, serviceAccountUsername } from '../api/service-accounts.ts';
@@ -16,7 +17,6 @@ import type { SubresourceHandler } from './api.ts';
 import { recordUpdate } from './apply/managed-fields.ts';
 import { decodeKindBody } from './decode.ts';
 import { badRequest, conflict, type FieldProblem, invalid, methodNotAllowed, notFound } from './errors.ts';
-import { invalid as fieldInvalid } from './validation/field-errors.ts';
 
 const DEFAULT_EXPIRATION_SECONDS = 3600;
 const MIN_EXPIRATION_SECONDS = 600;

@@ -5,9 +5,6 @@
  */
 import type { LeaderElectionRecord } from './record.ts';
 
-/** The one strategy the election controller implements: the candidate with the oldest emulationVersion leads. */
-export const OLDEST_EMULATION_VERSION = 'OldestEmulationVersion';
-
 export type CoordinatedVerdict = { renew: true } | { renew: false; why: string };
 
 /** Whether a coordinated elector may renew the record it just read; `valid` is the observed-time expiry verdict. */

@@ -3,8 +3,9 @@
  * it: every requested rule is broken into atoms (one verb on one group, resource and name, or one verb on
  * one non-resource URL), and each atom must be allowed by a single held rule. Pure; no I/O.
  */
+
+import { goQuote } from '../../api/field-errors.ts';
 import type { PolicyRule } from '../../api/types/index.ts';
-import { goQuote } from '../validation/field-errors.ts';
 import { apiGroupMatches, nonResourceURLMatches, resourceMatches, verbMatches } from './rbac.ts';
 
 /** Rule lists as they come off the wire: anything not a string is kept, as text, so that it is never covered by accident. */

@@ -8,12 +8,13 @@
  * every create and update of the main resource, so POST, PUT, each kind of PATCH and server-side apply are
  * judged on the object they would store.
  */
+
+import { goQuote } from '../../api/field-errors.ts';
 import { group } from '../../api/naming.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
 import type { PolicyRule, RoleRef } from '../../api/types/index.ts';
 import { type AdmissionAttributes, type AdmissionPlugin, onlyGcFieldsChanged, type UserInfo } from '../admission.ts';
 import { forbidden } from '../errors.ts';
-import { goQuote } from '../validation/field-errors.ts';
 import { describeMissing, uncovered } from './covers.ts';
 import { PRIVILEGED_GROUP, type RbacAuthorizer } from './rbac.ts';
 

@@ -4,6 +4,8 @@
  * TokenReview (tokens the control plane knows) and SelfSubjectReview. Validation and answers follow the
  * reference: access reviews come back as the request with `status` filled, rules and self reviews as new objects.
  */
+
+import { invalid as invalidField } from '../../api/field-errors.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
 import { apiVersionOf, type ResourceType } from '../../api/registry.ts';
@@ -18,7 +20,6 @@ import { rfc3339 } from '../../util/time.ts';
 import type { UserInfo } from '../admission.ts';
 import { AUTHENTICATED_GROUP } from '../authn.ts';
 import { ApiError, badRequest, type FieldProblem, invalid } from '../errors.ts';
-import { invalid as invalidField } from '../validation/field-errors.ts';
 import type { AuthorizationAttributes, Authorizer, ResourceRequestAttributes } from './rbac.ts';
 
 export type Reviewer = (rt: ResourceType, obj: KubeObject, user: UserInfo) => Promise<KubeObject>;

@@ -9,6 +9,7 @@
  */
 
 import { DEFAULT_SERVICE_PORT } from '../../api/apiservice.ts';
+import { child, type FieldError, goQuote, index, invalid, notSupported, required } from '../../api/field-errors.ts';
 import {
   isDNS1035Label,
   isDNS1123Subdomain,
@@ -18,7 +19,6 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { child, type FieldError, goQuote, index, invalid, notSupported, required } from './field-errors.ts';
 import { absent, arr, bool, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
 const STATUSES = ['True', 'False', 'Unknown'];

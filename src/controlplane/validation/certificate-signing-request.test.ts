@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { goQuote } from '../../api/field-errors.ts';
 import { pemToDer } from '../../pki/pem.ts';
 import {
   defaultCsrConditions,
@@ -7,7 +8,6 @@ import {
   validateCertificateSigningRequestStatusUpdate,
   validateCertificateSigningRequestUpdate,
 } from './certificate-signing-request.ts';
-import { goQuote } from './field-errors.ts';
 import { clone, type Obj } from './raw.ts';
 import { b64, certPem, csrPem, ctx, fieldError, n, tamperedCsrPem, toPem } from './test-helpers.ts';
 

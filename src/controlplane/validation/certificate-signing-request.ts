@@ -11,8 +11,6 @@
  * only once. Problems that already exist in the stored object are tolerated, as the reference does.
  */
 
-import { validateObjectMeta, validateObjectMetaUpdate, validateSignerName } from './common.ts';
-import type { ValidationContext } from './context.ts';
 import {
   child,
   deepEqual,
@@ -24,7 +22,9 @@ import {
   invalid,
   notSupported,
   required,
-} from './field-errors.ts';
+} from '../../api/field-errors.ts';
+import { validateObjectMeta, validateObjectMetaUpdate, validateSignerName } from './common.ts';
+import type { ValidationContext } from './context.ts';
 import { decodePem } from './pem.ts';
 import { absent, arr, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import { certificateParseError, checkCertificateRequest } from './x509.ts';

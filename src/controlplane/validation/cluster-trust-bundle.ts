@@ -7,6 +7,7 @@
  * On update the bundle is re-checked only when it changed.
  */
 
+import { child, type FieldError, invalid, required, tooLong, validateImmutableField } from '../../api/field-errors.ts';
 import {
   byteLength,
   type NameFn,
@@ -16,7 +17,6 @@ import {
   validateSignerName,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { child, type FieldError, invalid, required, tooLong, validateImmutableField } from './field-errors.ts';
 import { decodePem } from './pem.ts';
 import { absent, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import { basicConstraints, parseCertificate } from './x509.ts';

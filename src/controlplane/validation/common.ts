@@ -18,7 +18,7 @@ import {
   required,
   tooLong,
   validateImmutableField,
-} from './field-errors.ts';
+} from '../../api/field-errors.ts';
 import { arr, int, type Obj, obj, str } from './raw.ts';
 
 export const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');

@@ -1,6 +1,7 @@
 /** The reference's ConfigMap rules: its keys are config keys, unique across `data` and `binaryData`, 1 MiB in all. */
+
+import { type FieldError, forbidden, invalid, tooLong } from '../../api/field-errors.ts';
 import { isConfigMapKey, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
-import { type FieldError, forbidden, invalid, tooLong } from './field-errors.ts';
 import { isObj, type Obj, obj, rootProblem, schemaShapeErrors } from './raw.ts';
 
 /** The most a ConfigMap's keys and values may hold together, in bytes. */

@@ -4,6 +4,7 @@
  * older template renumbers that template's revision as the newest.
  */
 
+import { type FieldError, required, validateImmutableField } from '../../api/field-errors.ts';
 import {
   nameIsDNSSubdomain,
   validateNonnegativeField,
@@ -11,7 +12,6 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { type FieldError, required, validateImmutableField } from './field-errors.ts';
 import { absent, checkShape, int, isObj, type Obj, obj, rootProblem, topLevel } from './raw.ts';
 
 const SHAPE = topLevel({ data: 'any', revision: 'int64' });

@@ -5,6 +5,7 @@
  * signature is checked with WebCrypto), so callers `await` every result. Defaulters mutate the object in place.
  */
 
+import type { FieldError } from '../../api/field-errors.ts';
 import {
   defaultAPIService,
   validateAPIServiceCreate,
@@ -22,7 +23,6 @@ import { validateClusterTrustBundleCreate, validateClusterTrustBundleUpdate } fr
 import { validateConfigMapCreate, validateConfigMapUpdate } from './config-map.ts';
 import type { ValidationContext } from './context.ts';
 import { validateControllerRevisionCreate, validateControllerRevisionUpdate } from './controller-revision.ts';
-import type { FieldError } from './field-errors.ts';
 import { defaultIngressClass, validateIngressClassCreate, validateIngressClassUpdate } from './ingress-class.ts';
 import { validateLeaseCreate, validateLeaseUpdate } from './lease.ts';
 import { validateLeaseCandidateCreate, validateLeaseCandidateUpdate } from './lease-candidate.ts';
@@ -179,12 +179,12 @@ export function defaultsFor(kind: string): Defaulter | undefined {
   return validatorsFor(kind)?.defaults;
 }
 
+export * from '../../api/field-errors.ts';
 export { formatTime, KEY_USAGES } from './certificate-signing-request.ts';
 export { clusterTrustBundleNameFn, MAX_TRUST_BUNDLE_SIZE, validateTrustBundle } from './cluster-trust-bundle.ts';
 export * from './common.ts';
 export type { ValidationContext } from './context.ts';
 export { DEFAULT_FEATURE_GATES, gateEnabled } from './context.ts';
-export * from './field-errors.ts';
 export { effectiveUnhealthyPodEvictionPolicy } from './pod-disruption-budget.ts';
 export { parseQuantity, parseQuantityValue, Quantity, QuantityError, tryQuantity } from './quantity.ts';
 export {

@@ -7,6 +7,16 @@
  */
 
 import {
+  child,
+  type FieldError,
+  forbidden,
+  invalid,
+  notSupported,
+  required,
+  tooLong,
+  validateImmutableField,
+} from '../../api/field-errors.ts';
+import {
   byteLength,
   isDNS1123Subdomain,
   isDomainPrefixedPath,
@@ -17,16 +27,6 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import {
-  child,
-  type FieldError,
-  forbidden,
-  invalid,
-  notSupported,
-  required,
-  tooLong,
-  validateImmutableField,
-} from './field-errors.ts';
 import { absent, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
 export const MAX_CONTROLLER_LENGTH = 250;

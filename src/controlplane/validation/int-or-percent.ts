@@ -1,7 +1,7 @@
 /** Integer-or-percentage values (`3`, `"25%"`) as the reference checks them. */
 
+import { type FieldError, invalid } from '../../api/field-errors.ts';
 import { IS_NEGATIVE_ERROR, isValidPercent } from './common.ts';
-import { type FieldError, invalid } from './field-errors.ts';
 
 /** A non-negative integer or a `N%` string (other types are left to the shape check). */
 export function validatePositiveIntOrPercent(value: unknown, path: string): FieldError[] {

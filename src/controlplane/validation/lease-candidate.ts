@@ -6,10 +6,10 @@
  * `OldestEmulationVersion`; strategy required: `OldestEmulationVersion` or a prefixed qualified name.
  */
 import semver from 'semver';
+import { type FieldError, invalid, required, validateImmutableField } from '../../api/field-errors.ts';
+import { validateCoordinatedLeaseStrategy } from '../../api/lease-strategy.ts';
 import { isConfigMapKey, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { type FieldError, invalid, required, validateImmutableField } from './field-errors.ts';
-import { validateCoordinatedLeaseStrategy } from './lease.ts';
 import { checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
 const SHAPE = topLevel({

@@ -6,12 +6,12 @@
  * leader election: they may only be newly set while the `CoordinatedLeaderElection` gate is on.
  */
 
-import { isQualifiedName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
+import { type FieldError, forbidden, invalid } from '../../api/field-errors.ts';
+import { validateCoordinatedLeaseStrategy } from '../../api/lease-strategy.ts';
+import { nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import { gateEnabled, type ValidationContext } from './context.ts';
-import { child, type FieldError, forbidden, invalid, notSupported } from './field-errors.ts';
 import { checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 
-export const LEASE_STRATEGIES = ['OldestEmulationVersion'];
 export const COORDINATED_LEADER_ELECTION = 'CoordinatedLeaderElection';
 
 const SHAPE = topLevel({
@@ -27,18 +27,6 @@ const SHAPE = topLevel({
     },
   },
 });
-
-/**
- * A coordinated-lease strategy. The reference reports problems one level below the given path
- * (`spec.strategy.strategy`); that path is kept.
- */
-export function validateCoordinatedLeaseStrategy(strategy: string, path: string): FieldError[] {
-  const p = child(path, 'strategy');
-  if (!strategy.includes('/')) {
-    return LEASE_STRATEGIES.includes(strategy) ? [] : [notSupported(p, strategy, LEASE_STRATEGIES)];
-  }
-  return isQualifiedName(strategy).map((msg) => invalid(p, strategy, msg));
-}
 
 function validateSpec(spec: Obj): FieldError[] {
   const errs: FieldError[] = [];

@@ -8,9 +8,9 @@
  * resources that cannot be overcommitted, default = defaultRequest.
  */
 
+import { child, duplicate, type FieldError, forbidden, index, invalid, key, required } from '../../api/field-errors.ts';
 import { isQualifiedName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { child, duplicate, type FieldError, forbidden, index, invalid, key, required } from './field-errors.ts';
 import { MAX_MILLI_VALUE, parseQuantityValue, type Quantity } from './quantity.ts';
 import { absent, arr, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import {

@@ -7,6 +7,7 @@
  * non-negative counters.
  */
 
+import { type FieldError, invalid, notSupported } from '../../api/field-errors.ts';
 import {
   isValidLabelValue,
   nameIsPathSegment,
@@ -17,7 +18,6 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { type FieldError, invalid, notSupported } from './field-errors.ts';
 import { isNotMoreThan100Percent, validatePositiveIntOrPercent } from './int-or-percent.ts';
 import {
   absent,

@@ -2,8 +2,9 @@
  * The reference's pod rules: a pod runs at least one container, on create and on update; and an update changes
  * nothing of the spec but the few fields a running pod can change.
  */
+
+import { deepEqual, type FieldError, forbidden, required } from '../../api/field-errors.ts';
 import { nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
-import { deepEqual, type FieldError, forbidden, required } from './field-errors.ts';
 import { arr, clone, isObj, type Obj, obj, rootProblem, schemaShapeErrors } from './raw.ts';
 import { defaultPod } from './workload-defaults.ts';
 

@@ -5,8 +5,9 @@
  * value of the wrong type, and `checkShape` reports those wrong types once, as
  * `Invalid value: <v>: must be of type <t>` (where the reference would have refused to decode the body).
  */
+
+import { child, type FieldError, index, invalid, key } from '../../api/field-errors.ts';
 import { type Node, schemaFor } from '../../api/schema.ts';
-import { child, type FieldError, index, invalid, key } from './field-errors.ts';
 import { parseQuantityValue } from './quantity.ts';
 
 export type Obj = Record<string, unknown>;

@@ -2,9 +2,10 @@
  * Resource names (`cpu`, `memory`, `hugepages-2Mi`, `example.com/gpu`) and quantity values of resource lists,
  * as the reference checks them. Native resources carry no domain or the flavor's own domain.
  */
+
+import { type FieldError, forbidden, invalid, key } from '../../api/field-errors.ts';
 import type { Naming } from '../../api/naming.ts';
 import { isQualifiedName } from './common.ts';
-import { type FieldError, forbidden, invalid, key } from './field-errors.ts';
 import { parseQuantityValue, type Quantity } from './quantity.ts';
 import { obj } from './raw.ts';
 

@@ -5,10 +5,11 @@
  * ClusterRoleBinding); name required, usable as a path segment. roleRef cannot change on update: a binding
  * is judged (and authorized) for the role it references when written, so pointing it elsewhere needs a new one.
  */
+
+import { type FieldError, invalid, notSupported, required } from '../../api/field-errors.ts';
 import { group } from '../../api/naming.ts';
 import { isValidPathSegmentName, nameIsPathSegment, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { type FieldError, invalid, notSupported, required } from './field-errors.ts';
 import { obj, schemaShapeErrors, str } from './raw.ts';
 
 type Scope = 'RoleBinding' | 'ClusterRoleBinding';

@@ -2,8 +2,9 @@
  * The reference's rules of a Role's or ClusterRole's policy rules: verbs always; a rule is about resources (an API
  * group and a resource at least) or about non-resource URLs (cluster roles only), never both.
  */
+
+import { type FieldError, invalid, required } from '../../api/field-errors.ts';
 import { nameIsPathSegment, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
-import { type FieldError, invalid, required } from './field-errors.ts';
 import { arr, isObj, type Obj, obj, rootProblem, schemaShapeErrors } from './raw.ts';
 
 const count = (v: unknown) => arr(v)?.length ?? 0;

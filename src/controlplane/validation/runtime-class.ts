@@ -6,6 +6,15 @@
  */
 
 import {
+  child,
+  duplicate,
+  type FieldError,
+  index,
+  invalid,
+  notSupported,
+  validateImmutableField,
+} from '../../api/field-errors.ts';
+import {
   isValidLabelValue,
   nameIsDNSLabel,
   nameIsDNSSubdomain,
@@ -15,15 +24,6 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import {
-  child,
-  duplicate,
-  type FieldError,
-  index,
-  invalid,
-  notSupported,
-  validateImmutableField,
-} from './field-errors.ts';
 import { arr, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import { validateContainerResourceLimits } from './resource-names.ts';
 

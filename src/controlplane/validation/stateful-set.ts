@@ -12,6 +12,15 @@
  */
 
 import {
+  child,
+  deepEqual,
+  type FieldError,
+  forbidden,
+  invalid,
+  notSupported,
+  required,
+} from '../../api/field-errors.ts';
+import {
   labelSelectorConvertible,
   labelSelectorEmpty,
   labelSelectorMatches,
@@ -24,7 +33,6 @@ import {
   validateObjectMetaUpdate,
 } from './common.ts';
 import { gateEnabled, type ValidationContext } from './context.ts';
-import { child, deepEqual, type FieldError, forbidden, invalid, notSupported, required } from './field-errors.ts';
 import { intOrPercentValue, isNotMoreThan100Percent, validatePositiveIntOrPercent } from './int-or-percent.ts';
 import {
   absent,

@@ -5,7 +5,6 @@
  * change. Field types are checked against the kind's schema.
  */
 
-import { nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import {
   deepEqual,
   type FieldError,
@@ -14,7 +13,8 @@ import {
   notSupported,
   required,
   validateImmutableField,
-} from './field-errors.ts';
+} from '../../api/field-errors.ts';
+import { nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import { arr, isObj, type Obj, obj, rootProblem, schemaShapeErrors, str } from './raw.ts';
 
 const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];

@@ -7,9 +7,9 @@ import {
   Pkcs10CertificateRequestGenerator,
   X509CertificateGenerator,
 } from '@peculiar/x509';
+import type { FieldError } from '../../api/field-errors.ts';
 import { naming } from '../../api/naming.ts';
 import type { ValidationContext } from './context.ts';
-import type { FieldError } from './field-errors.ts';
 
 export const n = naming('orch');
 export const ctx: ValidationContext = { naming: n };

@@ -15,6 +15,17 @@
  * error. Type errors against the matched kinds' schemas are not refused: the status controller warns of them.
  */
 
+import {
+  child,
+  deepEqual,
+  duplicate,
+  type FieldError,
+  index,
+  invalid,
+  notSupported,
+  required,
+  tooMany,
+} from '../../api/field-errors.ts';
 import { group } from '../../api/naming.ts';
 import { checkPolicyExpression, type Declarations } from '../../cel/policy.ts';
 import {
@@ -29,17 +40,6 @@ import {
   validateQualifiedName,
 } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import {
-  child,
-  deepEqual,
-  duplicate,
-  type FieldError,
-  index,
-  invalid,
-  notSupported,
-  required,
-  tooMany,
-} from './field-errors.ts';
 import {
   absent,
   arr,
