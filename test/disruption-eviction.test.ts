@@ -4,22 +4,21 @@
  * (E1–E14) plus the §2.2 table, dry runs, preconditions and the unrecognized-policy refusal.
  */
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../src/api/types/core.ts';
-import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
-import type { DeleteOptions, Reply } from '../src/controlplane/api.ts';
-import { ApiError, conflict } from '../src/controlplane/errors.ts';
 import {
   canIgnorePdb,
   checkAndDecrement,
   EVICTION_REFUSED_MESSAGE,
-  type EvictionStore,
-  evictPod,
   MAX_DISRUPTED_POD_SIZE,
   MULTIPLE_PDBS_MESSAGE,
   matchingPdbs,
+  type Refusal,
   unhealthyPodDecision,
-  withDisruptionTarget,
-} from '../src/controlplane/eviction.ts';
+} from '../src/api/eviction.ts';
+import type { Pod } from '../src/api/types/core.ts';
+import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
+import type { DeleteOptions, Reply } from '../src/controlplane/api.ts';
+import { ApiError, conflict } from '../src/controlplane/errors.ts';
+import { type EvictionStore, evictPod, withDisruptionTarget } from '../src/controlplane/eviction.ts';
 
 const NOW = new Date('2024-01-01T00:10:00Z');
 const STAMP = '2024-01-01T00:10:00Z';
@@ -347,8 +346,8 @@ describe('§2.2 checkAndDecrement', () => {
     ],
   ])('%s → %i', (_name, budget, code, text) => {
     const r = checkAndDecrement(budget, 'web-0', NOW, false);
-    expect('error' in r && r.error.code).toBe(code);
-    const e = (r as { error: ApiError }).error;
+    expect('refusal' in r && r.refusal.code).toBe(code);
+    const e = (r as { refusal: Refusal }).refusal;
     expect(`${e.message} ${e.details?.causes?.[0]?.message ?? ''}`).toContain(text);
   });
 
@@ -385,7 +384,7 @@ describe('§2.2 checkAndDecrement', () => {
     ],
   ])('the cause, as the reference words it: %s', (_name, budget, cause) => {
     const r = checkAndDecrement(budget, 'web-0', NOW, false);
-    expect((r as { error: ApiError }).error.details?.causes).toEqual([
+    expect((r as { refusal: Refusal }).refusal.details.causes).toEqual([
       { reason: 'DisruptionBudget', message: `The disruption budget budget ${cause}` },
     ]);
   });

@@ -5,6 +5,7 @@
  *
  * Nothing here reads a cache, calls the API or looks at a clock; the reconciler does that.
  */
+import { isPodReady } from '../../src/api/eviction.ts';
 import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { Condition, IntOrString, KubeObject, LabelSelector } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
@@ -86,11 +87,6 @@ export function scaledValue(value: IntOrString | null | undefined, total: number
 
 export function isTerminating(obj: KubeObject): boolean {
   return Boolean(obj.metadata.deletionTimestamp);
-}
-
-/** Condition `Ready` with status `True` (phase is not looked at). */
-export function isPodReady(pod: Pod): boolean {
-  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /**

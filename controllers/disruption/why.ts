@@ -3,13 +3,13 @@
  * turned into plain words: where the expected, healthy and desired counts come from, and what an
  * eviction would get.
  */
+import { type EvictionVerdict, evictionVerdict, isPodReady, matchingPdbs } from '../../src/api/eviction.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { Pod } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget, PodDisruptionBudgetStatus } from '../../src/api/types/policy.ts';
 import { type WhyAnswer, type WhyAnswerer, WhyNotFound, type WhySources } from '../../src/controller/why.ts';
-import { type EvictionVerdict, evictionVerdict, matchingPdbs } from '../../src/controlplane/eviction.ts';
 import { DELETION_TIMEOUT_MS } from './constants.ts';
-import { isPodReady, isTerminating, planSync, type SyncPlan, usesScale } from './core.ts';
+import { isTerminating, planSync, type SyncPlan, usesScale } from './core.ts';
 import { controllerRefOf, findController, WORKLOAD_KINDS, type WorkloadKind, type Workloads } from './finders.ts';
 import { lookupScale, prefetchScales } from './scales.ts';
 

@@ -2,17 +2,29 @@
  * `POST .../pods/{name}/eviction` (policy/v1 Eviction): deletes a pod unless that would spend more
  * disruption than its PodDisruptionBudget allows (reference notes §2).
  *
- * Three layers: pure decisions (which pods skip the budget, which PDBs match, what an unready pod
- * needs, `checkAndDecrement`), the procedure that strings them together with the reference's retry
- * loops over an `EvictionStore` (so tests can inject conflicts), and the handler that binds the
- * store to the embedded control plane's storage.
+ * The pure decisions (which pods skip the budget, which PDBs match, what an unready pod needs,
+ * `checkAndDecrement`) are src/api/eviction.ts's, shared with the disruption controller's `why`. Here:
+ * the procedure that strings them together with the reference's retry loops over an `EvictionStore`
+ * (so tests can inject conflicts), and the handler that binds the store to the embedded control
+ * plane's storage.
  *
  * The control plane's storage is synchronous: reading the PDB, deciding and writing its status
  * happen without yielding, so parallel evictions of one budget are serialized by the event loop, and
  * the resourceVersion precondition still guards the write against anything that slipped in.
  */
-import { selectorFromLabelSelector } from '../api/labels.ts';
-import type { Condition, KubeObject, LabelSelector, Status } from '../api/meta.ts';
+import {
+  canIgnorePdb,
+  checkAndDecrement,
+  isPodReady,
+  MULTIPLE_PDBS_MESSAGE,
+  matchingPdbs,
+  type Refusal,
+  STILL_PROCESSING_RETRY_AFTER_SECONDS,
+  stillBeingProcessed,
+  unhealthyPodDecision,
+  unrecognizedPolicy,
+} from '../api/eviction.ts';
+import type { KubeObject, Status } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
 import type { Pod, PodCondition } from '../api/types/core.ts';
 import type { PodDisruptionBudget } from '../api/types/policy.ts';
@@ -20,48 +32,26 @@ import { rfc3339 } from '../util/time.ts';
 import type { UserInfo } from './admission.ts';
 import type { ApiServer, DeleteOptions, Reply, RequestBody, SubresourceHandler } from './api.ts';
 import { decodeKindBody } from './decode.ts';
-import { ApiError, badRequest, conflict, forbidden, invalidOptions, methodNotAllowed } from './errors.ts';
+import { ApiError, badRequest, conflict, invalidOptions, methodNotAllowed } from './errors.ts';
 import { parseWriteOptions } from './options.ts';
 import type { ResourceRequest } from './request-info.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Constants (reference notes §0 and §2)
 
-/** Evictions are refused once `status.disruptedPods` holds more than this many entries. */
-export const MAX_DISRUPTED_POD_SIZE = 2000;
 /** `EvictionsRetry`: 20 attempts, 500 ms apart (factor 1), 10 % jitter; on conflicts only. */
 export const EVICTIONS_RETRY = { steps: 20, durationMs: 500, jitter: 0.1 } as const;
-/** Retry-After of "still being processed" and of "too many conflicts". */
-export const STILL_PROCESSING_RETRY_AFTER_SECONDS = 10;
 
-export const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';
-export const EVICTION_REFUSED_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget.";
-export const MULTIPLE_PDBS_MESSAGE =
-  'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
 export const NAME_MISMATCH_MESSAGE = 'name in URL does not match name in Eviction object';
 
 export const DISRUPTION_TARGET = 'DisruptionTarget';
 export const EVICTION_BY_EVICTION_API = 'EvictionByEvictionAPI';
 export const EVICTION_CONDITION_MESSAGE = 'Eviction API: evicting';
 
-const DISRUPTION_ALLOWED = 'DisruptionAllowed';
-const INSUFFICIENT_PODS = 'InsufficientPods';
-const SYNC_FAILED = 'SyncFailed';
-const PDB_RESOURCE = { group: 'policy', plural: 'poddisruptionbudget' };
 const POD_RESOURCE = { group: '', plural: 'Pod' };
 
 // ---------------------------------------------------------------------------------------------
-// Pure decisions
-
-export function isPodReady(pod: Pod): boolean {
-  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-/** Pending, finished and terminating pods are deleted without consulting any budget. */
-export function canIgnorePdb(pod: Pod): boolean {
-  const phase = pod.status?.phase;
-  return phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || Boolean(pod.metadata.deletionTimestamp);
-}
+// The procedure's own decisions and answers
 
 /** Whether a budget-free deletion pins the pod's resourceVersion (not for finished or terminating pods). */
 export function shouldEnforceResourceVersion(pod: Pod): boolean {
@@ -69,87 +59,9 @@ export function shouldEnforceResourceVersion(pod: Pod): boolean {
   return !(phase === 'Succeeded' || phase === 'Failed' || pod.metadata.deletionTimestamp);
 }
 
-/** The PDBs of the pod's namespace that select it: `{}` selects all, null none, an invalid selector is skipped. */
-export function matchingPdbs(pod: Pod, pdbs: readonly PodDisruptionBudget[]): PodDisruptionBudget[] {
-  return pdbs.filter((pdb) => {
-    if (pdb.metadata.namespace !== pod.metadata.namespace) return false;
-    try {
-      return selectorFromLabelSelector(pdb.spec?.selector as LabelSelector | null | undefined).matches(
-        pod.metadata.labels,
-      );
-    } catch {
-      return false;
-    }
-  });
-}
-
-/**
- * What evicting a pod that is not Ready takes under the PDB's `unhealthyPodEvictionPolicy`:
- * `guarded` (delete without spending the budget, pinned to the pod's resourceVersion), `budget`
- * (spend a disruption like a Ready pod), or `refuse` (an unrecognized policy, spec §2.8).
- */
-export function unhealthyPodDecision(pdb: PodDisruptionBudget): 'guarded' | 'budget' | 'refuse' {
-  const policy = pdb.spec?.unhealthyPodEvictionPolicy ?? 'IfHealthyBudget';
-  if (policy === 'AlwaysAllow') return 'guarded';
-  if (policy !== 'IfHealthyBudget') return 'refuse';
-  const status = pdb.status ?? {};
-  const desired = status.desiredHealthy ?? 0;
-  return (status.currentHealthy ?? 0) >= desired && desired > 0 ? 'guarded' : 'budget';
-}
-
-/** 429 "still being processed", Retry-After 10 s. */
-export function stillBeingProcessed(pdbName: string): ApiError {
-  return new ApiError(429, 'TooManyRequests', EVICTION_REFUSED_MESSAGE, {
-    causes: [
-      {
-        reason: DISRUPTION_BUDGET_CAUSE,
-        message: `The disruption budget ${pdbName} is still being processed by the server.`,
-      },
-    ],
-    retryAfterSeconds: STILL_PROCESSING_RETRY_AFTER_SECONDS,
-  });
-}
-
-/**
- * Why a budget with no disruption left refuses, as the reference words it: a failed sync first (its counts are not
- * to be trusted), then "needs D and has C" while the healthy pods are not above the desired, then the condition's own
- * reason, else nothing more (e.g. right after an eviction spent the last disruption, before the controller recounts).
- */
-export function exhaustedBudgetCause(pdb: PodDisruptionBudget): string {
-  const s = pdb.status ?? {};
-  const name = pdb.metadata.name;
-  const condition = s.conditions?.find((c) => c.type === DISRUPTION_ALLOWED);
-  const explained = condition?.status === 'False' && Boolean(condition.message);
-  if (explained && condition?.reason === SYNC_FAILED) {
-    return `The disruption budget ${name} does not allow evicting pods currently because it failed sync: ${condition.message}`;
-  }
-  if ((s.currentHealthy ?? 0) <= (s.desiredHealthy ?? 0)) {
-    return `The disruption budget ${name} needs ${s.desiredHealthy ?? 0} healthy pods and has ${s.currentHealthy ?? 0} currently`;
-  }
-  if (explained) {
-    return `The disruption budget ${name} does not allow evicting pods currently (${condition?.reason}): ${condition?.message}`;
-  }
-  return `The disruption budget ${name} does not allow evicting pods currently`;
-}
-
-/** 429 for a budget with no disruption left, without Retry-After. */
-export function budgetExhausted(pdb: PodDisruptionBudget): ApiError {
-  return new ApiError(429, 'TooManyRequests', EVICTION_REFUSED_MESSAGE, {
-    causes: [{ reason: DISRUPTION_BUDGET_CAUSE, message: exhaustedBudgetCause(pdb) }],
-  });
-}
-
-/** 429 for a pod that is not Ready under a policy this server does not know: unhealthy pods are not evicted. */
-export function unrecognizedPolicy(pdb: PodDisruptionBudget): ApiError {
-  const policy = String(pdb.spec?.unhealthyPodEvictionPolicy);
-  return new ApiError(429, 'TooManyRequests', EVICTION_REFUSED_MESSAGE, {
-    causes: [
-      {
-        reason: DISRUPTION_BUDGET_CAUSE,
-        message: `The disruption budget ${pdb.metadata.name} has an unrecognized unhealthyPodEvictionPolicy ${JSON.stringify(policy)}; pods that are not Ready are not evicted under it`,
-      },
-    ],
-  });
+/** A budget's refusal, sent as the Status error it describes. */
+function refusalError(r: Refusal): ApiError {
+  return new ApiError(r.code, r.reason, r.message, r.details);
 }
 
 /** 504 after 20 write conflicts on the PDB. */
@@ -160,96 +72,6 @@ export function tooManyConflicts(pdbName: string): ApiError {
     `Timeout: couldn't update PodDisruptionBudget ${JSON.stringify(pdbName)} due to conflicts`,
     { retryAfterSeconds: STILL_PROCESSING_RETRY_AFTER_SECONDS },
   );
-}
-
-function setCondition(conditions: readonly Condition[], next: Condition, now: string): Condition[] {
-  const i = conditions.findIndex((c) => c.type === next.type);
-  if (i < 0) return [...conditions, { ...next, lastTransitionTime: now }];
-  const old = conditions[i];
-  const out = [...conditions];
-  out[i] = { ...old, ...next, lastTransitionTime: old.status === next.status ? old.lastTransitionTime : now };
-  return out;
-}
-
-/** What an eviction of the pod would get now, decided as `evictPod` decides it, with nothing written. */
-export type EvictionVerdict =
-  | {
-      allowed: true;
-      why: 'ignores budgets' | 'no budget' | 'unhealthy pod policy' | 'budget';
-      pdb?: PodDisruptionBudget;
-    }
-  | { allowed: false; message: string; causes: string[]; pdb?: PodDisruptionBudget };
-
-export function evictionVerdict(pod: Pod, pdbs: readonly PodDisruptionBudget[], now: Date): EvictionVerdict {
-  if (canIgnorePdb(pod)) return { allowed: true, why: 'ignores budgets' };
-  const matched = matchingPdbs(pod, pdbs);
-  if (matched.length > 1) return { allowed: false, message: MULTIPLE_PDBS_MESSAGE, causes: [] };
-  const pdb = matched[0];
-  if (!pdb) return { allowed: true, why: 'no budget' };
-  const refused = (err: ApiError): EvictionVerdict => ({
-    allowed: false,
-    message: err.message,
-    causes: (err.details?.causes ?? []).map((c) => c.message ?? ''),
-    pdb,
-  });
-  const need = isPodReady(pod) ? 'budget' : unhealthyPodDecision(pdb);
-  if (need === 'refuse') return refused(unrecognizedPolicy(pdb));
-  if (need === 'guarded') return { allowed: true, why: 'unhealthy pod policy', pdb };
-  const outcome = checkAndDecrement(pdb, pod.metadata.name ?? '', now, true);
-  return 'error' in outcome ? refused(outcome.error) : { allowed: true, why: 'budget', pdb };
-}
-
-/**
- * `checkAndDecrement` (§2.2): the refusal, or the PDB with one disruption spent (condition
- * False/InsufficientPods when it reaches 0) and, unless `dryRun`, the pod recorded in disruptedPods.
- */
-export function checkAndDecrement(
-  pdb: PodDisruptionBudget,
-  podName: string,
-  now: Date,
-  dryRun: boolean,
-): { error: ApiError } | { pdb: PodDisruptionBudget } {
-  const status = pdb.status ?? {};
-  const name = pdb.metadata.name ?? '';
-  const allowed = status.disruptionsAllowed ?? 0;
-  if ((status.observedGeneration ?? 0) < (pdb.metadata.generation ?? 0)) return { error: stillBeingProcessed(name) };
-  // The reference's 403s carry a cause saying the same in the budget's words.
-  const refusedBecause = (why: string, cause: string) =>
-    forbidden(PDB_RESOURCE, name, why, [
-      {
-        reason: DISRUPTION_BUDGET_CAUSE,
-        message: `The disruption budget ${name} does not allow evicting pods currently: ${cause}`,
-      },
-    ]);
-  if (allowed < 0) {
-    return { error: refusedBecause('pdb disruptions allowed is negative', 'pdb disruptions allowed is negative') };
-  }
-  if (Object.keys(status.disruptedPods ?? {}).length > MAX_DISRUPTED_POD_SIZE) {
-    return {
-      error: refusedBecause(
-        'DisruptedPods map too big - too many evictions not confirmed by PDB controller',
-        'too many pending evictions not confirmed by PDB controller',
-      ),
-    };
-  }
-  if (allowed === 0) return { error: budgetExhausted(pdb) };
-  const stamp = rfc3339(now);
-  const next = { ...status, disruptionsAllowed: allowed - 1 };
-  if (next.disruptionsAllowed === 0) {
-    next.conditions = setCondition(
-      status.conditions ?? [],
-      {
-        type: DISRUPTION_ALLOWED,
-        status: 'False',
-        reason: INSUFFICIENT_PODS,
-        message: '',
-        observedGeneration: status.observedGeneration ?? 0,
-      },
-      stamp,
-    );
-  }
-  if (!dryRun) next.disruptedPods = { ...(status.disruptedPods ?? {}), [podName]: stamp };
-  return { pdb: { ...pdb, status: next } };
 }
 
 /** The pod with `DisruptionTarget=True` (EvictionByEvictionAPI), or undefined when it already has exactly that. */
@@ -389,14 +211,14 @@ export async function evictPod(
     let pdb = pdbs[0];
     pdbName = pdb.metadata.name ?? '';
     const need = isPodReady(pod) ? 'budget' : unhealthyPodDecision(pdb);
-    if (need === 'refuse') throw unrecognizedPolicy(pdb);
+    if (need === 'refuse') throw refusalError(unrecognizedPolicy(pdb));
     if (need === 'guarded') guarded = true;
     else {
       let spent = false;
       for (let attempt = 1; attempt <= EVICTIONS_RETRY.steps && !spent; attempt++) {
         if (attempt > 1) pdb = store.getPdb(namespace, pdbName);
         const outcome = checkAndDecrement(pdb, name, store.now(), options.dryRun);
-        if ('error' in outcome) throw outcome.error;
+        if ('refusal' in outcome) throw refusalError(outcome.refusal);
         if (options.dryRun) break;
         try {
           await store.writePdbStatus(outcome.pdb);
@@ -415,7 +237,7 @@ export async function evictPod(
   try {
     await addConditionAndDelete(store, namespace, name, opts);
   } catch (err) {
-    if (isConflict(err) && guarded && !callerPinned) throw stillBeingProcessed(pdbName);
+    if (isConflict(err) && guarded && !callerPinned) throw refusalError(stillBeingProcessed(pdbName));
     throw err;
   }
   return success();
