@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertSupportedFields, parseFieldSelector } from './fields.ts';
 import { SelectorError } from './labels.ts';
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected an error');
-}
+import { thrown } from './test-helpers.ts';
 
 const fieldsOf =
   (values: Record<string, string>) =>

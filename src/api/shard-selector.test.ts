@@ -3,15 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SelectorError } from './labels.ts';
 import type { KubeObject } from './meta.ts';
 import { fnv1a64, parseShardSelector } from './shard-selector.ts';
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected an error');
-}
+import { thrown } from './test-helpers.ts';
 
 const hex = (n: bigint) => `0x${n.toString(16).padStart(16, '0')}`;
 const range = (path: string, start: string, end: string) => `shardRange(${path}, '${start}', '${end}')`;
