@@ -4,8 +4,8 @@
  * over its containers and init containers; only cpu and memory count, and only amounts above zero.
  */
 import type { KubeObject } from '../api/meta.ts';
+import { tryQuantity } from '../api/quantity.ts';
 import type { PodSpec, ResourceList } from '../api/types/core.ts';
-import { tryQuantity } from './validation/quantity.ts';
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 

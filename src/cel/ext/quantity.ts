@@ -1,6 +1,6 @@
 /** The platform's quantity library: `quantity("1.5Gi")`, `isQuantity`, arithmetic and comparison. */
 import { type Environment, EvaluationError } from '@marcbachmann/cel-js';
-import { parseQuantity, Quantity, QuantityError } from '../../controlplane/validation/quantity.ts';
+import { parseQuantity, Quantity, QuantityError } from '../../api/quantity.ts';
 
 const T = 'kubernetes.Quantity';
 const NANO = 1_000_000_000n;

@@ -5,11 +5,11 @@
  */
 import type { KubeObject } from '../../api/meta.ts';
 import type { Naming } from '../../api/naming.ts';
+import { MAX_MILLI_VALUE, parseQuantity, Quantity } from '../../api/quantity.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import { badRequest, forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
-import { MAX_MILLI_VALUE, parseQuantity, Quantity } from '../validation/quantity.ts';
 
 type ResourceList = Record<string, string | number>;
 interface Resources {

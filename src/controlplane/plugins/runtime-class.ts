@@ -6,11 +6,11 @@
 import type { KubeObject } from '../../api/meta.ts';
 import type { Naming } from '../../api/naming.ts';
 import { group } from '../../api/naming.ts';
+import { tryQuantity } from '../../api/quantity.ts';
 import { isPodResource, type ResourceRegistry } from '../../api/registry.ts';
 import type { AdmissionPlugin } from '../admission.ts';
 import { forbidden } from '../errors.ts';
 import type { Storage } from '../storage.ts';
-import { tryQuantity } from '../validation/quantity.ts';
 
 export interface Toleration {
   key?: string;

@@ -186,7 +186,6 @@ export * from './common.ts';
 export type { ValidationContext } from './context.ts';
 export { DEFAULT_FEATURE_GATES, gateEnabled } from './context.ts';
 export { effectiveUnhealthyPodEvictionPolicy } from './pod-disruption-budget.ts';
-export { parseQuantity, parseQuantityValue, Quantity, QuantityError, tryQuantity } from './quantity.ts';
 export {
   defaultAPIService,
   defaultCsrConditions,

@@ -9,9 +9,9 @@
  */
 
 import { child, duplicate, type FieldError, forbidden, index, invalid, key, required } from '../../api/field-errors.ts';
+import { MAX_MILLI_VALUE, parseQuantityValue, type Quantity } from '../../api/quantity.ts';
 import { isQualifiedName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
-import { MAX_MILLI_VALUE, parseQuantityValue, type Quantity } from './quantity.ts';
 import { absent, arr, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import {
   isOvercommitAllowed,

@@ -7,8 +7,8 @@
  */
 
 import { child, type FieldError, index, invalid, key } from '../../api/field-errors.ts';
+import { parseQuantityValue } from '../../api/quantity.ts';
 import { type Node, schemaFor } from '../../api/schema.ts';
-import { parseQuantityValue } from './quantity.ts';
 
 export type Obj = Record<string, unknown>;
 

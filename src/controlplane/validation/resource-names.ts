@@ -5,8 +5,8 @@
 
 import { type FieldError, forbidden, invalid, key } from '../../api/field-errors.ts';
 import type { Naming } from '../../api/naming.ts';
+import { parseQuantityValue, type Quantity } from '../../api/quantity.ts';
 import { isQualifiedName } from './common.ts';
-import { parseQuantityValue, type Quantity } from './quantity.ts';
 import { obj } from './raw.ts';
 
 const HUGEPAGES_PREFIX = 'hugepages-';
