@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
+import { NODE_USER_PREFIX, NODES_GROUP } from '../../src/api/node-identity.ts';
 import type {
   CertificateSigningRequest,
   CertificateSigningRequestCondition,
@@ -282,9 +283,6 @@ async function checkRequestSignature(parsed: ParsedRequest): Promise<string | un
 
 // ---------------------------------------------------------------------------------------------
 // usages and the signers' x509 predicates
-
-export const NODES_GROUP = 'system:nodes';
-export const NODE_USER_PREFIX = 'system:node:';
 
 const sameSet = (a: ReadonlySet<string>, b: readonly string[]) => a.size === b.length && b.every((u) => a.has(u));
 

@@ -10,13 +10,12 @@ import { webcrypto } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '@peculiar/x509';
 import { group } from '../api/naming.ts';
+import { NODE_USER_PREFIX, NODES_GROUP } from '../api/node-identity.ts';
 import type { ResourceRegistry } from '../api/registry.ts';
 import type { CertificateSigningRequest, KeyUsage } from '../api/types/certificates.ts';
 import type { Node, NodeAddress } from '../api/types/core.ts';
 import { KubeClient } from '../client/client.ts';
 import { isNotFound } from '../client/errors.ts';
-import { NODE_USER_PREFIX } from '../controlplane/authz/node.ts';
-import { NODES_GROUP } from '../controlplane/authz/policy.ts';
 import { exportPrivateKeyPem, generateKeyPair, type KeyAlgorithm, signingAlgorithmFor } from '../pki/keys.ts';
 import { derToPem } from '../pki/pem.ts';
 

@@ -8,6 +8,7 @@
  */
 import { CONTROLLER_ACCOUNTS } from '../../../src/api/controller-accounts.ts';
 import { group } from '../../../src/api/naming.ts';
+import { NODE_USER_PREFIX } from '../../../src/api/node-identity.ts';
 import type { ResourceType } from '../../../src/api/registry.ts';
 import type { SubjectAccessReview } from '../../../src/api/types/authz.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
@@ -26,7 +27,7 @@ import {
 import { READ, rule } from '../../../src/controller/permissions.ts';
 import { itemExponential } from '../../../src/workqueue/ratelimit.ts';
 import { type CertificatesConfig, certificatesConfig } from '../config.ts';
-import { csrRateLimiter, NODE_USER_PREFIX, type ParsedRequest, parseRequest, RequestParseError } from '../csr.ts';
+import { csrRateLimiter, type ParsedRequest, parseRequest, RequestParseError } from '../csr.ts';
 import { type CertificateMetrics, certificateMetrics } from '../metrics.ts';
 import { csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
 import {

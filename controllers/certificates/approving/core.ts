@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { group, type Naming } from '../../../src/api/naming.ts';
+import { NODE_USER_PREFIX, NODES_GROUP } from '../../../src/api/node-identity.ts';
 import type { SubjectAccessReview } from '../../../src/api/types/authz.ts';
 import type {
   CertificateSigningRequest,
@@ -15,8 +16,6 @@ import type { ServingApprovalConfig } from '../config.ts';
 import {
   approvalState,
   isIssued,
-  NODE_USER_PREFIX,
-  NODES_GROUP,
   nodeAgentClientProblem,
   nodeAgentServingProblem,
   type ParsedRequest,

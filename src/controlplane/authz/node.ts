@@ -6,11 +6,11 @@
  * objects. It never denies: what it does not allow goes on to RBAC (`--authorization-mode=Node,RBAC`).
  */
 import { group, type Naming } from '../../api/naming.ts';
+import { NODE_USER_PREFIX, NODES_GROUP } from '../../api/node-identity.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
 import type { PolicyRule, SubjectRulesReviewStatus } from '../../api/types/index.ts';
 import type { UserInfo } from '../admission.ts';
 import { type GraphStorage, type NodeGraph, type RelatedKind, StorageNodeGraph } from './node-graph.ts';
-import { NODES_GROUP } from './policy.ts';
 import {
   type AuthorizationAttributes,
   type Authorizer,
@@ -19,8 +19,6 @@ import {
   type ResourceRequestAttributes,
   ruleAllows,
 } from './rbac.ts';
-
-export const NODE_USER_PREFIX = 'system:node:';
 
 /** The node a user is, as the reference's node identifier: `undefined` for other users, `''` when it names none. */
 export function nodeIdentity(user: UserInfo): string | undefined {

@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
+import { NODES_GROUP } from '../../api/node-identity.ts';
 import type { PolicyRule } from '../../api/types/index.ts';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '../authn.ts';
 import { controllerPolicy, type Subject } from './controller-roles.ts';
@@ -13,7 +14,6 @@ import { userFacingRoles } from './user-roles.ts';
 
 /** Members of this group are allowed every request, whatever the policy says. */
 export const PRIVILEGED_GROUP = 'system:masters';
-export const NODES_GROUP = 'system:nodes';
 export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
 
 /** Cluster roles (first) and cluster role bindings, ready to store. */

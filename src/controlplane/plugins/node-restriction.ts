@@ -7,6 +7,7 @@
  */
 import type { KubeObject } from '../../api/meta.ts';
 import { group, type Naming } from '../../api/naming.ts';
+import { NODE_USER_PREFIX } from '../../api/node-identity.ts';
 import type { ResourceRegistry } from '../../api/registry.ts';
 import type { CertificateSigningRequest } from '../../api/types/certificates.ts';
 import type { Node, Pod } from '../../api/types/core.ts';
@@ -243,7 +244,7 @@ function admitCsr(node: string, a: AdmissionAttributes, n: Naming, deny: Deny) {
   }
   const commonName = csrCommonName(Buffer.from(spec.request ?? '', 'base64').toString('utf8'));
   if (commonName === undefined) return deny('unable to parse csr');
-  const own = `system:node:${node}`;
+  const own = `${NODE_USER_PREFIX}${node}`;
   return commonName === own ? undefined : deny(`can only create a node CSR with CN=${own}`);
 }
 
