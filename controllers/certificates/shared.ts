@@ -45,3 +45,11 @@ export function recordEvent(
 }
 
 export const nowStamp = (): string => rfc3339(new Date());
+
+/**
+ * Workers of the approver and of the signer each (`--concurrent-<name>-syncs` sets another count). The reference
+ * runs 5 goroutines each; a worker here is a chain of requests in flight on one thread, so more of them hide more
+ * round trips at no cost in threads. kcm bench, CSRs with the client limits lifted, alternating 16 and 5: ours ÷ KCM
+ * 0.95–1.01× against 0.83–0.93× (RSA CA) and 0.83–0.93× against 0.71–0.88× (ECDSA), with less CPU per CSR.
+ */
+export const CSR_WORKERS = 16;

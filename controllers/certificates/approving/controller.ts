@@ -29,7 +29,7 @@ import { itemExponential } from '../../../src/workqueue/ratelimit.ts';
 import { type CertificatesConfig, certificatesConfig } from '../config.ts';
 import { csrRateLimiter, type ParsedRequest, parseRequest, RequestParseError } from '../csr.ts';
 import { type CertificateMetrics, certificateMetrics } from '../metrics.ts';
-import { csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
+import { CSR_WORKERS, csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
 import {
   approvalTarget,
   type ClientSubresource,
@@ -154,7 +154,7 @@ export const approvingController: ControllerDefinition = {
   enabledByDefault: true,
   serviceAccount: () => CONTROLLER_ACCOUNTS.certificates,
   shardBy: { key: 'uid', kind: 'CertificateSigningRequest' },
-  workers: 5,
+  workers: CSR_WORKERS,
   permissions: (n, config) => {
     const certificates = group(n, 'certificates');
     const serving = certificatesConfig(config).servingApproval.enabled;

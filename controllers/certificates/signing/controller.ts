@@ -34,7 +34,7 @@ import {
   verifyRequestSignature,
 } from '../csr.ts';
 import { type CertificateMetrics, certificateMetrics } from '../metrics.ts';
-import { csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
+import { CSR_WORKERS, csrResource, nowStamp, recordEvent, watchCsrs } from '../shared.ts';
 import { CaFileWatcher } from './ca.ts';
 import { issue, type SigningCa } from './certificate.ts';
 import {
@@ -274,7 +274,7 @@ export const signingController: ControllerDefinition = {
   enabledByDefault: true,
   serviceAccount: () => CONTROLLER_ACCOUNTS.certificates,
   shardBy: { key: 'uid', kind: 'CertificateSigningRequest' },
-  workers: 5,
+  workers: CSR_WORKERS,
   permissions: (n) => {
     const certificates = group(n, 'certificates');
     const s = n.signers;
