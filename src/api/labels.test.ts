@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { labelSelectorAsString, parseLabelSelector, SelectorError, selectorFromLabelSelector } from './labels.ts';
+import {
+  labelSelectorAsString,
+  parseLabelSelector,
+  qualifiedNameErrors,
+  SelectorError,
+  selectorFromLabelSelector,
+} from './labels.ts';
 import type { LabelSelector } from './meta.ts';
 import { thrown } from './test-helpers.ts';
 
@@ -9,6 +15,25 @@ const VALUE_RULE =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const PREFIX_RULE =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+describe('qualifiedNameErrors', () => {
+  it.each([
+    ['plain', 'app', []],
+    ['prefixed', 'example.com/App_1', []],
+    ['empty prefix', '/a', ['prefix part must be non-empty']],
+    ['bad prefix', 'Example.com/a', [`prefix part ${PREFIX_RULE}`]],
+    ['empty name', 'a/', ['name part must be non-empty', `name part ${NAME_RULE}`]],
+    ['long name', 'a'.repeat(64), ['name part must be no more than 63 bytes']],
+    ['bad characters', 'a b', [`name part ${NAME_RULE}`]],
+    [
+      'two slashes',
+      'a/b/c',
+      [`a valid label key ${NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`],
+    ],
+  ])('%s', (_n, value, expected) => {
+    expect(qualifiedNameErrors(value)).toEqual(expected);
+  });
+});
 
 describe('parseLabelSelector', () => {
   it.each([

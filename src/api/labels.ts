@@ -212,7 +212,10 @@ function maxLenError(length: number): string {
   return `must be no more than ${length} bytes`;
 }
 
-/** A qualified name (a label key), `[prefix/]name`: prefix a DNS subdomain of at most 253 bytes, name at most 63. */
+/**
+ * A qualified name (a label key), `[prefix/]name`: prefix a DNS subdomain of at most 253 bytes, name at most 63.
+ * The one copy of the rule: selectors here, and the plane's validation and CEL formats with the same texts.
+ */
 export function qualifiedNameErrors(key: string): string[] {
   const parts = key.split('/');
   if (parts.length > 2) {

@@ -3,11 +3,11 @@
  * `format.named("dns1123Label")`) gives `optional.none()` when `s` is valid, else the list of errors.
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
+import { qualifiedNameErrors } from '../../api/labels.ts';
 import {
   isDNS1035Label,
   isDNS1123Label,
   isDNS1123Subdomain,
-  isQualifiedName,
   isValidLabelValue,
 } from '../../controlplane/validation/common.ts';
 
@@ -27,7 +27,7 @@ export const FORMATS: Record<string, (s: string) => string[]> = {
   dns1123Label: isDNS1123Label,
   dns1123Subdomain: isDNS1123Subdomain,
   dns1035Label: isDNS1035Label,
-  qualifiedName: isQualifiedName,
+  qualifiedName: qualifiedNameErrors,
   dns1123LabelPrefix: asPrefix(isDNS1123Label),
   dns1123SubdomainPrefix: asPrefix(isDNS1123Subdomain),
   dns1035LabelPrefix: asPrefix(isDNS1035Label),

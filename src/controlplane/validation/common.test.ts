@@ -5,7 +5,6 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isDomainPrefixedPath,
-  isQualifiedName,
   isValidLabelValue,
   labelSelectorMatches,
   nameIsDNSSubdomain,
@@ -46,25 +45,6 @@ describe('DNS names', () => {
 });
 
 describe('qualified names and label values', () => {
-  it.each([
-    ['plain', 'app', []],
-    ['prefixed', 'example.com/App_1', []],
-    ['empty prefix', '/a', ['prefix part must be non-empty']],
-    ['bad prefix', 'Example.com/a', [`prefix part ${SUBDOMAIN_REGEX}`]],
-    ['empty name', 'a/', ['name part must be non-empty', NAME_PART_REGEX]],
-    ['long name', 'a'.repeat(64), ['name part must be no more than 63 bytes']],
-    ['bad characters', 'a b', [NAME_PART_REGEX]],
-    [
-      'two slashes',
-      'a/b/c',
-      [
-        "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-      ],
-    ],
-  ])('isQualifiedName %s', (_n, value, expected) => {
-    expect(isQualifiedName(value)).toEqual(expected);
-  });
-
   it.each([
     ['empty', '', []],
     ['ok', 'v1.2_3', []],

@@ -19,6 +19,7 @@ import {
   tooLong,
   validateImmutableField,
 } from '../../api/field-errors.ts';
+import { qualifiedNameErrors } from '../../api/labels.ts';
 import { arr, int, type Obj, obj, str } from './raw.ts';
 
 export const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
@@ -90,38 +91,9 @@ export function isDNS1035Label(value: string): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Qualified names (label keys) and label values
+// Label values (label keys are qualified names: src/api/labels.ts's `qualifiedNameErrors`)
 
 const LABEL_KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const LABEL_KEY_MSG =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-export const QUALIFIED_NAME_MAX = 63;
-const LABEL_KEY_RE = new RegExp(`^${LABEL_KEY_FMT}$`);
-
-/** A qualified name (label key): an optional DNS-subdomain prefix and `/`, then a name of at most 63 bytes. */
-export function isQualifiedName(value: string): string[] {
-  const errs: string[] = [];
-  const parts = value.split('/');
-  let name: string;
-  if (parts.length === 1) {
-    name = parts[0];
-  } else if (parts.length === 2) {
-    const prefix = parts[0];
-    name = parts[1];
-    if (prefix.length === 0) errs.push(`prefix part ${EMPTY_ERROR}`);
-    else for (const msg of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${msg}`);
-  } else {
-    return [
-      `a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
-  }
-  if (name.length === 0) errs.push(`name part ${EMPTY_ERROR}`);
-  else if (byteLength(name) > QUALIFIED_NAME_MAX) errs.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`);
-  if (!LABEL_KEY_RE.test(name))
-    errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
-  return errs;
-}
-
 const LABEL_VALUE_FMT = `(${LABEL_KEY_FMT})?`;
 const LABEL_VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
@@ -222,7 +194,7 @@ export function validateNonnegativeField(value: number | undefined, path: string
 
 /** Invalid for each qualified-name problem (the value shown is the whole name). */
 export function validateQualifiedName(value: string, path: string): FieldError[] {
-  return isQualifiedName(value).map((msg) => invalid(path, value, msg));
+  return qualifiedNameErrors(value).map((msg) => invalid(path, value, msg));
 }
 
 export function validateLabelName(name: string, path: string): FieldError[] {
@@ -250,7 +222,7 @@ export function validateAnnotations(annotations: unknown, path: string): FieldEr
   if (!m) return errs;
   let total = 0;
   for (const [k, v] of Object.entries(m)) {
-    for (const msg of isQualifiedName(k.toLowerCase())) errs.push(invalid(path, k, msg));
+    for (const msg of qualifiedNameErrors(k.toLowerCase())) errs.push(invalid(path, k, msg));
     total += byteLength(k) + (typeof v === 'string' ? byteLength(v) : 0);
   }
   if (total > TOTAL_ANNOTATION_SIZE_LIMIT) errs.push(tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT));
@@ -301,12 +273,12 @@ export function labelSelectorConvertible(selector: unknown): boolean {
   const sel = obj(selector);
   if (!sel) return true;
   for (const [k, v] of Object.entries(obj(sel.matchLabels) ?? {})) {
-    if (isQualifiedName(k).length || typeof v !== 'string' || isValidLabelValue(v).length) return false;
+    if (qualifiedNameErrors(k).length || typeof v !== 'string' || isValidLabelValue(v).length) return false;
   }
   for (const raw of arr(sel.matchExpressions) ?? []) {
     const expr = obj(raw);
     if (!expr || typeof expr.operator !== 'string' || !OPERATORS.has(expr.operator)) return false;
-    if (isQualifiedName(str(expr.key) ?? '').length) return false;
+    if (qualifiedNameErrors(str(expr.key) ?? '').length) return false;
     const values = arr(expr.values) ?? [];
     if ((expr.operator === 'In' || expr.operator === 'NotIn') && values.length === 0) return false;
     if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && values.length > 0) return false;

@@ -10,7 +10,7 @@
 
 import { child, duplicate, type FieldError, forbidden, index, invalid, key, required } from '../../api/field-errors.ts';
 import { MAX_MILLI_VALUE, parseQuantityValue, type Quantity } from '../../api/quantity.ts';
-import { isQualifiedName, nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
+import { nameIsDNSSubdomain, validateObjectMeta, validateObjectMetaUpdate, validateQualifiedName } from './common.ts';
 import type { ValidationContext } from './context.ts';
 import { absent, arr, checkShape, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 import {
@@ -42,7 +42,7 @@ const SHAPE = topLevel({
 });
 
 function validateTypeName(value: string, path: string): FieldError[] {
-  const errs = isQualifiedName(value).map((msg) => invalid(path, value, msg));
+  const errs = validateQualifiedName(value, path);
   if (errs.length) return errs;
   if (!value.includes('/') && !STANDARD_LIMIT_TYPES.includes(value)) {
     errs.push(invalid(path, value, 'must be a standard limit type or fully qualified'));

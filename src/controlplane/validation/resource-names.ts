@@ -4,9 +4,10 @@
  */
 
 import { type FieldError, forbidden, invalid, key } from '../../api/field-errors.ts';
+import { qualifiedNameErrors } from '../../api/labels.ts';
 import type { Naming } from '../../api/naming.ts';
 import { parseQuantityValue, type Quantity } from '../../api/quantity.ts';
-import { isQualifiedName } from './common.ts';
+import { validateQualifiedName } from './common.ts';
 import { obj } from './raw.ts';
 
 const HUGEPAGES_PREFIX = 'hugepages-';
@@ -57,7 +58,7 @@ export function isNativeResource(name: string, n: Naming): boolean {
 
 export function isExtendedResourceName(name: string, n: Naming): boolean {
   if (isNativeResource(name, n) || name.startsWith(REQUESTS_PREFIX)) return false;
-  return isQualifiedName(`${REQUESTS_PREFIX}${name}`).length === 0;
+  return qualifiedNameErrors(`${REQUESTS_PREFIX}${name}`).length === 0;
 }
 
 export function isStandardResourceName(name: string): boolean {
@@ -82,7 +83,7 @@ export function isIntegerResourceName(name: string, n: Naming): boolean {
 }
 
 export function validateResourceName(value: string, path: string): FieldError[] {
-  const errs = isQualifiedName(value).map((msg) => invalid(path, value, msg));
+  const errs = validateQualifiedName(value, path);
   if (errs.length) return errs;
   if (!value.includes('/') && !isStandardResourceName(value)) {
     errs.push(invalid(path, value, 'must be a standard resource type or fully qualified'));
