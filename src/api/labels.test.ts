@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   labelSelectorAsString,
+  labelValueErrors,
   parseLabelSelector,
   qualifiedNameErrors,
   SelectorError,
@@ -32,6 +33,17 @@ describe('qualifiedNameErrors', () => {
     ],
   ])('%s', (_n, value, expected) => {
     expect(qualifiedNameErrors(value)).toEqual(expected);
+  });
+});
+
+describe('labelValueErrors', () => {
+  it.each([
+    ['empty', '', []],
+    ['ok', 'v1.2_3', []],
+    ['ends with dash', 'a-', [VALUE_RULE]],
+    ['too long', 'a'.repeat(64), ['must be no more than 63 bytes']],
+  ])('%s', (_n, value, expected) => {
+    expect(labelValueErrors(value)).toEqual(expected);
   });
 });
 

@@ -241,7 +241,8 @@ export function qualifiedNameErrors(key: string): string[] {
   return errors;
 }
 
-function labelValueErrors(value: string): string[] {
+/** A label value: empty, or at most 63 bytes of a label key's name part; the plane's validation uses it too. */
+export function labelValueErrors(value: string): string[] {
   const errors: string[] = [];
   if (Buffer.byteLength(value) > 63) errors.push(maxLenError(63));
   if (!VALUE_RE.test(value)) errors.push(regexError(VALUE_MSG, VALUE_FMT, 'MyValue', 'my_value', '12345'));

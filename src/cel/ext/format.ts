@@ -3,13 +3,8 @@
  * `format.named("dns1123Label")`) gives `optional.none()` when `s` is valid, else the list of errors.
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
-import { qualifiedNameErrors } from '../../api/labels.ts';
-import {
-  isDNS1035Label,
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isValidLabelValue,
-} from '../../controlplane/validation/common.ts';
+import { labelValueErrors, qualifiedNameErrors } from '../../api/labels.ts';
+import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain } from '../../controlplane/validation/common.ts';
 
 const T = 'kubernetes.NamedFormat';
 
@@ -31,7 +26,7 @@ export const FORMATS: Record<string, (s: string) => string[]> = {
   dns1123LabelPrefix: asPrefix(isDNS1123Label),
   dns1123SubdomainPrefix: asPrefix(isDNS1123Subdomain),
   dns1035LabelPrefix: asPrefix(isDNS1035Label),
-  labelValue: isValidLabelValue,
+  labelValue: labelValueErrors,
   uri: only((s) => URL.canParse(s) || s.startsWith('/'), 'invalid URI'),
   uuid: only((s) => UUID.test(s), 'does not match the UUID format'),
   byte: only((s) => /^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0, 'invalid base64'),

@@ -5,7 +5,6 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isDomainPrefixedPath,
-  isValidLabelValue,
   labelSelectorMatches,
   nameIsDNSSubdomain,
   validateAnnotations,
@@ -44,16 +43,7 @@ describe('DNS names', () => {
   });
 });
 
-describe('qualified names and label values', () => {
-  it.each([
-    ['empty', '', []],
-    ['ok', 'v1.2_3', []],
-    ['ends with dash', 'a-', [LABEL_VALUE_REGEX]],
-    ['too long', 'a'.repeat(64), ['must be no more than 63 bytes']],
-  ])('isValidLabelValue %s', (_n, value, expected) => {
-    expect(isValidLabelValue(value)).toEqual(expected);
-  });
-
+describe('other string formats', () => {
   it('isConfigMapKey', () => {
     expect(isConfigMapKey('controller-manager_host-1')).toEqual([]);
     expect(isConfigMapKey('..a')).toEqual(["must not start with '..'"]);

@@ -1,6 +1,6 @@
 /**
- * The common validators: DNS-1123 subdomain and label, DNS-1035 label, qualified names, label values,
- * label selectors, conditions and ObjectMeta, with the reference's message texts.
+ * The common validators: DNS-1123 subdomain and label, DNS-1035 label, labels and annotations (their key and
+ * value rules are src/api/labels.ts's), label selectors, conditions and ObjectMeta, with the reference's texts.
  *
  * String checks answer a list of problem texts (empty when valid); field checks answer FieldErrors.
  * Lengths are counted in UTF-8 bytes, as the reference does.
@@ -19,7 +19,7 @@ import {
   tooLong,
   validateImmutableField,
 } from '../../api/field-errors.ts';
-import { qualifiedNameErrors } from '../../api/labels.ts';
+import { labelValueErrors, qualifiedNameErrors } from '../../api/labels.ts';
 import { arr, int, type Obj, obj, str } from './raw.ts';
 
 export const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
@@ -91,22 +91,7 @@ export function isDNS1035Label(value: string): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Label values (label keys are qualified names: src/api/labels.ts's `qualifiedNameErrors`)
-
-const LABEL_KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const LABEL_VALUE_FMT = `(${LABEL_KEY_FMT})?`;
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-export const LABEL_VALUE_MAX = 63;
-const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
-
-export function isValidLabelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > LABEL_VALUE_MAX) errs.push(maxLenError(LABEL_VALUE_MAX));
-  if (!LABEL_VALUE_RE.test(value))
-    errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
-  return errs;
-}
+// Other string formats (label keys and values: src/api/labels.ts)
 
 const CONFIG_MAP_KEY_FMT = '[-._a-zA-Z0-9]+';
 const CONFIG_MAP_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
@@ -208,7 +193,7 @@ export function validateLabels(labels: unknown, path: string): FieldError[] {
   if (!m) return errs;
   for (const [k, v] of Object.entries(m)) {
     errs.push(...validateLabelName(k, path));
-    if (typeof v === 'string') for (const msg of isValidLabelValue(v)) errs.push(invalid(path, v, msg));
+    if (typeof v === 'string') for (const msg of labelValueErrors(v)) errs.push(invalid(path, v, msg));
   }
   return errs;
 }
@@ -261,7 +246,7 @@ export function validateLabelSelector(selector: unknown, path: string, opts: Lab
     if (!opts.allowInvalidLabelValueInSelector) {
       values.forEach((v, j) => {
         if (typeof v !== 'string') return;
-        for (const msg of isValidLabelValue(v)) errs.push(invalid(index(child(p, 'values'), j), v, msg));
+        for (const msg of labelValueErrors(v)) errs.push(invalid(index(child(p, 'values'), j), v, msg));
       });
     }
   });
@@ -273,7 +258,7 @@ export function labelSelectorConvertible(selector: unknown): boolean {
   const sel = obj(selector);
   if (!sel) return true;
   for (const [k, v] of Object.entries(obj(sel.matchLabels) ?? {})) {
-    if (qualifiedNameErrors(k).length || typeof v !== 'string' || isValidLabelValue(v).length) return false;
+    if (qualifiedNameErrors(k).length || typeof v !== 'string' || labelValueErrors(v).length) return false;
   }
   for (const raw of arr(sel.matchExpressions) ?? []) {
     const expr = obj(raw);
@@ -282,7 +267,7 @@ export function labelSelectorConvertible(selector: unknown): boolean {
     const values = arr(expr.values) ?? [];
     if ((expr.operator === 'In' || expr.operator === 'NotIn') && values.length === 0) return false;
     if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && values.length > 0) return false;
-    if (values.some((v) => typeof v !== 'string' || isValidLabelValue(v).length)) return false;
+    if (values.some((v) => typeof v !== 'string' || labelValueErrors(v).length)) return false;
   }
   return true;
 }

@@ -8,8 +8,8 @@
  */
 
 import { type FieldError, invalid, notSupported } from '../../api/field-errors.ts';
+import { labelValueErrors } from '../../api/labels.ts';
 import {
-  isValidLabelValue,
   nameIsPathSegment,
   validateConditions,
   validateLabelSelector,
@@ -78,7 +78,7 @@ function validateSpec(spec: Obj, allowInvalidLabelValueInSelector: boolean): Fie
 
 function selectorHasInvalidLabelValue(selector: unknown): boolean {
   return (arr(obj(selector)?.matchExpressions) ?? []).some((e) =>
-    (arr(obj(e)?.values) ?? []).some((v) => typeof v === 'string' && isValidLabelValue(v).length > 0),
+    (arr(obj(e)?.values) ?? []).some((v) => typeof v === 'string' && labelValueErrors(v).length > 0),
   );
 }
 

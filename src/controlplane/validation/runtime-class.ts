@@ -14,8 +14,8 @@ import {
   notSupported,
   validateImmutableField,
 } from '../../api/field-errors.ts';
+import { labelValueErrors } from '../../api/labels.ts';
 import {
-  isValidLabelValue,
   nameIsDNSLabel,
   nameIsDNSSubdomain,
   validateLabelName,
@@ -65,7 +65,7 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
       errs.push(invalid(child(p, 'effect'), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
     }
     if (operator === 'Equal' || operator === '') {
-      const msgs = isValidLabelValue(value);
+      const msgs = labelValueErrors(value);
       if (msgs.length) errs.push(invalid(child(p, 'operator'), value, msgs.join(';')));
     } else if (operator === 'Exists') {
       if (value) errs.push(invalid(child(p, 'operator'), t, "value must be empty when `operator` is 'Exists'"));
