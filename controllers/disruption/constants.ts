@@ -1,6 +1,6 @@
 /**
- * The disruption controller's fixed values: timeouts, the condition it maintains, and the reasons of
- * the events it records (reference notes §0, §1.7, §1.11).
+ * The disruption controller's fixed values: timeouts and the reasons of the events it records (reference
+ * notes §0, §1.7, §1.11). The condition names it shares with eviction are src/api/disruption-conditions.ts's.
  */
 
 /** How long a `status.disruptedPods` entry keeps its pod out of `currentHealthy` (`DeletionTimeout`). */
@@ -9,14 +9,7 @@ export const DELETION_TIMEOUT_MS = 2 * 60_000;
 /** How long a `DisruptionTarget=True` pod condition may stand on a pod that was not deleted. */
 export const STALE_POD_DISRUPTION_TIMEOUT_MS = 2 * 60_000;
 
-/** The PDB condition this controller owns, and its three reasons. */
-export const DISRUPTION_ALLOWED = 'DisruptionAllowed';
-export const SUFFICIENT_PODS = 'SufficientPods';
-export const INSUFFICIENT_PODS = 'InsufficientPods';
-export const SYNC_FAILED = 'SyncFailed';
-
-/** The pod condition eviction sets, and the reason that is never treated as stale. */
-export const DISRUPTION_TARGET = 'DisruptionTarget';
+/** The `DisruptionTarget` reason that is never treated as stale. */
 export const TERMINATION_BY_KUBELET = 'TerminationByKubelet';
 
 /** Event reasons (§1.11). */

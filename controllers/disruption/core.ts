@@ -5,6 +5,12 @@
  *
  * Nothing here reads a cache, calls the API or looks at a clock; the reconciler does that.
  */
+import {
+  DISRUPTION_ALLOWED,
+  INSUFFICIENT_PODS,
+  SUFFICIENT_PODS,
+  SYNC_FAILED,
+} from '../../src/api/disruption-conditions.ts';
 import { isPodReady } from '../../src/api/eviction.ts';
 import { type Selector, selectorFromLabelSelector } from '../../src/api/labels.ts';
 import type { Condition, IntOrString, KubeObject, LabelSelector } from '../../src/api/meta.ts';
@@ -14,14 +20,10 @@ import { rfc3339 } from '../../src/util/time.ts';
 import {
   ACTION_SYNC,
   DELETION_TIMEOUT_MS,
-  DISRUPTION_ALLOWED,
   EVENT_CALCULATE_EXPECTED_POD_COUNT_FAILED,
   EVENT_NO_PODS,
   EVENT_NOT_DELETED,
   EVENT_UNMANAGED_PODS,
-  INSUFFICIENT_PODS,
-  SUFFICIENT_PODS,
-  SYNC_FAILED,
 } from './constants.ts';
 import { controllerRefOf, expectedScale, FinderError, type Workloads } from './finders.ts';
 

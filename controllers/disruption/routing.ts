@@ -8,11 +8,12 @@
  * match a PDB filed under one of its own label values or under the wildcard, and a PDB can only match
  * pods filed under its values; the exact selector decides among those candidates.
  */
+import { DISRUPTION_TARGET } from '../../src/api/disruption-conditions.ts';
 import type { Selector } from '../../src/api/labels.ts';
 import type { LabelSelector } from '../../src/api/meta.ts';
 import type { Pod, PodCondition } from '../../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../../src/api/types/policy.ts';
-import { DISRUPTION_TARGET, STALE_POD_DISRUPTION_TIMEOUT_MS, TERMINATION_BY_KUBELET } from './constants.ts';
+import { STALE_POD_DISRUPTION_TIMEOUT_MS, TERMINATION_BY_KUBELET } from './constants.ts';
 import { isTerminating, parsedSelector } from './core.ts';
 
 export const POD_LABEL_INDEX = 'disruption/pod-labels';

@@ -5,6 +5,7 @@
  * subresource acts on these decisions, the disruption controller's `why` explains them.
  */
 import { rfc3339 } from '../util/time.ts';
+import { DISRUPTION_ALLOWED, INSUFFICIENT_PODS, SYNC_FAILED } from './disruption-conditions.ts';
 import { selectorFromLabelSelector } from './labels.ts';
 import type { Condition, LabelSelector, StatusDetails } from './meta.ts';
 import type { Pod } from './types/core.ts';
@@ -19,10 +20,6 @@ export const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';
 export const EVICTION_REFUSED_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget.";
 export const MULTIPLE_PDBS_MESSAGE =
   'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
-
-const DISRUPTION_ALLOWED = 'DisruptionAllowed';
-const INSUFFICIENT_PODS = 'InsufficientPods';
-const SYNC_FAILED = 'SyncFailed';
 
 /** A refused eviction as the reference answers it: the Status's code, reason, message and details. */
 export interface Refusal {

@@ -12,6 +12,7 @@
  * happen without yielding, so parallel evictions of one budget are serialized by the event loop, and
  * the resourceVersion precondition still guards the write against anything that slipped in.
  */
+import { DISRUPTION_TARGET } from '../api/disruption-conditions.ts';
 import {
   canIgnorePdb,
   checkAndDecrement,
@@ -44,7 +45,6 @@ export const EVICTIONS_RETRY = { steps: 20, durationMs: 500, jitter: 0.1 } as co
 
 export const NAME_MISMATCH_MESSAGE = 'name in URL does not match name in Eviction object';
 
-export const DISRUPTION_TARGET = 'DisruptionTarget';
 export const EVICTION_BY_EVICTION_API = 'EvictionByEvictionAPI';
 export const EVICTION_CONDITION_MESSAGE = 'Eviction API: evicting';
 
