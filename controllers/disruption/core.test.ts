@@ -330,15 +330,15 @@ describe('currentHealthy (§1.5)', () => {
 describe('disruptedPods maintenance and recheck (§1.6)', () => {
   it.each([
     [
-      'young entry kept, recheck at its deadline',
+      'young entry kept, recheck a millisecond past its deadline',
       [pod('a', { ready: true })],
       { a: at(-30_000) },
       { a: at(-30_000) },
-      NOW + 90_000,
+      NOW + 90_001,
       [],
     ],
     ['expired entry dropped with NotDeleted', [pod('a', { ready: true })], { a: at(-3 * MIN) }, {}, undefined, ['a']],
-    ['entry at exactly its deadline kept', [pod('a')], { a: at(-2 * MIN) }, { a: at(-2 * MIN) }, NOW, []],
+    ['entry at exactly its deadline kept', [pod('a')], { a: at(-2 * MIN) }, { a: at(-2 * MIN) }, NOW + 1, []],
     [
       'terminating pod: entry dropped silently',
       [pod('a', { terminating: true })],
@@ -353,7 +353,7 @@ describe('disruptedPods maintenance and recheck (§1.6)', () => {
       [pod('a'), pod('b')],
       { a: at(-10_000), b: at(-60_000) },
       { a: at(-10_000), b: at(-60_000) },
-      NOW + 60_000,
+      NOW + 60_001,
       [],
     ],
     ['unreadable time dropped', [pod('a')], { a: 'yesterday' }, {}, undefined, []],
@@ -626,7 +626,7 @@ describe('events and failures of a whole sync', () => {
     });
     expect(plan.status?.conditions?.[0]).toMatchObject({ status: 'False', reason: 'InsufficientPods' });
     expect(plan.events.map((e) => e.reason)).toEqual(['UnmanagedPods']);
-    expect(plan.recheckAtMs! - NOW).toBe(90_000);
+    expect(plan.recheckAtMs! - NOW).toBe(90_001);
   });
 
   it('pods of other namespaces among the candidates are never counted', () => {

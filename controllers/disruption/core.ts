@@ -126,7 +126,11 @@ function parseTime(text: string | undefined): number {
 export interface DisruptedPods {
   /** The entries kept (pod name → RFC 3339 time), in the order of the pods. */
   kept: Record<string, string>;
-  /** Earliest moment one of the kept entries expires. */
+  /**
+   * The first moment one of the kept entries has expired: a millisecond past its deadline, as an entry is kept
+   * through its deadline itself (and its pod counted healthy then). A recheck at the deadline would write that
+   * in-between status, the entry still listed and its pod healthy again, one sync before the entry goes.
+   */
   recheckAtMs?: number;
   /** Pods whose entry expired without the pod being deleted. */
   expired: Pod[];
@@ -154,7 +158,7 @@ export function buildDisruptedPods(pdb: PodDisruptionBudget, pods: readonly Pod[
       continue;
     }
     out.kept[name] = recorded[name];
-    out.recheckAtMs = out.recheckAtMs === undefined ? deadline : Math.min(out.recheckAtMs, deadline);
+    out.recheckAtMs = Math.min(out.recheckAtMs ?? Number.POSITIVE_INFINITY, deadline + 1);
   }
   return out;
 }
