@@ -3,7 +3,7 @@
  * form (OpenSSL 3 imports a JWK faster than the same key as SubjectPublicKeyInfo DER) and the signature, ECDSA's
  * in the DER form the request carries, verified inline. A P-256 verification is ~70–80 µs; the hop to the thread
  * pool saved little of that on this thread and cost more CPU in all: in the kcm bench's CSR runs, 450–550 µs of
- * this thread's time per call (a woken pool thread takes the core), and inline 0.1–0.2 ms less CPU per CSR.
+ * this thread's time per call (a woken pool thread takes the core), and inline 0.07–0.23 ms less CPU per CSR.
  * That is a fraction of the work of @peculiar/x509's `verify()` (a DER key import through WebCrypto, the
  * signature re-encoded to r‖s, a hop to the thread pool), which still checks what this does not know: RSA-PSS,
  * SHA-1, other curves, compressed points.
