@@ -3,6 +3,7 @@
  * form of PodDisruptionBudget and StatefulSet selectors. Grammar, validation and error texts follow the
  * reference's apimachinery `labels` package.
  */
+import { isDNS1123Subdomain, maxLenError, regexError } from './dns-names.ts';
 import type { LabelSelector } from './meta.ts';
 
 /** A malformed label, field or shard selector; the message is the one the API server returns. */
@@ -198,19 +199,6 @@ const VALUE_FMT = `(${NAME_FMT})?`;
 const VALUE_RE = new RegExp(`^${VALUE_FMT}$`);
 const VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS_SUBDOMAIN_FMT = `${DNS_LABEL_FMT}(\\.${DNS_LABEL_FMT})*`;
-const DNS_SUBDOMAIN_RE = new RegExp(`^${DNS_SUBDOMAIN_FMT}$`);
-const DNS_SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-
-function regexError(message: string, fmt: string, ...examples: string[]): string {
-  return `${message} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
-}
-
-function maxLenError(length: number): string {
-  return `must be no more than ${length} bytes`;
-}
 
 /**
  * A qualified name (a label key), `[prefix/]name`: prefix a DNS subdomain of at most 253 bytes, name at most 63.
@@ -228,12 +216,7 @@ export function qualifiedNameErrors(key: string): string[] {
   if (parts.length === 2) {
     const prefix = parts[0];
     if (prefix === '') errors.push('prefix part must be non-empty');
-    else {
-      if (Buffer.byteLength(prefix) > 253) errors.push(`prefix part ${maxLenError(253)}`);
-      if (!DNS_SUBDOMAIN_RE.test(prefix)) {
-        errors.push(`prefix part ${regexError(DNS_SUBDOMAIN_MSG, DNS_SUBDOMAIN_FMT, 'example.com')}`);
-      }
-    }
+    else for (const msg of isDNS1123Subdomain(prefix)) errors.push(`prefix part ${msg}`);
   }
   if (name === '') errors.push('name part must be non-empty');
   else if (Buffer.byteLength(name) > 63) errors.push(`name part ${maxLenError(63)}`);

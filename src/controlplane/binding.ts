@@ -3,6 +3,7 @@
  * pod's own update may not set `spec.nodeName`; this subresource is how a scheduler binds.
  */
 
+import { isDNS1123Subdomain } from '../api/dns-names.ts';
 import * as field from '../api/field-errors.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { objectKey } from '../api/meta.ts';
@@ -13,7 +14,6 @@ import { decodeKindBody } from './decode.ts';
 import { ApiError, badRequest, conflict, invalid, methodNotAllowed } from './errors.ts';
 import { parseWriteOptions } from './options.ts';
 import type { ResourceRequest } from './request-info.ts';
-import { isDNS1123Subdomain } from './validation/common.ts';
 
 export interface Binding extends KubeObject {
   target?: { kind?: string; name?: string };

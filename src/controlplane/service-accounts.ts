@@ -1,6 +1,6 @@
 /** Service account user names read back into a namespace and a name (made by `src/api/service-accounts.ts`). */
+import { isDNS1123Label, isDNS1123Subdomain } from '../api/dns-names.ts';
 import { SERVICE_ACCOUNT_PREFIX } from '../api/service-accounts.ts';
-import { isDNS1123Label, isDNS1123Subdomain } from './validation/common.ts';
 
 /**
  * The namespace and name of a service account user name, or undefined when the name is not one: exactly two

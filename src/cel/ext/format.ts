@@ -3,8 +3,8 @@
  * `format.named("dns1123Label")`) gives `optional.none()` when `s` is valid, else the list of errors.
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
+import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain } from '../../api/dns-names.ts';
 import { labelValueErrors, qualifiedNameErrors } from '../../api/labels.ts';
-import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain } from '../../controlplane/validation/common.ts';
 
 const T = 'kubernetes.NamedFormat';
 

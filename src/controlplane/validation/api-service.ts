@@ -9,15 +9,9 @@
  */
 
 import { DEFAULT_SERVICE_PORT } from '../../api/apiservice.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../api/dns-names.ts';
 import { child, type FieldError, goQuote, index, invalid, notSupported, required } from '../../api/field-errors.ts';
-import {
-  isDNS1035Label,
-  isDNS1123Subdomain,
-  isValidPathSegmentName,
-  isValidPortNum,
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-} from './common.ts';
+import { isValidPathSegmentName, isValidPortNum, validateObjectMeta, validateObjectMetaUpdate } from './common.ts';
 import type { ValidationContext } from './context.ts';
 import { absent, arr, bool, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
 

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain } from '../../api/dns-names.ts';
 import {
   isConfigMapKey,
-  isDNS1035Label,
-  isDNS1123Label,
-  isDNS1123Subdomain,
   isDomainPrefixedPath,
   labelSelectorMatches,
   nameIsDNSSubdomain,

@@ -1,10 +1,20 @@
 /**
- * The common validators: DNS-1123 subdomain and label, DNS-1035 label, labels and annotations (their key and
- * value rules are src/api/labels.ts's), label selectors, conditions and ObjectMeta, with the reference's texts.
+ * The common validators: ObjectMeta names by the DNS-name rules (src/api/dns-names.ts), labels and annotations
+ * (their key and value rules are src/api/labels.ts's), label selectors, conditions and ObjectMeta, with the
+ * reference's texts.
  *
  * String checks answer a list of problem texts (empty when valid); field checks answer FieldErrors.
  * Lengths are counted in UTF-8 bytes, as the reference does.
  */
+import {
+  DNS1123_LABEL_MAX,
+  DNS1123_SUBDOMAIN_MAX,
+  isDNS1035Label,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  maxLenError,
+  regexError,
+} from '../../api/dns-names.ts';
 import {
   child,
   deepEqual,
@@ -24,20 +34,6 @@ import { arr, int, type Obj, obj, str } from './raw.ts';
 
 export const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 
-export function maxLenError(length: number): string {
-  return `must be no more than ${length} bytes`;
-}
-
-export function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  let out = `${msg} (e.g. `;
-  examples.forEach((e, i) => {
-    if (i > 0) out += ' or ';
-    out += `'${e}', `;
-  });
-  return `${out}regex used for validation is '${fmt}')`;
-}
-
 export const EMPTY_ERROR = 'must be non-empty';
 
 export function inclusiveRangeError(lo: number, hi: number): string {
@@ -45,53 +41,7 @@ export function inclusiveRangeError(lo: number, hi: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// DNS names
-
-const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-export const DNS1123_LABEL_MAX = 63;
-const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL_FMT}$`);
-
-const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
-const DNS1123_SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-export const DNS1123_SUBDOMAIN_MAX = 253;
-const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
-
-const DNS1035_LABEL_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const DNS1035_LABEL_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-export const DNS1035_LABEL_MAX = 63;
-const DNS1035_LABEL_RE = new RegExp(`^${DNS1035_LABEL_FMT}$`);
-
-export function isDNS1123Label(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > DNS1123_LABEL_MAX) errs.push(maxLenError(DNS1123_LABEL_MAX));
-  if (!DNS1123_LABEL_RE.test(value)) {
-    if (DNS1123_SUBDOMAIN_RE.test(value)) errs.push('must not contain dots');
-    else errs.push(regexError(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, 'my-name', '123-abc'));
-  }
-  return errs;
-}
-
-export function isDNS1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
-  if (!DNS1123_SUBDOMAIN_RE.test(value))
-    errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
-  return errs;
-}
-
-export function isDNS1035Label(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > DNS1035_LABEL_MAX) errs.push(maxLenError(DNS1035_LABEL_MAX));
-  if (!DNS1035_LABEL_RE.test(value)) errs.push(regexError(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, 'my-name', 'abc-123'));
-  return errs;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Other string formats (label keys and values: src/api/labels.ts)
+// Other string formats (DNS names: src/api/dns-names.ts; label keys and values: src/api/labels.ts)
 
 const CONFIG_MAP_KEY_FMT = '[-._a-zA-Z0-9]+';
 const CONFIG_MAP_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";

@@ -6,6 +6,7 @@
  * `Namespace`, namespace required with `Namespace` and forbidden with `Cluster`.
  */
 
+import { isDNS1123Subdomain } from '../../api/dns-names.ts';
 import {
   child,
   type FieldError,
@@ -18,7 +19,6 @@ import {
 } from '../../api/field-errors.ts';
 import {
   byteLength,
-  isDNS1123Subdomain,
   isDomainPrefixedPath,
   isValidPathSegmentName,
   nameIsDNSSubdomain,

@@ -15,6 +15,7 @@
  * error. Type errors against the matched kinds' schemas are not refused: the status controller warns of them.
  */
 
+import { isDNS1035Label, isDNS1123Subdomain } from '../../api/dns-names.ts';
 import {
   child,
   deepEqual,
@@ -29,8 +30,6 @@ import {
 import { group } from '../../api/naming.ts';
 import { checkPolicyExpression, type Declarations } from '../../cel/policy.ts';
 import {
-  isDNS1035Label,
-  isDNS1123Subdomain,
   isValidPathSegmentName,
   nameIsDNSSubdomain,
   validateConditions,
