@@ -16,7 +16,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { apiServiceAvailabilityController } from '../controllers/apiservice/index.ts';
 import {
   type Backend,
@@ -30,6 +29,7 @@ import { backendTls, isAvailable, targetUrl } from '../src/api/apiservice.ts';
 import { group } from '../src/api/naming.ts';
 import type { APIService } from '../src/api/types/misc.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { runControllers } from '../test/support/controllers.ts';
 import { counted, inParallel, interleaved, pairedFigure, print, watchUntil } from './run.ts';

@@ -10,9 +10,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../src/controlplane/control-plane.ts';
 import { Storage } from '../src/controlplane/storage.ts';
 import { startTestCluster, testStorage } from '../test/support/cluster.ts';
@@ -42,10 +42,10 @@ async function echoFloor(
   const server = await startEchoServer(cp.clusterCa);
   const echo = new KubeConfig();
   echo.loadFromOptions({
-    clusters: kc.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${server.port}` })),
-    users: kc.getUsers(),
-    contexts: kc.getContexts(),
-    currentContext: kc.getCurrentContext(),
+    clusters: kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${server.port}` })),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
   });
   const client = new KubeClient(echo, cp.registry, { qps: 0 });
   return {

@@ -8,12 +8,13 @@
  * status must become; each writer has one flip in flight. Messages: in `{ flips }` (per writer, one round),
  * out `{ type: 'ready' }`, `{ type: 'latencies', ms }`, `{ type: 'error', message }`.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+
 import { runningStatus } from '../controllers/disruption/harness.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { Pod } from '../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 
 const [kubeconfig, namespace, groupsArg, perGroupArg, writersArg] = process.argv.slice(2);
 const GROUPS = Number(groupsArg);

@@ -16,11 +16,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
 import { disruptionControllerDefinition } from '../controllers/disruption/controller.ts';
 import { eventually, type RunningController, runDisruptionController } from '../controllers/disruption/harness.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { ControlPlane } from '../src/controlplane/control-plane.ts';
 import { counted, interleaved, median, pairedFigure, print, type Round } from './run.ts';
 

@@ -209,7 +209,7 @@ const ourSync =
   (watchList: boolean): Sync =>
   async (kubeconfig, objects) => {
     const [{ KubeConfig }, { ResourceRegistry }, { SharedInformerFactory }, { KubeClient }] = await Promise.all([
-      import('@kubernetes/client-node'),
+      import('../src/client/kubeconfig.ts'),
       import('../src/api/registry.ts'),
       import('../src/cache/factory.ts'),
       import('../src/client/client.ts'),

@@ -5,13 +5,13 @@
  * when stored, and that a rejected write stores nothing.
  */
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webcryptoRequest } from '../controllers/certificates/testing.ts';
 import type { KubeObject } from '../src/api/meta.ts';
 import { group } from '../src/api/naming.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { failure } from './support/status-error.ts';
 

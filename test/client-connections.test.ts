@@ -3,18 +3,19 @@
  * pool's first (one handshake, not two); the pool outlives the periodic refresh of the security settings
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
  * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
- * deadline; requests and a watch through the proxy the configuration names.
+ * deadline; requests and a watch through the proxy the configuration names (HTTP CONNECT with basic proxy
+ * authorization, and SOCKS5 with username and password).
  */
 import { execFile } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { FakeClock } from '../src/util/clock.ts';
 import { servingCertificate } from './support/serving-certificate.ts';
 
@@ -145,36 +146,97 @@ describe('KubeClient connections', () => {
     expect((await client.request('GET', '/version')).status).toBe(200);
   });
 
-  it('sends requests and a watch through the proxy the configuration names', async () => {
+  /** A request and a watch through `proxyUrl`: what they answered, and the tunnels the proxy says it opened. */
+  async function throughProxy(proxyUrl: string, tunnels: string[]): Promise<void> {
+    const client = new KubeClient(kubeConfig(ca, '', proxyUrl), new ResourceRegistry('orch'), { qps: 0 });
+    const res = await client.request<{ url: string }>('GET', '/echo/through');
+    expect(res.body.url).toBe('/echo/through');
+    const events: unknown[] = [];
+    await client.watch('/api/v1/pods', {}, (e) => events.push(e), new AbortController().signal);
+    expect(events).toEqual([{ type: 'ADDED', object: { metadata: { name: 'a' } } }]);
+    const { port } = server.address() as AddressInfo;
+    expect(tunnels.length).toBeGreaterThan(0);
+    expect(new Set(tunnels)).toEqual(new Set([`127.0.0.1:${port}`]));
+  }
+
+  /** Relays bytes both ways between a proxy's client and the server it asked for. */
+  function relay(socket: Socket, host: string, port: number, opened: () => void, head?: Buffer): Socket {
+    const upstream = connect(port, host, () => {
+      opened();
+      if (head?.length) upstream.write(head);
+      upstream.pipe(socket).pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+    return upstream;
+  }
+
+  it('sends requests and a watch through the HTTP proxy the configuration names, with its credentials', async () => {
     const tunnels: string[] = [];
+    const authorizations: (string | undefined)[] = [];
     const sockets: Socket[] = [];
     const proxy = createHttpServer();
     proxy.on('connect', (req, socket, head) => {
       tunnels.push(req.url!);
+      authorizations.push(req.headers['proxy-authorization']);
       sockets.push(socket as Socket);
       const [host, port] = req.url!.split(':');
-      const upstream = connect(Number(port), host, () => {
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(socket).pipe(upstream);
-      });
-      upstream.on('error', () => socket.destroy());
-      socket.on('error', () => upstream.destroy());
+      relay(
+        socket as Socket,
+        host!,
+        Number(port),
+        () => socket.write('HTTP/1.1 200 Connection Established\r\n\r\n'),
+        head,
+      );
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     try {
-      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      const client = new KubeClient(kubeConfig(ca, '', proxyUrl), new ResourceRegistry('orch'), { qps: 0 });
-      const res = await client.request<{ url: string }>('GET', '/echo/through');
-      expect(res.body.url).toBe('/echo/through');
-      const events: unknown[] = [];
-      await client.watch('/api/v1/pods', {}, (e) => events.push(e), new AbortController().signal);
-      expect(events).toEqual([{ type: 'ADDED', object: { metadata: { name: 'a' } } }]);
-      const { port } = server.address() as AddressInfo;
-      expect(tunnels.length).toBeGreaterThan(0);
-      expect(new Set(tunnels)).toEqual(new Set([`127.0.0.1:${port}`]));
+      await throughProxy(`http://ann:p%40ss@127.0.0.1:${(proxy.address() as AddressInfo).port}`, tunnels);
+      expect(new Set(authorizations)).toEqual(new Set([`Basic ${Buffer.from('ann:p@ss').toString('base64')}`]));
     } finally {
       for (const socket of sockets) socket.destroy(); // a tunnel is no longer the server's to close
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+
+  it('sends requests and a watch through the SOCKS5 proxy the configuration names, with its credentials', async () => {
+    const tunnels: string[] = [];
+    const sockets: Socket[] = [];
+    // RFC 1928 and 1929, one message a packet (the client waits for each answer before it sends on).
+    const proxy = createTcpServer((socket) => {
+      sockets.push(socket);
+      socket.once('data', (greeting) => {
+        expect([...greeting]).toEqual([5, 2, 0, 2]); // no authentication, or username/password
+        socket.write(Buffer.from([5, 2]));
+        socket.once('data', (auth) => {
+          const user = auth.subarray(2, 2 + auth[1]!).toString();
+          const password = auth.subarray(3 + auth[1]!).toString();
+          const accepted = user === 'ann' && password === 'p@ss';
+          socket.write(Buffer.from([1, accepted ? 0 : 1]));
+          socket.once('data', (request) => {
+            expect([...request.subarray(0, 4)]).toEqual([5, 1, 0, 1]); // CONNECT to an IPv4 address
+            const host = [...request.subarray(4, 8)].join('.');
+            const port = request.readUInt16BE(8);
+            tunnels.push(`${host}:${port}`);
+            relay(socket, host, port, () => socket.write(Buffer.from([5, 0, 0, 1, 127, 0, 0, 1, 0, 0])));
+          });
+        });
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as AddressInfo).port;
+      await throughProxy(`socks5://ann:p%40ss@127.0.0.1:${port}`, tunnels);
+      const refused = new KubeClient(
+        kubeConfig(ca, '', `socks5://ann:wrong@127.0.0.1:${port}`),
+        new ResourceRegistry('orch'),
+        {
+          qps: 0,
+        },
+      );
+      await expect(refused.request('GET', '/version')).rejects.toThrow('username/password authentication failed');
+    } finally {
+      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
   });
@@ -186,7 +248,7 @@ describe('KubeClient connections', () => {
     // then it holds nothing: a process that only connected ahead (preconnect) ends.
     const { port } = server.address() as AddressInfo;
     const script = [
-      "import { KubeConfig } from '@kubernetes/client-node';",
+      `import { KubeConfig } from ${JSON.stringify(join(ROOT, 'src/client/kubeconfig.ts'))};`,
       `import { KubeClient } from ${JSON.stringify(join(ROOT, 'src/client/client.ts'))};`,
       `import { ResourceRegistry } from ${JSON.stringify(join(ROOT, 'src/api/registry.ts'))};`,
       'const kc = new KubeConfig();',

@@ -13,12 +13,12 @@ import {
   type ServerHttp2Session,
 } from 'node:http2';
 import { type AddressInfo, connect as connectTcp, createServer as createTcpServer } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { servingCertificate } from './support/serving-certificate.ts';
 
 const pod = (name: string) => ({ kind: 'Pod', apiVersion: 'v1', metadata: { name, namespace: 'default' } });

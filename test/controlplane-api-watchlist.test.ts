@@ -68,7 +68,7 @@ async function openWatch(
     path: `${path}?${query}`,
     headers: { Accept: accept },
   };
-  await on.kc.applyToHTTPSOptions(options);
+  Object.assign(options, (await on.kc.credentials()).tls);
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = httpsRequest(options, resolve);
     req.on('error', reject);

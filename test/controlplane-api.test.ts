@@ -14,7 +14,7 @@ import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  type KubeConfig,
+  KubeConfig,
   type KubernetesObject,
   ListWatch,
   PatchStrategy,
@@ -112,7 +112,8 @@ beforeAll(async () => {
       defaultTimeoutSeconds: 30,
     },
   });
-  kc = cluster.kc;
+  kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
   core = kc.makeApiClient(CoreV1Api);
   apps = kc.makeApiClient(AppsV1Api);
   policy = kc.makeApiClient(PolicyV1Api);

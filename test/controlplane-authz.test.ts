@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import { FLAVORS, type FlavorName, group } from '../src/api/naming.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { defaultPolicy, RbacAuthorizer, requestAuthorizer } from '../src/controlplane/authz/rbac.ts';
 import { createReviewer } from '../src/controlplane/authz/reviews.ts';
 import { writeKubeconfig } from '../src/controlplane/kubeconfig.ts';
@@ -78,7 +78,7 @@ describe.each(FLAVORS)('authorization (%s flavor)', (flavor: FlavorName) => {
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigs[who]);
     const options: RequestOptions = {};
-    await kc.applyToHTTPSOptions(options);
+    Object.assign(options, (await kc.credentials()).tls);
     return new Promise((resolve, reject) => {
       const req = httpsRequest(`${c.cp.url}${path}`, options, (res) => {
         let body = '';

@@ -40,10 +40,10 @@ let cluster: TestCluster;
 function get(path: string, accept: string): Promise<Answer> {
   const server = new URL(cluster.kc.getCurrentCluster()!.server);
   const options: RequestOptions = { hostname: server.hostname, port: server.port, path, headers: { Accept: accept } };
-  return cluster.kc.applyToHTTPSOptions(options).then(
-    () =>
+  return cluster.kc.credentials().then(
+    ({ tls }) =>
       new Promise((resolve, reject) => {
-        const req = httpsRequest(options, (res) => {
+        const req = httpsRequest({ ...options, ...tls }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('error', reject);

@@ -7,10 +7,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { ControlPlane, type ControlPlaneOptions } from '../src/controlplane/control-plane.ts';
 import { testStorage } from './support/cluster.ts';
 import { etcdAvailable } from './support/etcd.ts';

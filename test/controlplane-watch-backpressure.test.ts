@@ -201,7 +201,7 @@ describe('watch queues in an embedded control plane', () => {
   beforeAll(async () => {
     cluster = await startTestCluster({ watch: { ...DEFAULT_CONTROL_PLANE_OPTIONS.watch, ...limits } });
     tls = {};
-    await cluster.kc.applyToHTTPSOptions(tls);
+    Object.assign(tls, (await cluster.kc.credentials()).tls);
     port = Number(new URL(cluster.kc.getCurrentCluster()!.server).port);
     client = await RawClient.fromKubeconfig(cluster.kubeconfig);
   });

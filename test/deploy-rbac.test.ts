@@ -13,6 +13,7 @@ import { DAEMON_NAME, FLAVORS, group } from '../src/api/naming.ts';
 import type { PolicyRule } from '../src/api/types/rbac.ts';
 import { CHART_RBAC, rbacPath, renderChartRbac, renderRbac } from '../src/cli/manifests.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { controllerManagerRbac, controllerManagerRules, controllerManagerUser } from '../src/deploy/rbac.ts';
 import { createBootstrapToken } from '../src/simulation/bootstrap-token.ts';
 import { SimulatedNodeAgent } from '../src/simulation/node-agent.ts';
@@ -44,7 +45,7 @@ describe('the daemon as its own user, with exactly the shipped RBAC', () => {
     for (const obj of controllerManagerRbac(n(), controllerDefinitions)) await c.cp.seed(obj);
     const kubeconfig = join(c.dir, 'controller-manager.kubeconfig');
     await c.cp.writeIdentityKubeconfig(kubeconfig, { username: controllerManagerUser(), groups: [] });
-    const kc = new (await import('@kubernetes/client-node')).KubeConfig();
+    const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
     client = new KubeClient(kc, c.cp.registry, { qps: 0 });
     const { certFile, keyFile } = c.cp.caFiles;

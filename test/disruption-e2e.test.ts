@@ -112,7 +112,7 @@ async function rawPost(
   contentType = 'application/json',
 ): Promise<{ code: number; retryAfter?: string; body: Record<string, any> }> {
   const opts: RequestOptions = {};
-  await cluster.kc.applyToHTTPSOptions(opts);
+  Object.assign(opts, (await cluster.kc.credentials()).tls);
   const url = new URL(path, cluster.cp.url);
   return new Promise((resolve, reject) => {
     const req = httpsRequest(

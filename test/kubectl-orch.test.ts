@@ -6,7 +6,6 @@
 import { execFile } from 'node:child_process';
 import { mkdir, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvingController } from '../controllers/certificates/approving/controller.ts';
 import { signingController } from '../controllers/certificates/signing/controller.ts';
@@ -20,6 +19,7 @@ import type { CertificateSigningRequest } from '../src/api/types/certificates.ts
 import type { Pod } from '../src/api/types/core.ts';
 import type { PodDisruptionBudget } from '../src/api/types/policy.ts';
 import { KubeClient } from '../src/client/client.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { DEFAULT_FEATURE_GATES } from '../src/controlplane/validation/context.ts';
 import { startSimulatedNodes } from '../src/simulation/nodes.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';

@@ -5,13 +5,13 @@
  * taints on itself, or read secrets no pod of its own references. Both flavors.
  */
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import { FLAVORS, type FlavorName } from '../src/api/naming.ts';
 import type { Node, Pod } from '../src/api/types/core.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 
 const NS = 'default';

@@ -5,13 +5,13 @@
  * binding (`roleRef` is immutable). Holding `escalate` or `bind`, or holding the permissions, still works.
  */
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
 import { FLAVORS, type FlavorName, group } from '../src/api/naming.ts';
 import type { PolicyRule } from '../src/api/types/index.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { controllerManagerRbac, controllerManagerUser } from '../src/deploy/rbac.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { hasKubectl, Kubectl } from './support/kubectl.ts';

@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../src/api/meta.ts';
 import { type ClientOptions, KubeClient } from '../src/client/client.ts';
@@ -20,6 +19,7 @@ import {
   isTooManyRequests,
   StatusError,
 } from '../src/client/errors.ts';
+import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { startTestCluster, type TestCluster } from './support/cluster.ts';
 import { eventually } from './support/eventually.ts';
 

@@ -1,6 +1,7 @@
 /** A benchmark's control plane started with 3 simulated nodes running its pods, and an unthrottled admin client. */
-import { KubeConfig } from '@kubernetes/client-node';
+
 import { KubeClient } from '../../src/client/client.ts';
+import { KubeConfig } from '../../src/client/kubeconfig.ts';
 import type { ControlPlane } from '../../src/controlplane/control-plane.ts';
 import { startSimulatedNodes } from '../../src/simulation/nodes.ts';
 

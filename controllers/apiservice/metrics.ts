@@ -3,7 +3,7 @@
  * available, set on every sync, removed with the APIService) and a counter per APIService and
  * reason of the writes that took an available APIService out of service. One set per registry.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from '../../src/diagnostics/metrics/prom-client.ts';
 
 export interface AvailabilityMetrics {
   unavailable: Gauge<'name'>;

@@ -3,7 +3,7 @@
  * issued certificates, CSRs cleaned, and the trust-bundle publisher's sync metrics (the reference's names).
  * One set per registry, so several controllers (or tests) sharing a registry share the metric objects.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from '../../src/diagnostics/metrics/prom-client.ts';
 
 export interface CertificateMetrics {
   approved: Counter<'signer'>;

@@ -12,10 +12,10 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ResourceRegistry } from '../../src/api/registry.ts';
 import { KubeClient } from '../../src/client/client.ts';
 import { detectFlavor } from '../../src/client/flavor.ts';
+import { KubeConfig } from '../../src/client/kubeconfig.ts';
 import { createBootstrapToken } from '../../src/simulation/bootstrap-token.ts';
 import { type CertificateOutcome, SimulatedNodeAgent } from '../../src/simulation/node-agent.ts';
 

@@ -4,8 +4,6 @@
  * plane; then runs the selected controllers while it holds the leader lease.
  */
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
-import { register } from 'prom-client';
 import type { CertificatesConfig, FilePair, SignerKey, SigningConfig } from '../../controllers/certificates/config.ts';
 import { controllerDefinitions } from '../../controllers/index.ts';
 import { whyAnswerers } from '../../controllers/why.ts';
@@ -14,6 +12,7 @@ import { ResourceRegistry } from '../api/registry.ts';
 import { versionInfo } from '../build-info.ts';
 import { KubeClient } from '../client/client.ts';
 import { detectFlavor } from '../client/flavor.ts';
+import { KubeConfig } from '../client/kubeconfig.ts';
 import { FeatureGates } from '../config/features.ts';
 import { ConfigError, loadConfiguration } from '../config/load.ts';
 import {
@@ -35,6 +34,7 @@ import { ApiEventRecorder } from '../controller/events.ts';
 import { Manager, type ManagerOptions, type RunOutcome } from '../controller/manager.ts';
 import { ServiceAccountCredentials } from '../controller/service-account-credentials.ts';
 import { startupRefusal } from '../controlplane/store-refusal.ts';
+import { register } from '../diagnostics/metrics/prom-client.ts';
 import { standardMetrics } from '../diagnostics/metrics/standard.ts';
 import { reviewCacheFlags } from '../diagnostics/options.ts';
 import { newIdentity } from '../leaderelection/elector.ts';

@@ -4,7 +4,6 @@
  * service-manager watchdog.
  */
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { Naming } from '../api/naming.ts';
 import { versionInfo } from '../build-info.ts';
 import type { KubeClient } from '../client/client.ts';
@@ -16,6 +15,7 @@ import type { Manager } from '../controller/manager.ts';
 import { apiSources, type WhyAnswerer } from '../controller/why.ts';
 import { delegatedReviewers } from '../diagnostics/auth.ts';
 import { HealthChecks } from '../diagnostics/health.ts';
+import type { Registry } from '../diagnostics/metrics/prom-client.ts';
 import { sliMetrics } from '../diagnostics/metrics/slis.ts';
 import { flagzValues, reviewCacheTtls } from '../diagnostics/options.ts';
 import { installMetricsRoutes } from '../diagnostics/routes.ts';

@@ -1,24 +1,24 @@
 /**
- * The REST client: configuration, authentication and TLS from @kubernetes/client-node's KubeConfig,
+ * The REST client: configuration, authentication and TLS from a kubeconfig (kubeconfig.ts),
  * raw JSON in and out over one HTTP/2 connection or undici's HTTP/1.1 pool (connections.ts), client-side rate
  * limiting (QPS and burst), Retry-After handling, request timeouts, a user agent naming the component, and
  * streaming watches.
  */
 import { setMaxListeners } from 'node:events';
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
-import type { AgentOptions } from 'node:https';
 import { text } from 'node:stream/consumers';
 import { finished } from 'node:stream/promises';
 import { createSecureContext } from 'node:tls';
-import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 import type { KubeObject, WatchEvent } from '../api/meta.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ServerConnections } from './connections.ts';
 import { StatusError } from './errors.ts';
+import type { KubeConfig, TlsSettings } from './kubeconfig.ts';
 import { ResourceClient } from './resource.ts';
 import type { RequestOptions, Response, Transport } from './transport.ts';
+import { tunnelThrough } from './tunnel.ts';
 
 export type { RequestOptions, Response } from './transport.ts';
 
@@ -137,17 +137,10 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** How long security settings (headers, TLS agent) are reused before asking the KubeConfig again. */
 const AUTH_REFRESH_MS = 30_000;
 
-/**
- * The configuration's TLS settings for this client (its files read again, so that a rotated certificate shows),
- * and their text, which tells whether they changed.
- */
-async function tlsMaterial(kubeConfig: KubeConfig): Promise<{ options: AgentOptions; text: string }> {
-  const all: AgentOptions = {};
-  await kubeConfig.applyToHTTPSOptions(all);
-  const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = all;
-  const options = { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername };
+/** The text of TLS settings, which tells whether they changed. */
+function tlsText(tls: TlsSettings): string {
   const asText = (v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v);
-  return { options, text: JSON.stringify(Object.values(options).map(asText)) };
+  return JSON.stringify(Object.values(tls).map(asText));
 }
 
 export class KubeClient implements Transport {
@@ -157,7 +150,7 @@ export class KubeClient implements Transport {
   private parsedServer?: { origin: string; prefix: string; host: string };
   /** Security settings and the connection pool; shared with derived clients. */
   private session: {
-    auth?: { headers: Record<string, string | string[]>; connections: ServerConnections; tls: string; at: number };
+    auth?: { headers: Record<string, string | string[]>; connections: ServerConnections; tls: string; until: number };
   } = {};
 
   constructor(
@@ -167,7 +160,8 @@ export class KubeClient implements Transport {
   ) {
     this.options = { ...DEFAULT_CLIENT_OPTIONS, ...options };
     const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig names no current cluster');
+    if (!cluster)
+      throw new Error(`the kubeconfig's current context "${kubeConfig.currentContext}" names no cluster it has`);
     this.server = cluster.server.replace(/\/+$/, '');
     this.throttle = new Throttle(this.options.qps, this.options.burst, this.options.clock);
   }
@@ -214,7 +208,7 @@ export class KubeClient implements Transport {
 
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const target = this.pathAndQuery(path, opts.query);
-    const { headers, connections } = await this.security(`${this.server}${target}`, opts.signal);
+    const { headers, connections } = await this.security(opts.signal);
     await this.connectionBack(connections);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
@@ -285,7 +279,7 @@ export class KubeClient implements Transport {
   ): Promise<void> {
     await this.throttle.acquire(signal);
     const target = this.pathAndQuery(path, { ...query, watch: true });
-    const { headers: security, connections } = await this.security(`${this.server}${target}`, signal);
+    const { headers: security, connections } = await this.security(signal);
     await this.connectionBack(connections);
     const started = performance.now();
     const sentAt = this.options.clock.now();
@@ -344,10 +338,9 @@ export class KubeClient implements Transport {
   }
 
   private async security(
-    url: string,
     signal?: AbortSignal,
   ): Promise<{ headers: Record<string, string | string[]>; connections: ServerConnections }> {
-    const auth = await this.sharedSecurity(url);
+    const auth = await this.sharedSecurity();
     const bearer = this.options.bearer;
     if (!bearer) return auth;
     const authorization = `Bearer ${await bearer.token(signal)}`;
@@ -359,48 +352,45 @@ export class KubeClient implements Transport {
    * (a failure is for that request to see).
    */
   async preconnect(): Promise<void> {
-    (await this.sharedSecurity(this.server)).connections.preconnect();
+    (await this.sharedSecurity()).connections.preconnect();
   }
 
   /** The headers and connections of this client and those derived from it, from the configuration. */
-  private async sharedSecurity(
-    url: string,
-  ): Promise<{ headers: Record<string, string | string[]>; connections: ServerConnections }> {
+  private async sharedSecurity(): Promise<{
+    headers: Record<string, string | string[]>;
+    connections: ServerConnections;
+  }> {
     const now = this.options.clock.now();
     const shared = this.session;
-    if (!shared.auth || now - shared.auth.at > AUTH_REFRESH_MS) {
-      const ctx = new RequestContext(url, HttpMethod.GET);
-      await this.kubeConfig.applySecurityAuthentication(ctx);
-      const headers: Record<string, string | string[]> = { ...(ctx.getHeaders() as Record<string, string>) };
+    if (!shared.auth || now >= shared.auth.until) {
+      const { tls, authorization, expiresAt } = await this.kubeConfig.credentials();
+      const headers: Record<string, string | string[]> = authorization ? { authorization } : {};
       for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
-      const tls = await tlsMaterial(this.kubeConfig);
+      const text = tlsText(tls);
       // The same TLS material keeps the same pool: its open connections, rather than a handshake for each.
       let connections = shared.auth?.connections;
-      if (!connections || shared.auth?.tls !== tls.text) {
+      if (!connections || shared.auth?.tls !== text) {
         connections?.close(); // once its requests are answered
-        connections = this.connectionsFor(tls.options, ctx.getDispatcher() as Dispatcher | undefined);
+        connections = this.connectionsFor(tls);
       }
-      shared.auth = { headers, connections, tls: tls.text, at: now };
+      // An exec plugin's credential is asked for again as soon as it has expired (expiry is in wall-clock time).
+      const expiresIn = expiresAt === undefined ? Number.POSITIVE_INFINITY : expiresAt - Date.now();
+      shared.auth = { headers, connections, tls: text, until: now + Math.min(AUTH_REFRESH_MS, expiresIn) };
     }
     return shared.auth;
   }
 
   /**
    * The server's connections, sharing one TLS context, built once, where each would otherwise parse the CA, the
-   * certificate and the key again; through `configured`, the dispatcher the configuration made, when it names a
-   * proxy.
+   * certificate and the key again; through the proxy the configuration names, if any.
    */
-  private connectionsFor(tls: AgentOptions, configured: Dispatcher | undefined): ServerConnections {
-    const origin = this.target().origin;
-    const options = this.kubeConfig.createDispatcherOptions(this.kubeConfig.getCurrentCluster(), tls);
-    if (options.type === 'proxy' || options.type === 'socks')
-      return new ServerConnections(origin, {}, false, configured);
-    // 'none': no TLS settings of its own (a server whose certificate the system's CAs verify).
-    const connect = options.type === 'agent' ? options.connect : {};
+  private connectionsFor(tls: TlsSettings): ServerConnections {
+    const proxyUrl = this.kubeConfig.getCurrentCluster()?.proxyUrl;
     return new ServerConnections(
-      origin,
-      { ...connect, secureContext: createSecureContext(connect) },
+      this.target().origin,
+      { ...tls, secureContext: createSecureContext(tls) },
       this.options.http2,
+      proxyUrl ? tunnelThrough(proxyUrl) : undefined,
     );
   }
 

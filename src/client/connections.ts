@@ -17,7 +17,11 @@ import {
 } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { type ConnectionOptions, connect as connectTls, type TLSSocket } from 'node:tls';
-import { Agent, buildConnector, type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import request from 'undici/lib/api/api-request.js';
+import buildConnector from 'undici/lib/core/connect.js';
+import Agent from 'undici/lib/dispatcher/agent.js';
+import type { Tunnel } from './tunnel.ts';
 
 /** client-go's dial timeout. */
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -54,9 +58,8 @@ export interface Outgoing {
 
 /** A client's connections to its server, shared by the clients derived from it. */
 export class ServerConnections {
-  /** What carries HTTP/1.1: our pool (`ownPool`), or the dispatcher the configuration made (a proxy's). */
-  private readonly http1: Dispatcher;
-  private readonly ownPool?: Agent;
+  /** Our pool of HTTP/1.1 connections. */
+  private readonly http1: Agent;
   /** The open HTTP/2 session, until it closes or the server sends GOAWAY. */
   private live?: ClientHttp2Session;
   /** The connection being made, for the requests that wait for it. */
@@ -66,27 +69,32 @@ export class ServerConnections {
   /** The connection that found out, handed to the pool's first connect rather than thrown away. */
   private spare?: TLSSocket;
 
-  /** Through `proxy`, when the configuration names one, every request goes over HTTP/1.1. */
+  /** Through `tunnel`, when the configuration names a proxy, every connection is made. */
   constructor(
     private readonly origin: string,
     private readonly tls: ConnectionOptions,
     http2: boolean,
-    proxy?: Dispatcher,
+    private readonly tunnel?: Tunnel,
   ) {
-    this.http1Only = !http2 || !origin.startsWith('https:') || proxy !== undefined;
-    if (proxy) {
-      this.http1 = proxy;
-      return;
-    }
+    this.http1Only = !http2 || !origin.startsWith('https:');
     const dial = buildConnector({ ...tls, timeout: CONNECT_TIMEOUT_MS } as buildConnector.BuildOptions);
-    this.http1 = this.ownPool = new Agent({
+    this.http1 = new Agent({
       connect: (options, callback) => {
         const spare = this.spare;
         this.spare = undefined;
         // Called back later, as a connector does: undici's client goes on with the connection it started only then.
         // Ref'd again: undici takes a socket it is handed for one that is, and unrefs it itself when idle.
         if (spare && !spare.destroyed) process.nextTick(callback, null, spare.ref());
-        else dial(options, callback);
+        else if (!tunnel) dial(options, callback);
+        else {
+          const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+          tunnel(options.hostname, port, CONNECT_TIMEOUT_MS).then(
+            // TLS over the tunnel, as over a socket of its own (plain HTTP goes on it as it is).
+            (raw) =>
+              options.protocol === 'https:' ? dial({ ...options, httpSocket: raw }, callback) : callback(null, raw),
+            (err: Error) => callback(err, null),
+          );
+        }
       },
     });
   }
@@ -116,10 +124,11 @@ export class ServerConnections {
   async open(out: Outgoing, signal: AbortSignal): Promise<Opened> {
     const session = this.http1Only ? undefined : await this.session();
     if (!session) {
-      const res = await request(`${this.origin}${out.path}`, {
+      const res = await request.call(this.http1, {
+        origin: this.origin,
+        path: out.path,
         method: out.method as Dispatcher.HttpMethod,
         headers: out.headers,
-        dispatcher: this.http1,
         signal,
         bodyTimeout: 0,
       });
@@ -152,7 +161,7 @@ export class ServerConnections {
   /** Whether the pool has a connection no request holds but none free yet (see KubeClient's `connectionBack`). */
   connectionComingBack(): boolean {
     if (!this.http1Only) return false;
-    const pool = this.ownPool?.stats[this.origin];
+    const pool = this.http1.stats[this.origin];
     return !!pool && 'free' in pool && pool.free === 0 && pool.connected > pool.running;
   }
 
@@ -167,10 +176,14 @@ export class ServerConnections {
 
   private async connect(): Promise<ClientHttp2Session | undefined> {
     const url = new URL(this.origin);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(url.port || 443);
+    const tunneled = await this.tunnel?.(host, port, CONNECT_TIMEOUT_MS);
     const socket = connectTls({
       ...this.tls,
-      host: url.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(url.port || 443),
+      host,
+      port,
+      socket: tunneled,
       ALPNProtocols: ['h2', 'http/1.1'],
     });
     socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error(`connect timed out to ${this.origin}`)));

@@ -4,11 +4,11 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WatchEvent } from '../api/meta.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from './client.ts';
+import { KubeConfig } from './kubeconfig.ts';
 
 let server: Server | undefined;
 

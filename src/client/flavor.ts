@@ -1,7 +1,7 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { type FlavorName, naming } from '../api/naming.ts';
 import { ResourceRegistry } from '../api/registry.ts';
 import { KubeClient } from './client.ts';
+import type { KubeConfig } from './kubeconfig.ts';
 
 /** `--api-flavor=auto`: the flavor whose coordination group the server serves. */
 export async function detectFlavor(kc: KubeConfig): Promise<FlavorName> {

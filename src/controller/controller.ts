@@ -5,13 +5,13 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { FlavorName, Naming } from '../api/naming.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import type { PolicyRule } from '../api/types/rbac.ts';
 import type { SharedInformerFactory } from '../cache/factory.ts';
 import type { KubeClient } from '../client/client.ts';
 import { isConflict } from '../client/errors.ts';
+import type { Registry } from '../diagnostics/metrics/prom-client.ts';
 import { V } from '../log/logger.ts';
 import type { ShardBy } from '../sharding/ranges.ts';
 import type { Clock } from '../util/clock.ts';

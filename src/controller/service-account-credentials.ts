@@ -5,13 +5,14 @@
  * expires. Each controller's events go with its account too; the informers and the leader election keep the
  * daemon's own credentials, as there.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { group, type Naming } from '../api/naming.ts';
 import { serviceAccountUsername } from '../api/service-accounts.ts';
 import { type BearerSource, KubeClient, sleep } from '../client/client.ts';
 import { isAlreadyExists, isNotFound } from '../client/errors.ts';
+import { KubeConfig } from '../client/kubeconfig.ts';
 import type { Clock } from '../util/clock.ts';
 import type { ControllerDefinition } from './controller.ts';
 

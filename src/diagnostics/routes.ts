@@ -1,5 +1,5 @@
 /** `/metrics` and `/metrics/slis` on the diagnostics server, rendered by the metrics exposition code. */
-import type { Registry, RegistryContentType } from 'prom-client';
+import type { Registry, RegistryContentType } from './metrics/prom-client.ts';
 
 type AnyRegistry = Registry<RegistryContentType>;
 

@@ -1,9 +1,9 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../api/registry.ts';
 import type { Lease } from '../api/types/coordination.ts';
 import { KubeClient } from '../client/client.ts';
 import { StatusError } from '../client/errors.ts';
+import { KubeConfig } from '../client/kubeconfig.ts';
 import { FakeClock } from '../util/clock.ts';
 import { LeaderElector, type LeaseApi } from './elector.ts';
 import { LeaseGuard, LeaseLostError } from './guard.ts';

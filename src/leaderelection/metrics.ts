@@ -1,5 +1,5 @@
 /** Leader-election metrics (component-base's adapter): leadership gauge and slow-path renew counter. */
-import { Counter, Gauge, register as globalRegister, type Registry } from 'prom-client';
+import { Counter, Gauge, register as globalRegister, type Registry } from '../diagnostics/metrics/prom-client.ts';
 
 /** The elector's hooks; `name` is bound when the metrics are made. */
 export interface LeaderMetrics {

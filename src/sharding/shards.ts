@@ -6,11 +6,11 @@
  * this replica can prove it holds that shard.
  */
 import type { Logger } from 'pino';
-import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Lease, LeaseCandidate } from '../api/types/coordination.ts';
 import { SharedInformerFactory } from '../cache/factory.ts';
 import type { Lister } from '../cache/informer.ts';
 import type { KubeClient } from '../client/client.ts';
+import { Counter, Gauge, type Registry } from '../diagnostics/metrics/prom-client.ts';
 import { type LeaderElectionConfig, LeaderElector } from '../leaderelection/elector.ts';
 import { LeaseGuard } from '../leaderelection/guard.ts';
 import { pause } from '../leaderelection/timing.ts';

@@ -7,7 +7,6 @@
  */
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '@peculiar/x509';
 import { group } from '../api/naming.ts';
 import { NODE_USER_PREFIX, NODES_GROUP } from '../api/node-identity.ts';
@@ -16,6 +15,7 @@ import type { CertificateSigningRequest, KeyUsage } from '../api/types/certifica
 import type { Node, NodeAddress } from '../api/types/core.ts';
 import { KubeClient } from '../client/client.ts';
 import { isNotFound } from '../client/errors.ts';
+import { KubeConfig } from '../client/kubeconfig.ts';
 import { exportPrivateKeyPem, generateKeyPair, type KeyAlgorithm, signingAlgorithmFor } from '../pki/keys.ts';
 import { derToPem } from '../pki/pem.ts';
 

@@ -17,7 +17,7 @@
  * done as that node (`system:node:<name>`), under the Node authorizer and NodeRestriction like any node agent;
  * the scheduler's and the volume binder's part (binding pods, binding claims) with the control-plane client.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import type { Naming } from '../api/naming.ts';
@@ -30,6 +30,7 @@ import { type Lister, unwrapTombstone } from '../cache/informer.ts';
 import { parseDuration } from '../cli/flags.ts';
 import { KubeClient } from '../client/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
+import { KubeConfig } from '../client/kubeconfig.ts';
 import type { ResourceClient } from '../client/resource.ts';
 import type { ControlPlane } from '../controlplane/control-plane.ts';
 import { rfc3339 } from '../util/time.ts';

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Metric, type Registry } from 'prom-client';
+import { Counter, Gauge, type Metric, type Registry } from '../diagnostics/metrics/prom-client.ts';
 import type { Clock } from '../util/clock.ts';
 
 /** The queue's hooks into its metrics; every call comes from the matching queue operation. */

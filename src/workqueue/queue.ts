@@ -1,4 +1,4 @@
-import { type Registry, register } from 'prom-client';
+import { type Registry, register } from '../diagnostics/metrics/prom-client.ts';
 import { type Clock, realClock, type Timer } from '../util/clock.ts';
 import { Fifo } from '../util/fifo.ts';
 import { MAX_TIMER_MS } from '../util/time.ts';

@@ -13,6 +13,7 @@ import {
   CertificatesV1Api,
   type ConfigurationOptions,
   CoreV1Api,
+  KubeConfig,
   PatchStrategy,
   PolicyV1Api,
   type RequestContext,
@@ -43,6 +44,7 @@ async function refusal(call: () => Promise<unknown>): Promise<{ code?: number; m
 
 describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName) => {
   let plane: ClientPlane;
+  let clientNode: KubeConfig;
   let core: CoreV1Api;
   const ns = `node-${flavor}`;
   const pod = (name: string, labels: Record<string, string>): V1Pod => ({
@@ -52,7 +54,9 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
 
   beforeAll(async () => {
     plane = await startClientPlane(flavor);
-    core = plane.c.kc.makeApiClient(CoreV1Api);
+    clientNode = new KubeConfig();
+    clientNode.loadFromFile(plane.c.kubeconfig);
+    core = clientNode.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: ns } } });
   });
 
@@ -117,7 +121,7 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
     const started = performance.now();
     let abort: AbortController | undefined;
     const ended = new Promise<unknown>((done) => {
-      new Watch(plane.c.kc)
+      new Watch(clientNode)
         .watch(
           `/api/v1/namespaces/${ns}/pods`,
           { resourceVersion: since, timeoutSeconds: 10, allowWatchBookmarks: true },
@@ -147,7 +151,7 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
   });
 
   it('a CSR is approved through the approval subresource, issued, and verifies against the cluster CA', async () => {
-    const certs = plane.c.kc.makeApiClient(CertificatesV1Api);
+    const certs = clientNode.makeApiClient(CertificatesV1Api);
     const certGroup = group(plane.c.cp.registry.naming, 'certificates');
     // The typed paths name certificates.k8s.io; the orch flavor serves the group as certificates.orch.io. The
     // object API runs middleware as its Observable stub does: a result with toPromise().
@@ -209,7 +213,7 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
   });
 
   it('an eviction is admitted while the budget allows it, then refused with 429', async () => {
-    const policy = plane.c.kc.makeApiClient(PolicyV1Api);
+    const policy = clientNode.makeApiClient(PolicyV1Api);
     const labels = { app: 'budgeted' };
     for (const name of ['b-0', 'b-1']) {
       await core.createNamespacedPod({ namespace: ns, body: pod(name, labels) });
@@ -266,7 +270,7 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
   });
 
   it('VersionApi.getCode reads every field', async () => {
-    const v = await plane.c.kc.makeApiClient(VersionApi).getCode();
+    const v = await clientNode.makeApiClient(VersionApi).getCode();
     expect(v.major).toMatch(/^\d+$/);
     expect(v.minor).toMatch(/^\d+\+?$/);
     expect(v.gitVersion).toMatch(/^v\d+\.\d+\.\d+/);
@@ -276,7 +280,7 @@ describe.each(FLAVORS)('@kubernetes/client-node, %s flavor', (flavor: FlavorName
 
   it("listNamespacedEvent (core/v1) sees the StatefulSet controller's SuccessfulCreate", async () => {
     const labels = { app: 'web' };
-    const set = await plane.c.kc.makeApiClient(AppsV1Api).createNamespacedStatefulSet({
+    const set = await clientNode.makeApiClient(AppsV1Api).createNamespacedStatefulSet({
       namespace: ns,
       body: {
         metadata: { name: 'web' },

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/client/client.ts';
+import { KubeConfig } from '../../src/client/kubeconfig.ts';
 import { ControlPlane, type ControlPlaneOptions, type StorageKind } from '../../src/controlplane/control-plane.ts';
 import { sharedEtcd } from './etcd.ts';
 

@@ -7,7 +7,6 @@ import { execFile } from 'node:child_process';
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { webcryptoRequestWithKeys } from '../../controllers/certificates/testing.ts';
 import type { Naming } from '../../src/api/naming.ts';
@@ -16,6 +15,7 @@ import type { CertificateSigningRequest } from '../../src/api/types/certificates
 import type { Lease } from '../../src/api/types/coordination.ts';
 import type { PodDisruptionBudget } from '../../src/api/types/policy.ts';
 import type { KubeClient } from '../../src/client/client.ts';
+import type { KubeConfig } from '../../src/client/kubeconfig.ts';
 import { generateKeyPair } from '../../src/pki/keys.ts';
 import type { ShardReport } from '../../src/sharding/replica.ts';
 import { shardLeaseName } from '../../src/sharding/shards.ts';

@@ -4,11 +4,12 @@
  * context's, else `default`), impersonation (`--as`, `--as-group`, `--as-uid`), and the server's naming
  * flavor, which discovery decides as the daemon's `--api-flavor=auto` does.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+
 import type { FlavorName } from '../../api/naming.ts';
 import { ResourceRegistry } from '../../api/registry.ts';
 import { KubeClient } from '../../client/client.ts';
 import { detectFlavor } from '../../client/flavor.ts';
+import { KubeConfig } from '../../client/kubeconfig.ts';
 
 export interface GlobalOptions {
   kubeconfig?: string;

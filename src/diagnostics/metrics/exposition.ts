@@ -7,8 +7,9 @@
  * their samples (`getForPromString()` where the metric has one, as prom-client's own text). Native histogram
  * buckets go out only in protobuf and only with the `NativeHistograms` gate on.
  */
-import { Histogram as PromHistogram, type Registry, type RegistryContentType } from 'prom-client';
+
 import { type ClassicSeries, type HistogramSample, NativeHistogram, type NativeSeries } from './native-histogram.ts';
+import { Histogram as PromHistogram, type Registry, type RegistryContentType } from './prom-client.ts';
 import {
   encodeDelimited,
   type FamilyType,

@@ -8,7 +8,7 @@
  * at most the zero threshold go to the zero bucket. When a series holds more than `maxBuckets` populated buckets,
  * its schema drops by one (each pair of buckets merges into one) until it fits, down to schema -4.
  */
-import { register as globalRegistry, type Metric, type Registry, type RegistryContentType } from 'prom-client';
+import { register as globalRegistry, type Metric, type Registry, type RegistryContentType } from './prom-client.ts';
 import type { NativeBuckets } from './protobuf.ts';
 
 export const MIN_SCHEMA = -4;

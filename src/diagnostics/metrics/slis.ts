@@ -2,8 +2,9 @@
  * The `/metrics/slis` registry (spec §2.5): the result of each health check as a gauge and the running totals
  * of results as a counter, both alpha, meant to be scraped often for availability SLOs.
  */
-import { Counter, Gauge, Registry, type RegistryContentType } from 'prom-client';
+
 import type { Naming } from '../../api/naming.ts';
+import { Counter, Gauge, Registry, type RegistryContentType } from './prom-client.ts';
 
 /** The spec names `healthz` and `readyz`; `livez` is accepted for components that also serve it. */
 export type HealthCheckType = 'healthz' | 'readyz' | 'livez';

@@ -8,7 +8,7 @@ import {
   collectDefaultMetrics,
   Gauge,
   type RegistryContentType,
-} from 'prom-client';
+} from './prom-client.ts';
 
 type Registry = AnyRegistry<RegistryContentType>;
 

@@ -1,0 +1,357 @@
+/**
+ * Kubeconfig files, read as client-go's clientcmd reads them: `--kubeconfig`, else the files `$KUBECONFIG` lists
+ * (missing ones skipped; the first to name a cluster, user or context, or to set `current-context`, wins), else
+ * `~/.kube/config`, else the in-cluster service account. Paths in a file are relative to its directory.
+ *
+ * Credentials: a bearer token (`token`, or `tokenFile` read again at each refresh, which wins when readable), basic
+ * (`username`/`password`), a client certificate (inline or files), or an exec plugin (exec-credential.ts). The
+ * `auth-provider` plugins are refused: client-go has dropped `gcp` and `azure` for exec plugins, and this daemon
+ * never carried `oidc`'s refresh.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { parse } from 'yaml';
+import { type ExecConfig, ExecCredentials } from './exec-credential.ts';
+
+export type { ExecConfig } from './exec-credential.ts';
+
+export interface Cluster {
+  name: string;
+  server: string;
+  /** Base64 of the CA bundle's PEM, as in the file. */
+  caData?: string;
+  caFile?: string;
+  skipTLSVerify?: boolean;
+  tlsServerName?: string;
+  proxyUrl?: string;
+}
+
+export interface User {
+  name: string;
+  token?: string;
+  tokenFile?: string;
+  /** Base64 of the PEM, as in the file. */
+  certData?: string;
+  certFile?: string;
+  /** Base64 of the PEM, as in the file. */
+  keyData?: string;
+  keyFile?: string;
+  username?: string;
+  password?: string;
+  exec?: ExecConfig;
+}
+
+export interface Context {
+  name: string;
+  cluster: string;
+  user: string;
+  namespace?: string;
+}
+
+export interface KubeConfigOptions {
+  clusters: Cluster[];
+  users: User[];
+  contexts: Context[];
+  currentContext?: string;
+}
+
+/** What a connection to the current cluster presents and trusts. */
+export interface TlsSettings {
+  ca?: Buffer;
+  cert?: Buffer | string;
+  key?: Buffer | string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+}
+
+/** The current context's TLS settings and the `Authorization` header its user sends, if any. */
+export interface Credentials {
+  tls: TlsSettings;
+  authorization?: string;
+  /** When an exec plugin's credential expires (milliseconds since the epoch). */
+  expiresAt?: number;
+}
+
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** A kubeconfig that does not say what it must, naming the field (`users[0].user.exec.command`) and the rule. */
+export class KubeConfigError extends Error {
+  constructor(where: string, field: string, rule: string) {
+    super(`${where}: ${field}: ${rule}`);
+    this.name = 'KubeConfigError';
+  }
+}
+
+export class KubeConfig {
+  clusters: Cluster[] = [];
+  users: User[] = [];
+  contexts: Context[] = [];
+  currentContext = '';
+  /** Exec plugins' credentials, by user name: run once, and again only once expired. */
+  private readonly execCredentials = new Map<string, ExecCredentials>();
+
+  loadFromOptions(options: KubeConfigOptions): void {
+    this.clusters = options.clusters;
+    this.users = options.users;
+    this.contexts = options.contexts;
+    this.currentContext = options.currentContext ?? '';
+    this.execCredentials.clear();
+  }
+
+  /** One kubeconfig's text; relative paths in it are taken from `dir` (the working directory by default). */
+  loadFromString(text: string, dir = process.cwd(), where = 'kubeconfig'): void {
+    this.loadFromOptions(parseKubeConfig(text, dir, where));
+  }
+
+  loadFromFile(path: string): void {
+    this.loadFromString(readFileSync(path, 'utf8'), dirname(resolve(path)), path);
+  }
+
+  /** `$KUBECONFIG`'s files merged, else `~/.kube/config`, else the in-cluster service account. */
+  loadFromDefault(env = process.env): void {
+    const listed = [...new Set((env.KUBECONFIG ?? '').split(delimiter).filter(Boolean))];
+    const files = listed.length ? listed : [join(env.HOME ?? homedir(), '.kube', 'config')];
+    const loaded: KubeConfigOptions[] = [];
+    for (const file of files) {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      loaded.push(parseKubeConfig(text, dirname(resolve(file)), file));
+    }
+    if (loaded.length) this.loadFromOptions(mergeKubeConfigs(loaded));
+    else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) this.loadFromCluster(SERVICE_ACCOUNT_DIR, env);
+    else {
+      throw new Error(
+        `no kubeconfig: ${listed.length ? `none of $KUBECONFIG's files (${listed.join(', ')}) exists` : `${files[0]} does not exist`}, and this is not a pod (KUBERNETES_SERVICE_HOST is not set)`,
+      );
+    }
+  }
+
+  /** The pod's service account: its token file (read again at each refresh) and CA, and the cluster's service. */
+  loadFromCluster(dir = SERVICE_ACCOUNT_DIR, env = process.env): void {
+    const host = env.KUBERNETES_SERVICE_HOST;
+    const port = env.KUBERNETES_SERVICE_PORT;
+    if (!host || !port)
+      throw new Error('not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');
+    let namespace: string | undefined;
+    try {
+      namespace = readFileSync(join(dir, 'namespace'), 'utf8').trim();
+    } catch {}
+    this.loadFromOptions({
+      clusters: [
+        {
+          name: 'in-cluster',
+          server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+          caFile: join(dir, 'ca.crt'),
+        },
+      ],
+      users: [{ name: 'in-cluster', tokenFile: join(dir, 'token') }],
+      contexts: [{ name: 'in-cluster', cluster: 'in-cluster', user: 'in-cluster', namespace }],
+      currentContext: 'in-cluster',
+    });
+  }
+
+  getCurrentContext(): string {
+    return this.currentContext;
+  }
+
+  setCurrentContext(name: string): void {
+    this.currentContext = name;
+  }
+
+  getContextObject(name: string): Context | undefined {
+    return this.contexts.find((c) => c.name === name);
+  }
+
+  getCurrentCluster(): Cluster | undefined {
+    const context = this.getContextObject(this.currentContext);
+    return context && this.clusters.find((c) => c.name === context.cluster);
+  }
+
+  getCurrentUser(): User | undefined {
+    const context = this.getContextObject(this.currentContext);
+    return context && this.users.find((u) => u.name === context.user);
+  }
+
+  /** The current context's TLS settings and authorization, its files read again (a rotated one shows). */
+  async credentials(): Promise<Credentials> {
+    const cluster = this.getCurrentCluster();
+    if (!cluster) throw new Error(`the kubeconfig's current context "${this.currentContext}" names no cluster it has`);
+    const user = this.getCurrentUser();
+    const tls: TlsSettings = {
+      ca: fileOrData(cluster.caFile, cluster.caData),
+      rejectUnauthorized: cluster.skipTLSVerify ? false : undefined,
+      servername: cluster.tlsServerName,
+      cert: fileOrData(user?.certFile, user?.certData),
+      key: fileOrData(user?.keyFile, user?.keyData),
+    };
+    if (!user) return { tls };
+    if (user.exec) {
+      const issued = await this.execFor(user, user.exec, cluster).current();
+      if (issued.certPem) Object.assign(tls, { cert: issued.certPem, key: issued.keyPem });
+      return { tls, authorization: issued.token ? `Bearer ${issued.token}` : undefined, expiresAt: issued.expiresAt };
+    }
+    const token = bearerToken(user);
+    if (token) return { tls, authorization: `Bearer ${token}` };
+    if (user.username !== undefined || user.password !== undefined) {
+      const basic = Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64');
+      return { tls, authorization: `Basic ${basic}` };
+    }
+    return { tls };
+  }
+
+  private execFor(user: User, exec: ExecConfig, cluster: Cluster): ExecCredentials {
+    let credentials = this.execCredentials.get(user.name);
+    if (!credentials) {
+      // The plugin is told of the CA by its data, as client-go tells it.
+      const caData = cluster.caData ?? (cluster.caFile && readFileSync(cluster.caFile).toString('base64'));
+      credentials = new ExecCredentials(exec, { ...cluster, caData });
+      this.execCredentials.set(user.name, credentials);
+    }
+    return credentials;
+  }
+}
+
+function fileOrData(file: string | undefined, data: string | undefined): Buffer | undefined {
+  if (data) return Buffer.from(data, 'base64');
+  return file ? readFileSync(file) : undefined;
+}
+
+/** The token file's, while it can be read (the reference's BearerTokenFile), else the inline one. */
+function bearerToken(user: User): string | undefined {
+  if (user.tokenFile) {
+    try {
+      return readFileSync(user.tokenFile, 'utf8').trim();
+    } catch (err) {
+      if (!user.token) throw new Error(`user "${user.name}": tokenFile ${user.tokenFile}: ${(err as Error).message}`);
+    }
+  }
+  return user.token;
+}
+
+/** Several kubeconfigs as one: the first to name an entry, or to set the current context, wins. */
+export function mergeKubeConfigs(configs: KubeConfigOptions[]): KubeConfigOptions {
+  const firstOfEach = <T extends { name: string }>(lists: T[][]): T[] => {
+    const byName = new Map<string, T>();
+    for (const entry of lists.flat()) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+    return [...byName.values()];
+  };
+  return {
+    clusters: firstOfEach(configs.map((c) => c.clusters)),
+    users: firstOfEach(configs.map((c) => c.users)),
+    contexts: firstOfEach(configs.map((c) => c.contexts)),
+    currentContext: configs.find((c) => c.currentContext)?.currentContext ?? '',
+  };
+}
+
+type Fields = Record<string, unknown>;
+
+/** A kubeconfig's text (YAML or JSON) as options; `dir` is where its relative paths start. */
+export function parseKubeConfig(text: string, dir: string, where = 'kubeconfig'): KubeConfigOptions {
+  const doc: unknown = parse(text, { maxAliasCount: 100 }) ?? {};
+  const fail = (field: string, rule: string): never => {
+    throw new KubeConfigError(where, field, rule);
+  };
+  const read = new FieldReader(fail);
+  const root = read.object(doc, '');
+  const local = (path: string | undefined) => (path && !isAbsolute(path) ? join(dir, path) : path);
+  const entries = <T>(list: string, body: string, build: (fields: Fields, at: string, name: string) => T): T[] => {
+    const names = new Set<string>();
+    return read.list(root[list], list).map((item, i) => {
+      const entry = read.object(item, `${list}[${i}]`);
+      const name = read.string(entry.name, `${list}[${i}].name`) || fail(`${list}[${i}].name`, 'Required value');
+      if (names.has(name)) fail(`${list}[${i}].name`, `Duplicate value: "${name}"`);
+      names.add(name);
+      return build(read.object(entry[body], `${list}[${i}].${body}`), `${list}[${i}].${body}`, name);
+    });
+  };
+  const clusters = entries('clusters', 'cluster', (c, at, name) => ({
+    name,
+    server: read.string(c.server, `${at}.server`) || fail(`${at}.server`, 'Required value'),
+    caData: read.string(c['certificate-authority-data'], `${at}.certificate-authority-data`),
+    caFile: local(read.string(c['certificate-authority'], `${at}.certificate-authority`)),
+    skipTLSVerify: read.boolean(c['insecure-skip-tls-verify'], `${at}.insecure-skip-tls-verify`),
+    tlsServerName: read.string(c['tls-server-name'], `${at}.tls-server-name`),
+    proxyUrl: read.string(c['proxy-url'], `${at}.proxy-url`),
+  }));
+  const users = entries('users', 'user', (u, at, name): User => {
+    if (u['auth-provider'] !== undefined) {
+      fail(`${at}.auth-provider`, 'Unsupported value: auth-provider plugins are not supported; use an exec plugin');
+    }
+    const user: User = {
+      name,
+      token: read.string(u.token, `${at}.token`),
+      tokenFile: local(read.string(u.tokenFile, `${at}.tokenFile`)),
+      certData: read.string(u['client-certificate-data'], `${at}.client-certificate-data`),
+      certFile: local(read.string(u['client-certificate'], `${at}.client-certificate`)),
+      keyData: read.string(u['client-key-data'], `${at}.client-key-data`),
+      keyFile: local(read.string(u['client-key'], `${at}.client-key`)),
+      username: read.string(u.username, `${at}.username`),
+      password: read.string(u.password, `${at}.password`),
+      exec: u.exec === undefined ? undefined : execConfig(read, read.object(u.exec, `${at}.exec`), `${at}.exec`, dir),
+    };
+    if ((user.token || user.tokenFile) && (user.username || user.password)) {
+      fail(at, 'Invalid value: a token and a username/password may not both be set');
+    }
+    return user;
+  });
+  const contexts = entries('contexts', 'context', (c, at, name) => ({
+    name,
+    cluster: read.string(c.cluster, `${at}.cluster`) ?? '',
+    user: read.string(c.user, `${at}.user`) ?? '',
+    namespace: read.string(c.namespace, `${at}.namespace`),
+  }));
+  return { clusters, users, contexts, currentContext: read.string(root['current-context'], 'current-context') };
+}
+
+function execConfig(read: FieldReader, e: Fields, at: string, dir: string): ExecConfig {
+  const command = read.string(e.command, `${at}.command`) || read.fail(`${at}.command`, 'Required value');
+  const apiVersion = read.string(e.apiVersion, `${at}.apiVersion`) || read.fail(`${at}.apiVersion`, 'Required value');
+  return {
+    // Only a path with a separator is relative to the file; a bare name is looked up in $PATH.
+    command: command.includes(sep) && !isAbsolute(command) ? join(dir, command) : command,
+    apiVersion,
+    args: read.list(e.args, `${at}.args`).map((a, i) => read.string(a, `${at}.args[${i}]`) ?? ''),
+    env: read.list(e.env, `${at}.env`).map((item, i) => {
+      const v = read.object(item, `${at}.env[${i}]`);
+      const name = read.string(v.name, `${at}.env[${i}].name`) || read.fail(`${at}.env[${i}].name`, 'Required value');
+      return { name, value: read.string(v.value, `${at}.env[${i}].value`) ?? '' };
+    }),
+    provideClusterInfo: read.boolean(e.provideClusterInfo, `${at}.provideClusterInfo`) ?? false,
+    interactiveMode: read.string(e.interactiveMode, `${at}.interactiveMode`),
+  };
+}
+
+/** Typed reads of a parsed document's fields, failing with the field's path. */
+class FieldReader {
+  constructor(readonly fail: (field: string, rule: string) => never) {}
+
+  object(v: unknown, at: string): Fields {
+    if (v === undefined || v === null) return {};
+    if (typeof v !== 'object' || Array.isArray(v)) return this.fail(at || '(root)', 'Invalid value: must be a mapping');
+    return v as Fields;
+  }
+
+  list(v: unknown, at: string): unknown[] {
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v)) return this.fail(at, 'Invalid value: must be a list');
+    return v;
+  }
+
+  string(v: unknown, at: string): string | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') return this.fail(at, 'Invalid value: must be a string');
+    return v;
+  }
+
+  boolean(v: unknown, at: string): boolean | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'boolean') return this.fail(at, 'Invalid value: must be true or false');
+    return v;
+  }
+}
