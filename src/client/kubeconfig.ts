@@ -126,9 +126,10 @@ export class KubeConfig {
     if (loaded.length) this.loadFromOptions(mergeKubeConfigs(loaded));
     else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) this.loadFromCluster(SERVICE_ACCOUNT_DIR, env);
     else {
-      throw new Error(
-        `no kubeconfig: ${listed.length ? `none of $KUBECONFIG's files (${listed.join(', ')}) exists` : `${files[0]} does not exist`}, and this is not a pod (KUBERNETES_SERVICE_HOST is not set)`,
-      );
+      const looked = listed.length
+        ? `none of $KUBECONFIG's files (${listed.join(', ')}) exists`
+        : `${files[0]} does not exist`;
+      throw new Error(`no kubeconfig: ${looked}, and this is not a pod (KUBERNETES_SERVICE_HOST is not set)`);
     }
   }
 
@@ -192,7 +193,7 @@ export class KubeConfig {
     };
     if (!user) return { tls };
     if (user.exec) {
-      const issued = await this.execFor(user, user.exec, cluster).current();
+      const issued = await this.execFor(user.name, user.exec, cluster).current();
       if (issued.certPem) Object.assign(tls, { cert: issued.certPem, key: issued.keyPem });
       return { tls, authorization: issued.token ? `Bearer ${issued.token}` : undefined, expiresAt: issued.expiresAt };
     }
@@ -205,13 +206,13 @@ export class KubeConfig {
     return { tls };
   }
 
-  private execFor(user: User, exec: ExecConfig, cluster: Cluster): ExecCredentials {
-    let credentials = this.execCredentials.get(user.name);
+  private execFor(userName: string, exec: ExecConfig, cluster: Cluster): ExecCredentials {
+    let credentials = this.execCredentials.get(userName);
     if (!credentials) {
       // The plugin is told of the CA by its data, as client-go tells it.
       const caData = cluster.caData ?? (cluster.caFile && readFileSync(cluster.caFile).toString('base64'));
       credentials = new ExecCredentials(exec, { ...cluster, caData });
-      this.execCredentials.set(user.name, credentials);
+      this.execCredentials.set(userName, credentials);
     }
     return credentials;
   }
