@@ -199,6 +199,26 @@ describe('KubeClient connections', () => {
     }
   });
 
+  it('says why a proxy opened no tunnel, and refuses a proxy-url scheme it cannot dial', async () => {
+    const proxy = createHttpServer();
+    proxy.on('connect', (_req, socket) => socket.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n'));
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const client = new KubeClient(kubeConfig(ca, '', proxyUrl), new ResourceRegistry('orch'), { qps: 0 });
+      const { port } = server.address() as AddressInfo;
+      await expect(client.request('GET', '/version')).rejects.toThrow(
+        `proxy refused CONNECT 127.0.0.1:${port}: HTTP/1.1 407 Proxy Authentication Required`,
+      );
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+    const ftp = new KubeClient(kubeConfig(ca, '', 'ftp://127.0.0.1:21'), new ResourceRegistry('orch'), { qps: 0 });
+    await expect(ftp.request('GET', '/version')).rejects.toThrow(
+      'proxy-url ftp://127.0.0.1:21: unsupported scheme ftp (http, https, socks5)',
+    );
+  });
+
   it('sends requests and a watch through the SOCKS5 proxy the configuration names, with its credentials', async () => {
     const tunnels: string[] = [];
     const sockets: Socket[] = [];

@@ -14,25 +14,22 @@ export type Tunnel = (host: string, port: number, timeoutMs: number) => Promise<
 /** An HTTP CONNECT answer's head is a few hundred bytes. */
 const MAX_CONNECT_HEAD_BYTES = 16 << 10;
 
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'socks5:': 1080 };
+
 export function tunnelThrough(proxyUrl: string): Tunnel {
   const proxy = new URL(proxyUrl);
-  switch (proxy.protocol) {
-    case 'http:':
-    case 'https:':
-      return (host, port, timeoutMs) =>
-        bounded(openProxy(proxy, 80, 443), timeoutMs, (s) => httpConnect(s, proxy, host, port));
-    case 'socks5:':
-      return (host, port, timeoutMs) =>
-        bounded(openProxy(proxy, 1080), timeoutMs, (s) => socks5Connect(s, proxy, host, port));
-    default:
-      throw new Error(`proxy-url ${proxyUrl}: unsupported scheme ${proxy.protocol.slice(0, -1)} (http, https, socks5)`);
+  const handshake =
+    proxy.protocol === 'socks5:' ? socks5Connect : DEFAULT_PORTS[proxy.protocol] ? httpConnect : undefined;
+  if (!handshake) {
+    throw new Error(`proxy-url ${proxyUrl}: unsupported scheme ${proxy.protocol.slice(0, -1)} (http, https, socks5)`);
   }
+  return (host, port, timeoutMs) => bounded(openProxy(proxy), timeoutMs, (s) => handshake(s, proxy, host, port));
 }
 
-function openProxy(proxy: URL, defaultPort: number, tlsPort = 0): Socket {
+function openProxy(proxy: URL): Socket {
   const host = proxy.hostname.replace(/^\[|\]$/g, '');
-  if (proxy.protocol === 'https:') return connectTls({ host, port: Number(proxy.port || tlsPort), servername: host });
-  return connectTcp({ host, port: Number(proxy.port || defaultPort) });
+  const port = Number(proxy.port || DEFAULT_PORTS[proxy.protocol]);
+  return proxy.protocol === 'https:' ? connectTls({ host, port }) : connectTcp({ host, port });
 }
 
 /** The tunnel made on `socket` within `timeoutMs`, else the socket destroyed and an error. */
