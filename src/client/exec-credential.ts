@@ -33,7 +33,8 @@ export interface IssuedCredential {
   expiresAt?: number;
 }
 
-const API_GROUP = 'client.authentication.k8s.io';
+/** The versions client-go still runs plugins of. */
+const API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 const INTERACTIVE_MODES = ['Never', 'IfAvailable', 'Always'];
 const PLUGIN_TIMEOUT_MS = 60_000;
 /** An ExecCredential is a few KiB; a plugin printing more is broken. */
@@ -47,13 +48,12 @@ export class ExecCredentials {
   constructor(
     private readonly config: ExecConfig,
     private readonly cluster: ExecCluster,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /** The credential the plugin issued last, or a new one when there is none or it has expired. */
   async current(): Promise<IssuedCredential> {
     const issued = this.issued;
-    if (issued && (issued.expiresAt === undefined || issued.expiresAt > this.now())) return issued;
+    if (issued && (issued.expiresAt === undefined || issued.expiresAt > Date.now())) return issued;
     this.running ??= this.run().finally(() => {
       this.running = undefined;
     });
@@ -63,8 +63,8 @@ export class ExecCredentials {
 
   private async run(): Promise<IssuedCredential> {
     const { command, args, env, apiVersion, provideClusterInfo, interactiveMode } = this.config;
-    if (!apiVersion.startsWith(`${API_GROUP}/`)) {
-      throw new Error(`exec plugin ${command}: apiVersion "${apiVersion}" is not of ${API_GROUP}`);
+    if (!API_VERSIONS.includes(apiVersion)) {
+      throw new Error(`exec plugin ${command}: invalid apiVersion "${apiVersion}" (${API_VERSIONS.join(', ')})`);
     }
     if (interactiveMode !== undefined && !INTERACTIVE_MODES.includes(interactiveMode)) {
       throw new Error(`exec plugin ${command}: unknown interactiveMode "${interactiveMode}"`);

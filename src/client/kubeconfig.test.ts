@@ -343,7 +343,10 @@ describe('exec plugins', () => {
     expect(expired.info()).toMatchObject({ request: { spec: { interactive: false } } });
   });
 
-  it('refuses interactive mode Always, and says why a plugin failed', async () => {
+  it('refuses interactive mode Always and a version client-go no longer runs, and says why a plugin failed', async () => {
+    await expect(
+      withPlugin('true', { apiVersion: 'client.authentication.k8s.io/v1alpha1' }).credentials(),
+    ).rejects.toThrow('exec plugin true: invalid apiVersion "client.authentication.k8s.io/v1alpha1"');
     await expect(withPlugin('true', { interactiveMode: 'Always' }).credentials()).rejects.toThrow(
       'exec plugin true cannot support interactive mode: standard input is not a terminal',
     );
