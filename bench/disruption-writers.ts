@@ -8,7 +8,6 @@
  * status must become; each writer has one flip in flight. Messages: in `{ flips }` (per writer, one round),
  * out `{ type: 'ready' }`, `{ type: 'latencies', ms }`, `{ type: 'error', message }`.
  */
-
 import { runningStatus } from '../controllers/disruption/harness.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { Pod } from '../src/api/types/core.ts';

@@ -5,7 +5,6 @@
  * expires. Each controller's events go with its account too; the informers and the leader election keep the
  * daemon's own credentials, as there.
  */
-
 import type { Logger } from 'pino';
 import type { KubeObject } from '../api/meta.ts';
 import { group, type Naming } from '../api/naming.ts';

@@ -4,7 +4,6 @@
  * context's, else `default`), impersonation (`--as`, `--as-group`, `--as-uid`), and the server's naming
  * flavor, which discovery decides as the daemon's `--api-flavor=auto` does.
  */
-
 import type { FlavorName } from '../../api/naming.ts';
 import { ResourceRegistry } from '../../api/registry.ts';
 import { KubeClient } from '../../client/client.ts';
