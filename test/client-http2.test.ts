@@ -1,9 +1,12 @@
 /**
  * The REST client over HTTP/2, against a server that offers it (as kube-apiserver does): one connection for every
  * request and watch, every warning of an answer, a request's deadline, a refused watch, a server that ends its
- * session, a refused stream sent again, a request given up on during the handshake, a connection made ahead; and
- * HTTP/1.1 to the same server when HTTP/2 is turned off (client-go's DISABLE_HTTP2).
+ * session, a refused stream sent again, a request given up on during the handshake, a connection made ahead, the
+ * one connection through the tunnel of a proxy; and HTTP/1.1 to the same server when HTTP/2 is turned off
+ * (client-go's DISABLE_HTTP2).
  */
+
+import { createServer as createHttpServer } from 'node:http';
 import {
   constants,
   createSecureServer,
@@ -13,6 +16,7 @@ import {
   type ServerHttp2Session,
 } from 'node:http2';
 import { type AddressInfo, connect as connectTcp, createServer as createTcpServer } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
@@ -76,10 +80,16 @@ describe('KubeClient over HTTP/2', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  function client(options: { http2?: boolean; timeoutMs?: number } = {}, port = serverPort()): KubeClient {
+  function client(
+    options: { http2?: boolean; timeoutMs?: number } = {},
+    port = serverPort(),
+    proxyUrl?: string,
+  ): KubeClient {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString('base64') }],
+      clusters: [
+        { name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString('base64'), proxyUrl },
+      ],
       users: [{ name: 'u', token: 'secret' }],
       contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
       currentContext: 'c',
@@ -116,6 +126,34 @@ describe('KubeClient over HTTP/2', () => {
     expect((await c.request('POST', '/api/v1/namespaces', { body: { kind: 'Namespace' } })).status).toBe(200);
     expect(handshakes).toBe(before + 1);
     expect(new Set(seen.map((line) => line.split(' ')[0]))).toEqual(new Set(['2.0']));
+  });
+
+  it('speaks HTTP/2 through the tunnel of the proxy the configuration names, one tunnel for everything', async () => {
+    const tunnels: string[] = [];
+    const sockets: Duplex[] = [];
+    const proxy = createHttpServer();
+    proxy.on('connect', (req, socket) => {
+      tunnels.push(req.url!);
+      sockets.push(socket);
+      const [host, port] = req.url!.split(':');
+      const upstream = connectTcp(Number(port), host, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.pipe(socket).pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const c = client({}, serverPort(), `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`);
+      await Promise.all([c.request('GET', '/api/v1/namespaces/a'), c.request('GET', '/api/v1/namespaces/b')]);
+      expect(await threeEvents(c, '/api/v1/pods')).toEqual(['a', 'b', 'c']);
+      expect(tunnels).toEqual([`127.0.0.1:${serverPort()}`]);
+      expect(new Set(seen.map((line) => line.split(' ')[0]))).toEqual(new Set(['2.0']));
+    } finally {
+      for (const socket of sockets) socket.destroy(); // a tunnel is no longer the proxy's to close
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it('speaks HTTP/1.1 to the same server when HTTP/2 is off', async () => {
