@@ -73,10 +73,10 @@ export interface Credentials {
   expiresAt?: number;
 }
 
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** A kubeconfig that does not say what it must, naming the field (`users[0].user.exec.command`) and the rule. */
-export class KubeConfigError extends Error {
+class KubeConfigError extends Error {
   constructor(where: string, field: string, rule: string) {
     super(`${where}: ${field}: ${rule}`);
     this.name = 'KubeConfigError';
@@ -155,14 +155,6 @@ export class KubeConfig {
       contexts: [{ name: 'in-cluster', cluster: 'in-cluster', user: 'in-cluster', namespace }],
       currentContext: 'in-cluster',
     });
-  }
-
-  getCurrentContext(): string {
-    return this.currentContext;
-  }
-
-  setCurrentContext(name: string): void {
-    this.currentContext = name;
   }
 
   getContextObject(name: string): Context | undefined {
@@ -250,109 +242,135 @@ export function mergeKubeConfigs(configs: KubeConfigOptions[]): KubeConfigOption
   };
 }
 
-type Fields = Record<string, unknown>;
-
 /** A kubeconfig's text (YAML or JSON) as options; `dir` is where its relative paths start. */
 export function parseKubeConfig(text: string, dir: string, where = 'kubeconfig'): KubeConfigOptions {
-  const doc: unknown = parse(text, { maxAliasCount: 100 }) ?? {};
-  const fail = (field: string, rule: string): never => {
-    throw new KubeConfigError(where, field, rule);
-  };
-  const read = new FieldReader(fail);
-  const root = read.object(doc, '');
-  const local = (path: string | undefined) => (path && !isAbsolute(path) ? join(dir, path) : path);
-  const entries = <T>(list: string, body: string, build: (fields: Fields, at: string, name: string) => T): T[] => {
+  const root = new Mapping(parse(text, { maxAliasCount: 100 }) ?? {}, '', where);
+  const local = <T extends string | undefined>(path: T): T => (path && !isAbsolute(path) ? join(dir, path) : path) as T;
+  const entries = <T>(list: string, body: string, build: (m: Mapping, name: string) => T): T[] => {
     const names = new Set<string>();
-    return read.list(root[list], list).map((item, i) => {
-      const entry = read.object(item, `${list}[${i}]`);
-      const name = read.string(entry.name, `${list}[${i}].name`) || fail(`${list}[${i}].name`, 'Required value');
-      if (names.has(name)) fail(`${list}[${i}].name`, `Duplicate value: "${name}"`);
+    return root.mappings(list).map((entry) => {
+      const name = entry.required('name');
+      if (names.has(name)) entry.fail('name', `Duplicate value: "${name}"`);
       names.add(name);
-      return build(read.object(entry[body], `${list}[${i}].${body}`), `${list}[${i}].${body}`, name);
+      return build(entry.mapping(body), name);
     });
   };
-  const clusters = entries('clusters', 'cluster', (c, at, name) => ({
+  const clusters = entries('clusters', 'cluster', (c, name) => ({
     name,
-    server: read.string(c.server, `${at}.server`) || fail(`${at}.server`, 'Required value'),
-    caData: read.string(c['certificate-authority-data'], `${at}.certificate-authority-data`),
-    caFile: local(read.string(c['certificate-authority'], `${at}.certificate-authority`)),
-    skipTLSVerify: read.boolean(c['insecure-skip-tls-verify'], `${at}.insecure-skip-tls-verify`),
-    tlsServerName: read.string(c['tls-server-name'], `${at}.tls-server-name`),
-    proxyUrl: read.string(c['proxy-url'], `${at}.proxy-url`),
+    server: c.required('server'),
+    caData: c.string('certificate-authority-data'),
+    caFile: local(c.string('certificate-authority')),
+    skipTLSVerify: c.boolean('insecure-skip-tls-verify'),
+    tlsServerName: c.string('tls-server-name'),
+    proxyUrl: c.string('proxy-url'),
   }));
-  const users = entries('users', 'user', (u, at, name): User => {
-    if (u['auth-provider'] !== undefined) {
-      fail(`${at}.auth-provider`, 'Unsupported value: auth-provider plugins are not supported; use an exec plugin');
+  const users = entries('users', 'user', (u, name): User => {
+    if (u.has('auth-provider')) {
+      u.fail('auth-provider', 'Unsupported value: auth-provider plugins are not supported; use an exec plugin');
     }
     const user: User = {
       name,
-      token: read.string(u.token, `${at}.token`),
-      tokenFile: local(read.string(u.tokenFile, `${at}.tokenFile`)),
-      certData: read.string(u['client-certificate-data'], `${at}.client-certificate-data`),
-      certFile: local(read.string(u['client-certificate'], `${at}.client-certificate`)),
-      keyData: read.string(u['client-key-data'], `${at}.client-key-data`),
-      keyFile: local(read.string(u['client-key'], `${at}.client-key`)),
-      username: read.string(u.username, `${at}.username`),
-      password: read.string(u.password, `${at}.password`),
-      exec: u.exec === undefined ? undefined : execConfig(read, read.object(u.exec, `${at}.exec`), `${at}.exec`, dir),
+      token: u.string('token'),
+      tokenFile: local(u.string('tokenFile')),
+      certData: u.string('client-certificate-data'),
+      certFile: local(u.string('client-certificate')),
+      keyData: u.string('client-key-data'),
+      keyFile: local(u.string('client-key')),
+      username: u.string('username'),
+      password: u.string('password'),
+      exec: u.has('exec') ? execConfig(u.mapping('exec'), local) : undefined,
     };
     if ((user.token || user.tokenFile) && (user.username || user.password)) {
-      fail(at, 'Invalid value: a token and a username/password may not both be set');
+      u.fail('', 'Invalid value: a token and a username/password may not both be set');
     }
     return user;
   });
-  const contexts = entries('contexts', 'context', (c, at, name) => ({
+  const contexts = entries('contexts', 'context', (c, name) => ({
     name,
-    cluster: read.string(c.cluster, `${at}.cluster`) ?? '',
-    user: read.string(c.user, `${at}.user`) ?? '',
-    namespace: read.string(c.namespace, `${at}.namespace`),
+    cluster: c.string('cluster') ?? '',
+    user: c.string('user') ?? '',
+    namespace: c.string('namespace'),
   }));
-  return { clusters, users, contexts, currentContext: read.string(root['current-context'], 'current-context') };
+  return { clusters, users, contexts, currentContext: root.string('current-context') };
 }
 
-function execConfig(read: FieldReader, e: Fields, at: string, dir: string): ExecConfig {
-  const command = read.string(e.command, `${at}.command`) || read.fail(`${at}.command`, 'Required value');
-  const apiVersion = read.string(e.apiVersion, `${at}.apiVersion`) || read.fail(`${at}.apiVersion`, 'Required value');
+function execConfig(e: Mapping, local: (path: string) => string): ExecConfig {
+  const command = e.required('command');
   return {
     // Only a path with a separator is relative to the file; a bare name is looked up in $PATH.
-    command: command.includes(sep) && !isAbsolute(command) ? join(dir, command) : command,
-    apiVersion,
-    args: read.list(e.args, `${at}.args`).map((a, i) => read.string(a, `${at}.args[${i}]`) ?? ''),
-    env: read.list(e.env, `${at}.env`).map((item, i) => {
-      const v = read.object(item, `${at}.env[${i}]`);
-      const name = read.string(v.name, `${at}.env[${i}].name`) || read.fail(`${at}.env[${i}].name`, 'Required value');
-      return { name, value: read.string(v.value, `${at}.env[${i}].value`) ?? '' };
-    }),
-    provideClusterInfo: read.boolean(e.provideClusterInfo, `${at}.provideClusterInfo`) ?? false,
-    interactiveMode: read.string(e.interactiveMode, `${at}.interactiveMode`),
+    command: command.includes(sep) ? local(command) : command,
+    apiVersion: e.required('apiVersion'),
+    args: e.strings('args'),
+    env: e.mappings('env').map((v) => ({ name: v.required('name'), value: v.string('value') ?? '' })),
+    provideClusterInfo: e.boolean('provideClusterInfo') ?? false,
+    interactiveMode: e.string('interactiveMode'),
   };
 }
 
-/** Typed reads of a parsed document's fields, failing with the field's path. */
-class FieldReader {
-  constructor(readonly fail: (field: string, rule: string) => never) {}
+/** One mapping of a parsed kubeconfig, its fields read by type, failing with the field's path and the rule. */
+class Mapping {
+  private readonly fields: Record<string, unknown>;
 
-  object(v: unknown, at: string): Fields {
-    if (v === undefined || v === null) return {};
-    if (typeof v !== 'object' || Array.isArray(v)) return this.fail(at || '(root)', 'Invalid value: must be a mapping');
-    return v as Fields;
+  constructor(
+    value: unknown,
+    private readonly at: string,
+    private readonly where: string,
+  ) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new KubeConfigError(where, at || '(root)', 'Invalid value: must be a mapping');
+    }
+    this.fields = value as Record<string, unknown>;
   }
 
-  list(v: unknown, at: string): unknown[] {
-    if (v === undefined || v === null) return [];
-    if (!Array.isArray(v)) return this.fail(at, 'Invalid value: must be a list');
-    return v;
+  fail(key: string, rule: string): never {
+    throw new KubeConfigError(this.where, this.path(key), rule);
   }
 
-  string(v: unknown, at: string): string | undefined {
+  has(key: string): boolean {
+    return this.fields[key] !== undefined && this.fields[key] !== null;
+  }
+
+  string(key: string): string | undefined {
+    return this.typed(key, 'string', 'must be a string');
+  }
+
+  required(key: string): string {
+    return this.string(key) || this.fail(key, 'Required value');
+  }
+
+  boolean(key: string): boolean | undefined {
+    return this.typed(key, 'boolean', 'must be true or false');
+  }
+
+  /** The mapping under `key` (an empty one when it is absent). */
+  mapping(key: string): Mapping {
+    return new Mapping(this.fields[key] ?? {}, this.path(key), this.where);
+  }
+
+  mappings(key: string): Mapping[] {
+    return this.list(key).map((item, i) => new Mapping(item, `${this.path(key)}[${i}]`, this.where));
+  }
+
+  strings(key: string): string[] {
+    return this.list(key).map((item, i) => {
+      if (typeof item !== 'string')
+        throw new KubeConfigError(this.where, `${this.path(key)}[${i}]`, 'Invalid value: must be a string');
+      return item;
+    });
+  }
+
+  private list(key: string): unknown[] {
+    const v = this.fields[key] ?? [];
+    return Array.isArray(v) ? v : this.fail(key, 'Invalid value: must be a list');
+  }
+
+  private typed<T>(key: string, type: 'string' | 'boolean', rule: string): T | undefined {
+    const v = this.fields[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') return this.fail(at, 'Invalid value: must be a string');
-    return v;
+    return typeof v === type ? (v as T) : this.fail(key, `Invalid value: ${rule}`);
   }
 
-  boolean(v: unknown, at: string): boolean | undefined {
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') return this.fail(at, 'Invalid value: must be true or false');
-    return v;
+  private path(key: string): string {
+    return [this.at, key].filter(Boolean).join('.');
   }
 }

@@ -34,7 +34,7 @@ export function loadKubeConfig(o: Pick<GlobalOptions, 'kubeconfig' | 'context'>)
   else kc.loadFromDefault();
   if (o.context) {
     if (!kc.getContextObject(o.context)) throw new Error(`context "${o.context}" does not exist`);
-    kc.setCurrentContext(o.context);
+    kc.currentContext = o.context;
   }
   return kc;
 }
@@ -56,7 +56,7 @@ export async function openSession(o: GlobalOptions): Promise<Session> {
   const registry = new ResourceRegistry(flavor);
   // A person at a terminal: no client-side throttle, kubectl's user agent family.
   const client = new KubeClient(kc, registry, { qps: 0, userAgent: 'kubectl-orch', headers: impersonation(o) });
-  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  const contextNamespace = kc.getContextObject(kc.currentContext)?.namespace;
   return {
     client,
     registry,
