@@ -7,19 +7,23 @@
  * authorization, and SOCKS5 with username and password).
  */
 import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import { KubeClient } from '../src/client/client.ts';
 import { StatusError } from '../src/client/errors.ts';
-import { KubeConfig } from '../src/client/kubeconfig.ts';
+import { KubeConfig, type User } from '../src/client/kubeconfig.ts';
 import { FakeClock } from '../src/util/clock.ts';
 import { servingCertificate } from './support/serving-certificate.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
+/** A name only the proxies of these tests resolve (to 127.0.0.1); the server's certificate carries it. */
+const PROXIED_NAME = 'apiserver.proxied.test';
 
 describe('KubeClient connections', () => {
   let server: Server;
@@ -29,10 +33,15 @@ describe('KubeClient connections', () => {
   const seen: string[] = [];
 
   beforeAll(async () => {
-    const { cert, key } = servingCertificate();
+    const { cert, key } = servingCertificate([PROXIED_NAME]);
     ca = cert;
     server = createServer({ cert, key }, (req, res) => {
       seen.push(`${req.method} ${req.url}`);
+      if (req.headers.authorization === 'Bearer refused') {
+        res.statusCode = 401;
+        res.end('{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Unauthorized","code":401}');
+        return;
+      }
       // `/slow` answers after 200 ms: long enough for a batch of requests to be in flight together.
       if (req.url === '/slow') setTimeout(() => res.end('{}'), 200);
       else if (req.url?.includes('watch=true')) res.end('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
@@ -48,14 +57,25 @@ describe('KubeClient connections', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  /** A kubeconfig for the server whose CA text is `caText` (the same CA, written differently if asked). */
-  function kubeConfig(caText: string, path = '', proxyUrl?: string): KubeConfig {
+  /**
+   * A kubeconfig for the server whose CA text is `caText` (the same CA, written differently if asked), by the
+   * address or name `host`, with the token `secret` unless another `user` is given.
+   */
+  function kubeConfig(
+    caText: string,
+    {
+      path = '',
+      proxyUrl,
+      host = '127.0.0.1',
+      user,
+    }: { path?: string; proxyUrl?: string; host?: string; user?: User } = {},
+  ): KubeConfig {
     const kc = new KubeConfig();
     const { port } = server.address() as AddressInfo;
-    const url = `https://127.0.0.1:${port}${path}`;
+    const url = `https://${host}:${port}${path}`;
     kc.loadFromOptions({
       clusters: [{ name: 'c', server: url, caData: Buffer.from(caText).toString('base64'), proxyUrl }],
-      users: [{ name: 'u', token: 'secret' }],
+      users: [{ name: 'u', ...(user ?? { token: 'secret' }) }],
       contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
       currentContext: 'c',
     });
@@ -124,7 +144,9 @@ describe('KubeClient connections', () => {
   });
 
   it('sends a request under the path of the server URL, with its query, and reads the answer', async () => {
-    const client = new KubeClient(kubeConfig(ca, '/k8s/clusters/c-1/'), new ResourceRegistry('orch'), { qps: 0 });
+    const client = new KubeClient(kubeConfig(ca, { path: '/k8s/clusters/c-1/' }), new ResourceRegistry('orch'), {
+      qps: 0,
+    });
     const res = await client.request<{ url: string; headers: Record<string, string> }>('PUT', '/echo/a%2Fb', {
       query: { fieldSelector: 'metadata.name=x y', limit: 5, skipped: undefined },
       body: { kind: 'Thing' },
@@ -148,7 +170,7 @@ describe('KubeClient connections', () => {
 
   /** A request and a watch through `proxyUrl`: what they answered, and the tunnels the proxy says it opened. */
   async function throughProxy(proxyUrl: string, tunnels: string[]): Promise<void> {
-    const client = new KubeClient(kubeConfig(ca, '', proxyUrl), new ResourceRegistry('orch'), { qps: 0 });
+    const client = new KubeClient(kubeConfig(ca, { proxyUrl }), new ResourceRegistry('orch'), { qps: 0 });
     const res = await client.request<{ url: string }>('GET', '/echo/through');
     expect(res.body.url).toBe('/echo/through');
     const events: unknown[] = [];
@@ -171,7 +193,16 @@ describe('KubeClient connections', () => {
     return upstream;
   }
 
-  it('sends requests and a watch through the HTTP proxy the configuration names, with its credentials', async () => {
+  /**
+   * An HTTP CONNECT proxy on 127.0.0.1 that relays each tunnel asked for (PROXIED_NAME to 127.0.0.1), with the
+   * tunnels and Proxy-Authorization headers it saw; `close` ends its tunnels too.
+   */
+  async function connectProxy(): Promise<{
+    port: number;
+    tunnels: string[];
+    authorizations: (string | undefined)[];
+    close: () => Promise<void>;
+  }> {
     const tunnels: string[] = [];
     const authorizations: (string | undefined)[] = [];
     const sockets: Socket[] = [];
@@ -181,21 +212,58 @@ describe('KubeClient connections', () => {
       authorizations.push(req.headers['proxy-authorization']);
       sockets.push(socket as Socket);
       const [host, port] = req.url!.split(':');
-      relay(
-        socket as Socket,
-        host!,
-        Number(port),
-        () => socket.write('HTTP/1.1 200 Connection Established\r\n\r\n'),
-        head,
-      );
+      const opened = () => socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      relay(socket as Socket, host === PROXIED_NAME ? '127.0.0.1' : host!, Number(port), opened, head);
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    try {
-      await throughProxy(`http://ann:p%40ss@127.0.0.1:${(proxy.address() as AddressInfo).port}`, tunnels);
-      expect(new Set(authorizations)).toEqual(new Set([`Basic ${Buffer.from('ann:p@ss').toString('base64')}`]));
-    } finally {
+    const close = async () => {
       for (const socket of sockets) socket.destroy(); // a tunnel is no longer the server's to close
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    };
+    return { port: (proxy.address() as AddressInfo).port, tunnels, authorizations, close };
+  }
+
+  it('sends requests and a watch through the HTTP proxy the configuration names, with its credentials', async () => {
+    const proxy = await connectProxy();
+    try {
+      await throughProxy(`http://ann:p%40ss@127.0.0.1:${proxy.port}`, proxy.tunnels);
+      expect(new Set(proxy.authorizations)).toEqual(new Set([`Basic ${Buffer.from('ann:p@ss').toString('base64')}`]));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('goes through HTTPS_PROXY when the cluster names no proxy, except to a server NO_PROXY names', async () => {
+    const proxy = await connectProxy();
+    const saved = { HTTPS_PROXY: process.env.HTTPS_PROXY, NO_PROXY: process.env.NO_PROXY };
+    const { port } = server.address() as AddressInfo;
+    // PROXIED_NAME resolves only at the proxy: an answer proves the request went through it.
+    const byName = () =>
+      new KubeClient(kubeConfig(ca, { host: PROXIED_NAME }), new ResourceRegistry('orch'), { qps: 0 });
+    try {
+      process.env.HTTPS_PROXY = `127.0.0.1:${proxy.port}`; // no scheme: an http proxy, as Go reads it
+      process.env.NO_PROXY = 'example.com, 10.0.0.0/8';
+      expect((await byName().request('GET', '/version')).status).toBe(200);
+      expect(proxy.tunnels).toEqual([`${PROXIED_NAME}:${port}`]);
+      // A loopback server is never proxied.
+      expect(
+        (await new KubeClient(kubeConfig(ca), new ResourceRegistry('orch'), { qps: 0 }).request('GET', '/version'))
+          .status,
+      ).toBe(200);
+      expect(proxy.tunnels).toHaveLength(1);
+
+      process.env.NO_PROXY = `example.com,.proxied.test:${port}`;
+      const direct = await byName()
+        .request('GET', '/version')
+        .catch((err: Error) => err);
+      expect(String(direct)).toContain(`getaddrinfo ENOTFOUND ${PROXIED_NAME}`);
+      expect(proxy.tunnels).toHaveLength(1);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await proxy.close();
     }
   });
 
@@ -205,7 +273,7 @@ describe('KubeClient connections', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     try {
       const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      const client = new KubeClient(kubeConfig(ca, '', proxyUrl), new ResourceRegistry('orch'), { qps: 0 });
+      const client = new KubeClient(kubeConfig(ca, { proxyUrl }), new ResourceRegistry('orch'), { qps: 0 });
       const { port } = server.address() as AddressInfo;
       await expect(client.request('GET', '/version')).rejects.toThrow(
         `proxy refused CONNECT 127.0.0.1:${port}: HTTP/1.1 407 Proxy Authentication Required`,
@@ -213,7 +281,9 @@ describe('KubeClient connections', () => {
     } finally {
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
-    const ftp = new KubeClient(kubeConfig(ca, '', 'ftp://127.0.0.1:21'), new ResourceRegistry('orch'), { qps: 0 });
+    const ftp = new KubeClient(kubeConfig(ca, { proxyUrl: 'ftp://127.0.0.1:21' }), new ResourceRegistry('orch'), {
+      qps: 0,
+    });
     await expect(ftp.request('GET', '/version')).rejects.toThrow(
       'proxy-url ftp://127.0.0.1:21: unsupported scheme ftp (http, https, socks5)',
     );
@@ -248,7 +318,7 @@ describe('KubeClient connections', () => {
       const port = (proxy.address() as AddressInfo).port;
       await throughProxy(`socks5://ann:p%40ss@127.0.0.1:${port}`, tunnels);
       const refused = new KubeClient(
-        kubeConfig(ca, '', `socks5://ann:wrong@127.0.0.1:${port}`),
+        kubeConfig(ca, { proxyUrl: `socks5://ann:wrong@127.0.0.1:${port}` }),
         new ResourceRegistry('orch'),
         {
           qps: 0,
@@ -258,6 +328,48 @@ describe('KubeClient connections', () => {
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+
+  it('runs the exec plugin again after the server refuses its credential (401), not before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'exec-401-'));
+    try {
+      // Its first credential is one the server refuses (see the server above), every later one is accepted.
+      const runs = join(dir, 'runs');
+      const command = join(dir, 'plugin.mjs');
+      writeFileSync(
+        command,
+        [
+          '#!/usr/bin/env node',
+          "import { appendFileSync, readFileSync } from 'node:fs';",
+          `appendFileSync(${JSON.stringify(runs)}, 'run\\n');`,
+          `const n = readFileSync(${JSON.stringify(runs)}, 'utf8').split('\\n').length - 1;`,
+          "const token = n === 1 ? 'refused' : 'accepted-' + n;",
+          "console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token } }));",
+        ].join('\n'),
+      );
+      chmodSync(command, 0o755);
+      const exec = {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command,
+        args: [],
+        env: [],
+        provideClusterInfo: false,
+      };
+      const user = { name: 'u', exec };
+      const client = new KubeClient(kubeConfig(ca, { user }), new ResourceRegistry('orch'), { qps: 0 });
+      const runCount = () => readFileSync(runs, 'utf8').split('\n').length - 1;
+
+      const refused = await client.request('GET', '/version').catch((err: StatusError) => err);
+      expect((refused as StatusError).code).toBe(401);
+      expect(runCount()).toBe(1);
+      for (let i = 0; i < 3; i++) {
+        const res = await client.request<{ headers: Record<string, string> }>('GET', '/echo/auth');
+        expect(res.body.headers.authorization).toBe('Bearer accepted-2');
+      }
+      expect(runCount()).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -16,6 +16,7 @@ import { type Clock, realClock } from '../util/clock.ts';
 import { ServerConnections } from './connections.ts';
 import { StatusError } from './errors.ts';
 import type { KubeConfig, TlsSettings } from './kubeconfig.ts';
+import { proxyFromEnvironment, readProxyEnvironment } from './proxy-environment.ts';
 import { ResourceClient } from './resource.ts';
 import type { RequestOptions, Response, Transport } from './transport.ts';
 import { tunnelThrough } from './tunnel.ts';
@@ -137,6 +138,19 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** How long security settings (headers, TLS agent) are reused before asking the KubeConfig again. */
 const AUTH_REFRESH_MS = 30_000;
 
+interface Security {
+  headers: Record<string, string | string[]>;
+  connections: ServerConnections;
+}
+
+/** The configuration's security settings as read at one refresh. */
+interface SessionAuth extends Security {
+  tls: string;
+  until: number;
+  /** Drops an exec plugin's credential the server refused (401), so that the next request asks the plugin again. */
+  refused?: () => void;
+}
+
 /** The text of TLS settings, which tells whether they changed. */
 function tlsText(tls: TlsSettings): string {
   const asText = (v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v);
@@ -149,9 +163,7 @@ export class KubeClient implements Transport {
   private readonly throttle: Throttle;
   private parsedServer?: { origin: string; prefix: string; host: string };
   /** Security settings and the connection pool; shared with derived clients. */
-  private session: {
-    auth?: { headers: Record<string, string | string[]>; connections: ServerConnections; tls: string; until: number };
-  } = {};
+  private session: { auth?: SessionAuth } = {};
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -208,7 +220,8 @@ export class KubeClient implements Transport {
 
   private async once<T>(method: string, path: string, opts: RequestOptions): Promise<Response<T>> {
     const target = this.pathAndQuery(path, opts.query);
-    const { headers, connections } = await this.security(opts.signal);
+    const security = await this.security(opts.signal);
+    const { headers, connections } = security;
     await this.connectionBack(connections);
     // Checked after the last wait and on every retry, so nothing leaves that the guard would refuse now; and
     // abandoned when the guard's term can end, so that one held up on its way is not made after it.
@@ -256,7 +269,7 @@ export class KubeClient implements Transport {
     }
     const { statusCode, text } = res;
     this.observe(method, statusCode, path, started);
-    if (statusCode === 401) this.options.bearer?.refused(sentAt);
+    if (statusCode === 401) this.refused(security, sentAt);
     if (statusCode >= 300) {
       const retryAfter = res.headers['retry-after'];
       throw StatusError.fromResponse(statusCode, text || (STATUS_CODES[statusCode] ?? ''), first(retryAfter));
@@ -279,14 +292,15 @@ export class KubeClient implements Transport {
   ): Promise<void> {
     await this.throttle.acquire(signal);
     const target = this.pathAndQuery(path, { ...query, watch: true });
-    const { headers: security, connections } = await this.security(signal);
+    const security = await this.security(signal);
+    const { connections } = security;
     await this.connectionBack(connections);
     const started = performance.now();
     const sentAt = this.options.clock.now();
-    const headers = { ...security, accept: 'application/json', 'user-agent': this.userAgent(caller) };
+    const headers = { ...security.headers, accept: 'application/json', 'user-agent': this.userAgent(caller) };
     const res = await connections.open({ method: 'GET', path: `${this.target().prefix}${target}`, headers }, signal);
     this.observe('WATCH', res.statusCode, path, started);
-    if (res.statusCode === 401) this.options.bearer?.refused(sentAt);
+    if (res.statusCode === 401) this.refused(security, sentAt);
     if (res.statusCode !== 200) {
       throw StatusError.fromResponse(res.statusCode, await text(res.body), first(res.headers['retry-after']));
     }
@@ -337,9 +351,7 @@ export class KubeClient implements Transport {
     return this.parsedServer;
   }
 
-  private async security(
-    signal?: AbortSignal,
-  ): Promise<{ headers: Record<string, string | string[]>; connections: ServerConnections }> {
+  private async security(signal?: AbortSignal): Promise<Security> {
     const auth = await this.sharedSecurity();
     const bearer = this.options.bearer;
     if (!bearer) return auth;
@@ -355,15 +367,26 @@ export class KubeClient implements Transport {
     (await this.sharedSecurity()).connections.preconnect();
   }
 
+  /**
+   * A 401 to a request sent with `security`: the token source is told (a service account's token is asked for
+   * again), or, as client-go does, an exec plugin's credential still current is dropped and the settings read
+   * again at the next request.
+   */
+  private refused(security: Security, sentAt: number): void {
+    const auth = this.session.auth;
+    if (this.options.bearer) this.options.bearer.refused(sentAt);
+    else if (auth?.refused && security === auth) {
+      auth.refused();
+      auth.until = Number.NEGATIVE_INFINITY; // read again, its connections kept while the TLS stays the same
+    }
+  }
+
   /** The headers and connections of this client and those derived from it, from the configuration. */
-  private async sharedSecurity(): Promise<{
-    headers: Record<string, string | string[]>;
-    connections: ServerConnections;
-  }> {
+  private async sharedSecurity(): Promise<SessionAuth> {
     const now = this.options.clock.now();
     const shared = this.session;
     if (!shared.auth || now >= shared.auth.until) {
-      const { tls, authorization, expiresAt } = await this.kubeConfig.credentials();
+      const { tls, authorization, expiresAt, refused } = await this.kubeConfig.credentials();
       const headers: Record<string, string | string[]> = authorization ? { authorization } : {};
       for (const [name, values] of Object.entries(this.options.headers ?? {})) headers[name] = [...values];
       const text = tlsText(tls);
@@ -375,22 +398,25 @@ export class KubeClient implements Transport {
       }
       // An exec plugin's credential is asked for again as soon as it has expired (expiry is in wall-clock time).
       const expiresIn = expiresAt === undefined ? Number.POSITIVE_INFINITY : expiresAt - Date.now();
-      shared.auth = { headers, connections, tls: text, until: now + Math.min(AUTH_REFRESH_MS, expiresIn) };
+      shared.auth = { headers, connections, tls: text, until: now + Math.min(AUTH_REFRESH_MS, expiresIn), refused };
     }
     return shared.auth;
   }
 
   /**
    * The server's connections, sharing one TLS context, built once, where each would otherwise parse the CA, the
-   * certificate and the key again; through the proxy the configuration names, if any.
+   * certificate and the key again; through the proxy the cluster's `proxy-url` names, else the environment's.
    */
   private connectionsFor(tls: TlsSettings): ServerConnections {
     const proxyUrl = this.kubeConfig.getCurrentCluster()?.proxyUrl;
+    const fromEnvironment = proxyUrl ? undefined : proxyFromEnvironment(new URL(this.server), readProxyEnvironment());
     return new ServerConnections(
       this.target().origin,
       { ...tls, secureContext: createSecureContext(tls) },
       this.options.http2,
-      proxyUrl ? tunnelThrough(proxyUrl) : undefined,
+      proxyUrl
+        ? tunnelThrough(proxyUrl)
+        : fromEnvironment && tunnelThrough(fromEnvironment.url, fromEnvironment.variable),
     );
   }
 

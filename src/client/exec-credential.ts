@@ -2,8 +2,8 @@
  * A kubeconfig user's exec plugin (client.authentication.k8s.io): the command is run with
  * `KUBERNETES_EXEC_INFO` describing the request, and prints an ExecCredential whose status holds a token or a
  * client certificate and key. As client-go does, the credential is kept until its `expirationTimestamp` (for the
- * process's life without one), and the plugin runs again once it has passed. Never interactive: a daemon has no
- * terminal, so `interactiveMode: Always` is refused.
+ * process's life without one) or until the server refuses it (401), and the plugin runs again then. Never
+ * interactive: a daemon has no terminal, so `interactiveMode: Always` is refused.
  */
 import { execFile } from 'node:child_process';
 
@@ -59,6 +59,11 @@ export class ExecCredentials {
     });
     this.issued = await this.running;
     return this.issued;
+  }
+
+  /** Drops `issued` if it is still the one kept: the next ask runs the plugin again. */
+  forget(issued: IssuedCredential): void {
+    if (this.issued === issued) this.issued = undefined;
   }
 
   private async run(): Promise<IssuedCredential> {

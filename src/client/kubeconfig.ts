@@ -71,6 +71,8 @@ export interface Credentials {
   authorization?: string;
   /** When an exec plugin's credential expires (milliseconds since the epoch). */
   expiresAt?: number;
+  /** For an exec plugin's credential: drops it (the server refused it), so that the plugin is run again. */
+  refused?: () => void;
 }
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -185,9 +187,15 @@ export class KubeConfig {
     };
     if (!user) return { tls };
     if (user.exec) {
-      const issued = await this.execFor(user.name, user.exec, cluster).current();
+      const plugin = this.execFor(user.name, user.exec, cluster);
+      const issued = await plugin.current();
       if (issued.certPem) Object.assign(tls, { cert: issued.certPem, key: issued.keyPem });
-      return { tls, authorization: issued.token ? `Bearer ${issued.token}` : undefined, expiresAt: issued.expiresAt };
+      return {
+        tls,
+        authorization: issued.token ? `Bearer ${issued.token}` : undefined,
+        expiresAt: issued.expiresAt,
+        refused: () => plugin.forget(issued),
+      };
     }
     const token = bearerToken(user);
     if (token) return { tls, authorization: `Bearer ${token}` };

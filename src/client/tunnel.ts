@@ -16,12 +16,13 @@ const MAX_CONNECT_HEAD_BYTES = 16 << 10;
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'socks5:': 1080 };
 
-export function tunnelThrough(proxyUrl: string): Tunnel {
+/** A tunnel through the proxy at `proxyUrl`, which `setting` (named in errors) gave. */
+export function tunnelThrough(proxyUrl: string, setting = 'proxy-url'): Tunnel {
   const proxy = new URL(proxyUrl);
   const handshake =
     proxy.protocol === 'socks5:' ? socks5Connect : DEFAULT_PORTS[proxy.protocol] ? httpConnect : undefined;
   if (!handshake) {
-    throw new Error(`proxy-url ${proxyUrl}: unsupported scheme ${proxy.protocol.slice(0, -1)} (http, https, socks5)`);
+    throw new Error(`${setting} ${proxyUrl}: unsupported scheme ${proxy.protocol.slice(0, -1)} (http, https, socks5)`);
   }
   return (host, port, timeoutMs) => bounded(openProxy(proxy), timeoutMs, (s) => handshake(s, proxy, host, port));
 }
