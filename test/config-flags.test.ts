@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { controllerDefinitions } from '../controllers/index.ts';
 import { naming } from '../src/api/naming.ts';
 import { DAEMON_FLAG_NAMES, embeddedFlags } from '../src/cli/embedded-flags.ts';
-import { Flags, parseFlags } from '../src/cli/flags.ts';
+import { Flags, parseDuration, parseFlags } from '../src/cli/flags.ts';
 import { FeatureGates } from '../src/config/features.ts';
 import { loadConfiguration } from '../src/config/load.ts';
 import { configFileFlagSpecs, configFlagSpecs, controllerManagerSchema } from '../src/config/schema.ts';
@@ -62,4 +62,22 @@ it('the controllers the daemon runs are valid --controllers values, by name and 
   const flags = new Flags(specs, parseFlags(specs, argv));
   const { config } = await loadConfiguration({ schema, accept: [n], flags });
   expect(config.generic.controllers).toEqual(['*', `-${d.name}`, ...d.aliases]);
+});
+
+describe('Go durations in flags', () => {
+  it.each([
+    ['0', 0],
+    ['300ms', 300],
+    ['1h30m', 5_400_000],
+    ['1.5s', 1500],
+    ['250us', 0.25],
+    ['250µs', 0.25],
+    ['2m500µs', 120_000.5],
+    ['1000000ns', 1],
+    ['15', undefined],
+    ['1x', undefined],
+    ['', undefined],
+  ])('%s', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
 });
