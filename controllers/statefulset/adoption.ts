@@ -35,16 +35,17 @@ export function claim<T extends KubeObject>(
   const deleting = Boolean(set.metadata.deletionTimestamp);
   for (const obj of objects) {
     const ref = controllerRefOf(obj);
-    const matches = selector.matches(obj.metadata.labels) && member(obj);
+    const isMember = member(obj);
+    const matches = isMember && selector.matches(obj.metadata.labels);
     if (ref && ref.uid !== set.metadata.uid) {
-      if (member(obj)) out.foreign.push(obj);
+      if (isMember) out.foreign.push(obj);
     } else if (ref) {
       if (matches) out.owned.push(obj);
       else if (!deleting) out.release.push(obj);
     } else if (matches && !deleting && !isTerminating(obj)) {
       out.adopt.push(obj);
       out.owned.push(obj);
-    } else if (member(obj)) out.foreign.push(obj);
+    } else if (isMember) out.foreign.push(obj);
   }
   return out;
 }

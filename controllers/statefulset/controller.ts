@@ -201,9 +201,10 @@ export class StatefulSetReconciler implements Reconciler {
    * with another name is never adopted), instead of every pod of the namespace.
    */
   private candidatePods(set: StatefulSet): Pod[] {
-    const byName = this.pods.byIndex(POD_INDEX, `name:${keyOf(set)}`);
-    const byOwner = this.pods.byIndex(POD_INDEX, `uid:${set.metadata.uid}`);
-    return [...new Set([...byName, ...byOwner])];
+    const pods = this.pods.byIndex(POD_INDEX, `name:${keyOf(set)}`);
+    const named = new Set(pods);
+    for (const pod of this.pods.byIndex(POD_INDEX, `uid:${set.metadata.uid}`)) if (!named.has(pod)) pods.push(pod);
+    return pods;
   }
 
   private gates(): Gates {

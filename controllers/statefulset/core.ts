@@ -511,7 +511,8 @@ class Planner {
     }
     for (const pod of free) this.deleteForUpdate(pod);
     const budget = Math.max(0, maxU - unavailable.length);
-    for (const pod of old.filter((p) => !free.includes(p)).slice(0, budget)) this.deleteForUpdate(pod);
+    const freed = new Set(free);
+    for (const pod of old.filter((p) => !freed.has(p)).slice(0, budget)) this.deleteForUpdate(pod);
   }
 
   private partitionReached(updateMin: number): void {
@@ -559,20 +560,35 @@ class Planner {
 
   /** Counts over every pod of the set, as the reference's status rules say. */
   status(): StatefulSetStatus {
-    const pods = [...this.replicas, ...this.condemned].filter((s) => s.live).map((s) => s.pod);
-    const created = pods.filter(isCreated);
-    const ready = created.filter(isRunningAndReady);
-    const settled = created.filter((p) => !isTerminating(p));
-    const at = (rev: string) => settled.filter((p) => revisionOf(p) === rev).length;
     const current = this.rev.current.metadata.name!;
     const update = this.rev.update.metadata.name!;
+    // One pass: a thousand-pod set is counted at every sync.
+    let created = 0;
+    let ready = 0;
+    let available = 0;
+    let atCurrent = 0;
+    let atUpdate = 0;
+    for (const slots of [this.replicas, this.condemned]) {
+      for (const { live, pod } of slots) {
+        if (!live || !isCreated(pod)) continue;
+        created++;
+        if (isRunningAndReady(pod)) {
+          ready++;
+          if (isAvailable(pod, this.minReady, this.input.nowMs)) available++;
+        }
+        if (isTerminating(pod)) continue;
+        const revision = revisionOf(pod);
+        if (revision === current) atCurrent++;
+        if (revision === update) atUpdate++;
+      }
+    }
     return {
       observedGeneration: this.set.metadata.generation,
-      replicas: created.length,
-      readyReplicas: ready.length,
-      availableReplicas: ready.filter((p) => isAvailable(p, this.minReady, this.input.nowMs)).length,
-      currentReplicas: Math.max(0, at(current) - this.deletedForUpdate),
-      updatedReplicas: at(update),
+      replicas: created,
+      readyReplicas: ready,
+      availableReplicas: available,
+      currentReplicas: Math.max(0, atCurrent - this.deletedForUpdate),
+      updatedReplicas: atUpdate,
       currentRevision: current,
       updateRevision: update,
       collisionCount: this.rev.collisionCount,

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import type { StatefulSet } from '../../src/api/types/apps.ts';
+import type { Pod } from '../../src/api/types/core.ts';
+import { parseOrdinal, storageMatches } from './pods.ts';
+
+describe('parseOrdinal (the reference pattern `(.*)-([0-9]+)$`)', () => {
+  it.each([
+    ['web-0', { parent: 'web', ordinal: 0 }],
+    ['web-12', { parent: 'web', ordinal: 12 }],
+    ['web-1-2', { parent: 'web-1', ordinal: 2 }],
+    ['web-01', { parent: 'web', ordinal: 1 }],
+    ['-3', { parent: '', ordinal: 3 }],
+    ['web-2147483647', { parent: 'web', ordinal: 2147483647 }],
+    ['web-2147483648', { parent: '', ordinal: -1 }],
+    ['web', { parent: '', ordinal: -1 }],
+    ['web-', { parent: '', ordinal: -1 }],
+    ['web-1a', { parent: '', ordinal: -1 }],
+    ['web-a', { parent: '', ordinal: -1 }],
+    ['web-1-a', { parent: '', ordinal: -1 }],
+    ['', { parent: '', ordinal: -1 }],
+  ])('%s', (name, parts) => {
+    expect(parseOrdinal(name)).toEqual(parts);
+  });
+});
+
+describe('storageMatches', () => {
+  const set = {
+    metadata: { name: 'web', namespace: 'ns' },
+    spec: { volumeClaimTemplates: [{ metadata: { name: 'data' } }, { metadata: { name: 'logs' } }] },
+  } as unknown as StatefulSet;
+  const pod = (volumes: { name: string; claimName: string }[]) =>
+    ({
+      metadata: { name: 'web-3' },
+      spec: { volumes: volumes.map((v) => ({ name: v.name, persistentVolumeClaim: { claimName: v.claimName } })) },
+    }) as unknown as Pod;
+
+  it.each([
+    [
+      'every template has its claim',
+      [
+        ['data', 'data-web-3'],
+        ['logs', 'logs-web-3'],
+      ],
+      true,
+    ],
+    ['a template without a volume', [['data', 'data-web-3']], false],
+    [
+      "another ordinal's claim",
+      [
+        ['data', 'data-web-3'],
+        ['logs', 'logs-web-4'],
+      ],
+      false,
+    ],
+    [
+      'the last volume of a name counts',
+      [
+        ['data', 'other'],
+        ['data', 'data-web-3'],
+        ['logs', 'logs-web-3'],
+      ],
+      true,
+    ],
+    [
+      '...both ways',
+      [
+        ['data', 'data-web-3'],
+        ['data', 'other'],
+        ['logs', 'logs-web-3'],
+      ],
+      false,
+    ],
+  ])('%s', (_, volumes, expected) => {
+    const given = (volumes as string[][]).map(([name, claimName]) => ({ name: name!, claimName: claimName! }));
+    expect(storageMatches(set, pod(given), 3)).toBe(expected);
+  });
+
+  it('holds for a set without claim templates', () => {
+    const bare = { ...set, spec: {} } as StatefulSet;
+    expect(storageMatches(bare, pod([]), 0)).toBe(true);
+  });
+});
