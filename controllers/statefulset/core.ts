@@ -34,7 +34,7 @@ import {
   isUnavailable,
   neverReady,
   newPod,
-  parseOrdinal,
+  ordinalOf,
   readyCondition,
   readySinceMs,
   revisionOf,
@@ -236,7 +236,7 @@ class Planner {
     const count = replicasOf(this.set);
     const byOrdinal = new Map<number, Pod>();
     for (const pod of input.pods) {
-      const { ordinal } = parseOrdinal(pod.metadata.name ?? '');
+      const ordinal = ordinalOf(pod.metadata.name ?? '');
       if (ordinal >= start && ordinal < start + count) byOrdinal.set(ordinal, pod);
       else if (ordinal >= 0) this.condemned.push({ ordinal, pod, live: true });
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StatefulSet } from '../../src/api/types/apps.ts';
 import type { Pod } from '../../src/api/types/core.ts';
-import { parseOrdinal, storageMatches } from './pods.ts';
+import { isMemberOf, parseOrdinal, storageMatches } from './pods.ts';
 
 describe('parseOrdinal (the reference pattern `(.*)-([0-9]+)$`)', () => {
   it.each([
@@ -20,6 +20,23 @@ describe('parseOrdinal (the reference pattern `(.*)-([0-9]+)$`)', () => {
     ['', { parent: '', ordinal: -1 }],
   ])('%s', (name, parts) => {
     expect(parseOrdinal(name)).toEqual(parts);
+  });
+});
+
+describe('isMemberOf: a pod named <set>-<ordinal>', () => {
+  const set = { metadata: { name: 'web' } } as StatefulSet;
+  it.each([
+    ['web-0', true],
+    ['web-999', true],
+    ['web-1-2', false],
+    ['webx-0', false],
+    ['we-0', false],
+    ['web-', false],
+    ['web-a', false],
+    ['xweb-0', false],
+    ['web', false],
+  ])('%s: %s', (name, member) => {
+    expect(isMemberOf(set, { metadata: { name } } as Pod)).toBe(member);
   });
 });
 

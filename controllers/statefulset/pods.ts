@@ -15,15 +15,29 @@ const NO_ORDINAL: { parent: string; ordinal: number } = Object.freeze({ parent: 
 
 /** `<parent>-<ordinal>` → its parts; ordinal -1 when the name has no valid ordinal. */
 export function parseOrdinal(name: string): { parent: string; ordinal: number } {
-  // The reference's `(.*)-([0-9]+)$`, read by hand: every sync of a set reads every pod's name, often twice.
+  const ordinal = ordinalOf(name);
+  return ordinal < 0 ? NO_ORDINAL : { parent: name.slice(0, name.lastIndexOf('-')), ordinal };
+}
+
+/**
+ * The ordinal alone, -1 for none: the reference's `(.*)-([0-9]+)$` read by hand, with no string made, as every sync
+ * of a set reads every pod's name several times.
+ */
+export function ordinalOf(name: string): number {
   const dash = name.lastIndexOf('-');
-  if (dash < 0 || dash === name.length - 1) return NO_ORDINAL;
+  if (dash < 0 || dash === name.length - 1) return -1;
+  let ordinal = 0;
   for (let i = dash + 1; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) return NO_ORDINAL;
+    const digit = name.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    ordinal = ordinal * 10 + digit;
   }
-  const ordinal = Number(name.slice(dash + 1));
-  return ordinal > MAX_INT32 ? NO_ORDINAL : { parent: name.slice(0, dash), ordinal };
+  return ordinal > MAX_INT32 ? -1 : ordinal;
+}
+
+/** Whether `name` is `<parent>-<ordinal>`. */
+function namesOrdinalOf(name: string, parent: string): boolean {
+  return name.lastIndexOf('-') === parent.length && name.startsWith(parent) && ordinalOf(name) >= 0;
 }
 
 export const podName = (set: KubeObject, ordinal: number) => `${set.metadata.name}-${ordinal}`;
@@ -31,7 +45,7 @@ export const claimName = (template: string, set: KubeObject, ordinal: number) =>
   `${template}-${set.metadata.name}-${ordinal}`;
 
 export function isMemberOf(set: KubeObject, pod: KubeObject): boolean {
-  return parseOrdinal(pod.metadata.name ?? '').parent === set.metadata.name;
+  return namesOrdinalOf(pod.metadata.name ?? '', set.metadata.name ?? '');
 }
 
 export const revisionOf = (pod: Pod) => pod.metadata.labels?.[POD_REVISION_LABEL] ?? '';
@@ -145,10 +159,8 @@ export function newPod(
 
 /** Name, namespace and pod-name label as the set would give them (the pod-index label is not checked). */
 export function identityMatches(n: Naming, set: StatefulSet, pod: Pod): boolean {
-  const { parent, ordinal } = parseOrdinal(pod.metadata.name ?? '');
   return (
-    ordinal >= 0 &&
-    parent === set.metadata.name &&
+    namesOrdinalOf(pod.metadata.name ?? '', set.metadata.name ?? '') &&
     pod.metadata.namespace === set.metadata.namespace &&
     pod.metadata.labels?.[n.labels.statefulSetPodName] === pod.metadata.name
   );
