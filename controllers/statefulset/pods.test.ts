@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StatefulSet } from '../../src/api/types/apps.ts';
 import type { Pod } from '../../src/api/types/core.ts';
-import { isMemberOf, parseOrdinal, storageMatches } from './pods.ts';
+import { isMemberOf, isUnavailable, parseOrdinal, storageMatches } from './pods.ts';
 
 describe('parseOrdinal (the reference pattern `(.*)-([0-9]+)$`)', () => {
   it.each([
@@ -95,5 +95,32 @@ describe('storageMatches', () => {
   it('holds for a set without claim templates', () => {
     const bare = { ...set, spec: {} } as StatefulSet;
     expect(storageMatches(bare, pod([]), 0)).toBe(true);
+  });
+});
+
+describe('isUnavailable: not running and Ready, terminating, or Ready for less than minReadySeconds', () => {
+  const NOW = Date.parse('2024-01-01T00:10:00Z');
+  const readyPod = (phase: string, ready: string, since?: string, deleting = false) =>
+    ({
+      metadata: { name: 'web-0', ...(deleting ? { deletionTimestamp: '2024-01-01T00:09:00Z' } : {}) },
+      status: {
+        phase,
+        conditions: [{ type: 'Ready', status: ready, ...(since ? { lastTransitionTime: since } : {}) }],
+      },
+    }) as unknown as Pod;
+  it.each([
+    ['Ready', readyPod('Running', 'True', '2024-01-01T00:09:00Z'), 0, false],
+    ['Ready, terminating', readyPod('Running', 'True', '2024-01-01T00:09:00Z', true), 0, true],
+    ['not Ready', readyPod('Running', 'False', '2024-01-01T00:09:00Z'), 0, true],
+    ['Pending', readyPod('Pending', 'True', '2024-01-01T00:09:00Z'), 0, true],
+    ['no status', { metadata: { name: 'web-0' } } as Pod, 0, true],
+    ['Ready 60 s, 30 s asked', readyPod('Running', 'True', '2024-01-01T00:09:00Z'), 30, false],
+    ['Ready 60 s, 60 s asked', readyPod('Running', 'True', '2024-01-01T00:09:00Z'), 60, true],
+    ['Ready 60 s, 90 s asked', readyPod('Running', 'True', '2024-01-01T00:09:00Z'), 90, true],
+    ['Ready since when unknown, 1 s asked', readyPod('Running', 'True'), 1, true],
+    ['Ready since a time that does not parse', readyPod('Running', 'True', 'yesterday'), 1, true],
+    ['Ready since when unknown, none asked', readyPod('Running', 'True'), 0, false],
+  ])('%s', (_, pod, minReadySeconds, unavailable) => {
+    expect(isUnavailable(pod, minReadySeconds, NOW)).toBe(unavailable);
   });
 });

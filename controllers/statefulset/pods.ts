@@ -76,9 +76,18 @@ export function isAvailable(pod: Pod, minReadySeconds: number, nowMs: number): b
   return since !== undefined && since + minReadySeconds * 1000 < nowMs;
 }
 
-export const isHealthy = (pod: Pod) => isRunningAndReady(pod) && !isTerminating(pod);
-export const isUnavailable = (pod: Pod, minReadySeconds: number, nowMs: number) =>
-  !isHealthy(pod) || !isAvailable(pod, minReadySeconds, nowMs);
+/**
+ * Not healthy (running, Ready, not terminating) or not yet available: the reference's two tests, its Ready condition
+ * looked up once (a rolling update asks this of every pod at every sync).
+ */
+export function isUnavailable(pod: Pod, minReadySeconds: number, nowMs: number): boolean {
+  if (isTerminating(pod) || pod.status?.phase !== 'Running') return true;
+  const ready = readyCondition(pod);
+  if (ready?.status !== 'True') return true;
+  if (minReadySeconds <= 0) return false;
+  const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : Number.NaN;
+  return !(since + minReadySeconds * 1000 < nowMs);
+}
 
 /**
  * A pod that has not been Ready since it started: no Ready=True now, and its Ready condition has not
