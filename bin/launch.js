@@ -73,7 +73,7 @@ function run(bundle) {
 }
 
 /** An ASCII bundle read as Latin-1, a plain copy: ~1 ms where decoding its 2.6 MB as UTF-8 takes ~12. */
-const bundleText = (bytes) => (isAscii(bytes) ? bytes.latin1Slice() : bytes.utf8Slice());
+const bundleText = (bytes) => bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
 
 /**
  * A cache holds the functions compiled by the time it is made (those read from the cache before included). Made at

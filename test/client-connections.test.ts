@@ -4,7 +4,8 @@
  * while the TLS material stays the same, and is replaced when it changes; many requests in flight on one
  * caller's signal; a DELETE with a body on a kept connection; a server URL with a path, a query, and a request's
  * deadline; requests and a watch through the proxy the configuration names (HTTP CONNECT with basic proxy
- * authorization, and SOCKS5 with username and password).
+ * authorization, and SOCKS5 with username and password), and through HTTPS_PROXY but for what NO_PROXY names; an
+ * exec plugin run again after the server refused its credential.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
