@@ -36,7 +36,7 @@ export function ordinalOf(name: string): number {
 }
 
 /** Whether `name` is `<parent>-<ordinal>`. */
-function namesOrdinalOf(name: string, parent: string): boolean {
+function isOrdinalName(name: string, parent: string): boolean {
   return name.lastIndexOf('-') === parent.length && name.startsWith(parent) && ordinalOf(name) >= 0;
 }
 
@@ -45,7 +45,7 @@ export const claimName = (template: string, set: KubeObject, ordinal: number) =>
   `${template}-${set.metadata.name}-${ordinal}`;
 
 export function isMemberOf(set: KubeObject, pod: KubeObject): boolean {
-  return namesOrdinalOf(pod.metadata.name ?? '', set.metadata.name ?? '');
+  return isOrdinalName(pod.metadata.name ?? '', set.metadata.name ?? '');
 }
 
 export const revisionOf = (pod: Pod) => pod.metadata.labels?.[POD_REVISION_LABEL] ?? '';
@@ -169,7 +169,7 @@ export function newPod(
 /** Name, namespace and pod-name label as the set would give them (the pod-index label is not checked). */
 export function identityMatches(n: Naming, set: StatefulSet, pod: Pod): boolean {
   return (
-    namesOrdinalOf(pod.metadata.name ?? '', set.metadata.name ?? '') &&
+    isOrdinalName(pod.metadata.name ?? '', set.metadata.name ?? '') &&
     pod.metadata.namespace === set.metadata.namespace &&
     pod.metadata.labels?.[n.labels.statefulSetPodName] === pod.metadata.name
   );
