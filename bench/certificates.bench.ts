@@ -23,7 +23,7 @@
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { KeyObject, sign, webcrypto } from 'node:crypto';
+import { sign, webcrypto } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +76,7 @@ const signOnThreadPool = promisify(sign);
 /** What `issue()` is given for a node client's request: a day's certificate for client auth. */
 async function nodeClientInput(): Promise<CertificateRequestInput> {
   return {
-    parsed: parseRequestPem((await nodeClientRequestPems(1, 'sign'))[0]),
+    parsed: await parseRequestPem((await nodeClientRequestPems(1, 'sign'))[0]),
     usages: ['digital signature', 'client auth'],
     notBefore: new Date(Date.now() - 300_000),
     notAfter: new Date(Date.now() + 86400_000),
@@ -94,11 +94,11 @@ async function signing(caAlg: KeyAlgorithm): Promise<Paired[]> {
   const tbs = signedPart((await issue(input, ca)).der);
   const { name, hash } = ca.signingAlgorithm;
   const algorithm = name === 'ECDSA' ? { name, hash } : { name };
-  const key = { key: KeyObject.from(ca.privateKey), dsaEncoding: 'der' as const };
+  const key = { key: ca.privateKey, dsaEncoding: 'der' as const };
   const digest = hash ? hash.replace('-', '').toLowerCase() : null;
   const sides = {
     ours: () => issue(input, ca),
-    webcrypto: () => webcrypto.subtle.sign(algorithm, ca.privateKey, tbs),
+    webcrypto: () => webcrypto.subtle.sign(algorithm, made.keys.privateKey, tbs),
     node: async () => (name.startsWith('RSA') ? signOnThreadPool(digest, tbs, key) : sign(digest, tbs, key)),
   };
   for (const call of Object.values(sides)) await msPerCall(20, call); // warm-up

@@ -124,10 +124,9 @@ describe.each(encoders)('request predicates with %s requests', (_name, make) => 
     const p = await parse(spec);
     expect(p.fields).toBeDefined();
     const { der, spki, subject, subjectEmpty, dnsNames, emailAddresses, ipAddresses, uris, keyAlgorithm } =
-      parseRequestByLibrary(p.der);
+      await parseRequestByLibrary(p.der);
     expect(p).toMatchObject({ der, subject, subjectEmpty, dnsNames, emailAddresses, ipAddresses, uris, keyAlgorithm });
     expect(Buffer.from(p.spki)).toEqual(Buffer.from(spki));
-    expect(p.csr.subject).toBe(parseRequestByLibrary(p.der).csr.subject);
     expect(await verifyRequestSignature(p)).toBeUndefined();
   });
 
@@ -265,18 +264,17 @@ describe('parsing bad requests', () => {
       'x509: malformed certificate request',
     ],
     ['huge', `${'x'.repeat(300_000)}`, 'more than the 262144 accepted'],
-  ])('%s', (_name, pem, message) => {
-    expect(() => parseRequestPem(pem)).toThrow(RequestParseError);
-    expect(() => parseRequestPem(pem)).toThrow(message);
+  ])('%s', async (_name, pem, message) => {
+    await expect(parseRequestPem(pem)).rejects.toThrow(RequestParseError);
+    await expect(parseRequestPem(pem)).rejects.toThrow(message);
   });
 
   it('takes the first block, as the reference does', async () => {
     const keys = await generateKeyPair('ECDSA-P256');
     const { pem } = await webcryptoRequestWithKeys(keys, NODE);
-    expect(
-      parseRequestPem(`junk before\n${pem}${derToPem(new Uint8Array([1]), 'CERTIFICATE')}`).subject.commonName,
-    ).toBe(NODE.commonName);
-    expect(() => parseRequestPem(`${derToPem(new Uint8Array([1]), 'CERTIFICATE')}${pem}`)).toThrow(
+    const junkBefore = await parseRequestPem(`junk before\n${pem}${derToPem(new Uint8Array([1]), 'CERTIFICATE')}`);
+    expect(junkBefore.subject.commonName).toBe(NODE.commonName);
+    await expect(parseRequestPem(`${derToPem(new Uint8Array([1]), 'CERTIFICATE')}${pem}`)).rejects.toThrow(
       'PEM block type must be CERTIFICATE REQUEST',
     );
   });
@@ -286,7 +284,7 @@ describe('parsing bad requests', () => {
     const { pem } = await webcryptoRequestWithKeys(keys, NODE);
     const der = Buffer.from(pem.split('\n').slice(1, -2).join(''), 'base64');
     der[der.length - 5] ^= 0xff; // inside the signature
-    const p = parseRequestPem(derToPem(der, 'CERTIFICATE REQUEST'));
+    const p = await parseRequestPem(derToPem(der, 'CERTIFICATE REQUEST'));
     expect(await verifyRequestSignature(p)).toMatch(/^unable to verify certificate request signature/);
   });
 });
@@ -303,7 +301,7 @@ describe('requests the DER walk leaves to the library', () => {
   it('reads a request with an extension besides the SAN through the library, with the same result', async () => {
     const usage = new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true);
     const pem = await withExtensions([usage, new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'a' }])]);
-    const p = parseRequestPem(pem);
+    const p = await parseRequestPem(pem);
     expect(p.fields).toBeUndefined();
     expect(p.dnsNames).toEqual(['a']);
     expect(p.subject.commonName).toBe('system:node:a');
@@ -312,13 +310,13 @@ describe('requests the DER walk leaves to the library', () => {
 
   it("keeps the library's refusal of a malformed extension it knows", async () => {
     const pem = await withExtensions([new x509.Extension('2.5.29.15', true, new Uint8Array([0xff]))]);
-    expect(() => parseRequestPem(pem)).toThrow('x509: malformed certificate request');
+    await expect(parseRequestPem(pem)).rejects.toThrow('x509: malformed certificate request');
   });
 
   it('keeps a leading byte order mark in a UTF-8 value, as the library does', async () => {
-    const p = parseRequestPem(await withExtensions([], 'CN=\uFEFFsystem:node:a'));
+    const p = await parseRequestPem(await withExtensions([], 'CN=\uFEFFsystem:node:a'));
     expect(p.fields).toBeDefined();
-    expect(p.subject.commonName).toBe(parseRequestByLibrary(p.der).subject.commonName);
+    expect(p.subject.commonName).toBe((await parseRequestByLibrary(p.der)).subject.commonName);
     expect(p.subject.commonName.startsWith('\uFEFF')).toBe(true);
   });
 });
@@ -331,24 +329,23 @@ describe('parseRequest', () => {
     const keys = await generateKeyPair('ECDSA-P256');
     const first = (await webcryptoRequestWithKeys(keys, { ...NODE, commonName: 'system:node:first' })).pem;
     const second = (await webcryptoRequestWithKeys(keys, { ...NODE, commonName: 'system:node:second' })).pem;
-    const parsed = parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }));
-    expect(parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }))).toBe(parsed);
-    const other = parseRequest(csrObject(second, { name: 'same', signerName: signer, usages }));
+    const parsed = await parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }));
+    expect(await parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }))).toBe(parsed);
+    const other = await parseRequest(csrObject(second, { name: 'same', signerName: signer, usages }));
     expect(other.subject.commonName).toBe('system:node:second');
-    expect(parseRequest(csrObject(first, { name: 'same', signerName: signer, usages })).subject.commonName).toBe(
-      'system:node:first',
-    );
+    const again = await parseRequest(csrObject(first, { name: 'same', signerName: signer, usages }));
+    expect(again.subject.commonName).toBe('system:node:first');
   });
 
-  it('keeps no failed parse: a bad request is reported each time', () => {
+  it('keeps no failed parse: a bad request is reported each time', async () => {
     const bad = csrObject('not a request', { signerName: signer, usages });
-    expect(() => parseRequest(bad)).toThrow(RequestParseError);
-    expect(() => parseRequest(bad)).toThrow('PEM block type must be CERTIFICATE REQUEST');
+    await expect(parseRequest(bad)).rejects.toThrow(RequestParseError);
+    await expect(parseRequest(bad)).rejects.toThrow('PEM block type must be CERTIFICATE REQUEST');
   });
 
   it('verifies a parsed request once and gives the same answer after', async () => {
     const { pem } = await webcryptoRequestWithKeys(await generateKeyPair('Ed25519'), NODE);
-    const parsed = parseRequest(csrObject(pem, { signerName: signer, usages }));
+    const parsed = await parseRequest(csrObject(pem, { signerName: signer, usages }));
     const answer = verifyRequestSignature(parsed);
     expect(verifyRequestSignature(parsed)).toBe(answer);
     expect(await answer).toBeUndefined();

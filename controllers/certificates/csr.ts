@@ -3,9 +3,7 @@
  * PKCS#10 request, the usage sets and the x509 predicates of the well-known signers (reference §2.2, §3.3),
  * and the CSR work queue's retry strategy. Everything here is pure.
  */
-import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import type * as x509 from '@peculiar/x509';
 import { NODE_USER_PREFIX, NODES_GROUP } from '../../src/api/node-identity.ts';
 import type {
   CertificateSigningRequest,
@@ -20,10 +18,9 @@ import {
   readCertificationRequest,
 } from '../../src/pki/request.ts';
 import { verifyRequestSelfSignature } from '../../src/pki/request-signature.ts';
+import { x509Library } from '../../src/pki/x509-library.ts';
 import type { Clock } from '../../src/util/clock.ts';
 import { itemExponential, maxOf, type RateLimiter, tokenBucket } from '../../src/workqueue/ratelimit.ts';
-
-x509.cryptoProvider.set(webcrypto);
 
 // ---------------------------------------------------------------------------------------------
 // conditions (reference §1: the condition status is not looked at, except by has-true-condition)
@@ -90,8 +87,6 @@ export interface ParsedRequest {
   der: Uint8Array;
   /** Its SubjectPublicKeyInfo, as it is. */
   spki: Uint8Array;
-  /** The request as @peculiar/x509 parses it, made on first use. */
-  readonly csr: x509.Pkcs10CertificateRequest;
   subject: Subject;
   /** Whether the subject has no attribute at all (the SAN extension is then critical). */
   subjectEmpty: boolean;
@@ -125,9 +120,9 @@ export function requestPem(csr: CertificateSigningRequest): string {
 
 /**
  * Parses the first PEM block of a request, which must be a `CERTIFICATE REQUEST`, as the reference does.
- * Throws {@link RequestParseError} with a message fit for an Event. The self-signature is not checked here.
+ * Rejects with {@link RequestParseError} with a message fit for an Event. The self-signature is not checked here.
  */
-export function parseRequestPem(pem: string): ParsedRequest {
+export async function parseRequestPem(pem: string): Promise<ParsedRequest> {
   if (pem.length > MAX_REQUEST_BYTES) {
     throw new RequestParseError(`request is ${pem.length} bytes, more than the ${MAX_REQUEST_BYTES} accepted`);
   }
@@ -141,7 +136,7 @@ export function parseRequestPem(pem: string): ParsedRequest {
     throw new RequestParseError('PEM block type must be CERTIFICATE REQUEST');
   }
   try {
-    return readFast(first.der) ?? parseRequestByLibrary(first.der);
+    return readFast(first.der) ?? (await parseRequestByLibrary(first.der));
   } catch (err) {
     throw new RequestParseError(`x509: malformed certificate request: ${(err as Error).message}`);
   }
@@ -158,14 +153,9 @@ function readFast(der: Uint8Array): ParsedRequest | undefined {
   }
   const subject = emptySubject();
   for (const { oid, value } of fields.subject) addSubjectValue(subject, OID_TO_KEY.get(oid), value);
-  let csr: x509.Pkcs10CertificateRequest | undefined;
   return {
     der,
     spki: fields.spki,
-    get csr() {
-      csr ??= new x509.Pkcs10CertificateRequest(der);
-      return csr;
-    },
     fields,
     subject,
     subjectEmpty: fields.subject.length === 0,
@@ -175,12 +165,13 @@ function readFast(der: Uint8Array): ParsedRequest | undefined {
 }
 
 /** The request as @peculiar/x509 parses it: for the requests {@link readCertificationRequest} leaves to it. */
-export function parseRequestByLibrary(der: Uint8Array): ParsedRequest {
-  const csr = new x509.Pkcs10CertificateRequest(der);
+export async function parseRequestByLibrary(der: Uint8Array): Promise<ParsedRequest> {
+  const { Pkcs10CertificateRequest, SubjectAlternativeNameExtension } = await x509Library();
+  const csr = new Pkcs10CertificateRequest(der);
   const { subject, empty } = readSubject(csr.subjectName);
-  const names = readSans(csr);
+  const names = readSans(csr, SubjectAlternativeNameExtension);
   const spki = new Uint8Array(csr.publicKey.rawData);
-  return { der, spki, csr, subject, subjectEmpty: empty, ...names, keyAlgorithm: csr.publicKey.algorithm.name };
+  return { der, spki, subject, subjectEmpty: empty, ...names, keyAlgorithm: csr.publicKey.algorithm.name };
 }
 
 /** Parsed requests kept (least recently used dropped first), and the longest `spec.request` text kept. */
@@ -193,7 +184,7 @@ const parsedByRequest = new Map<string, ParsedRequest>();
  * every later reconcile of the CSR share it): a request is immutable, and its parse depends on its bytes only.
  * Callers must not change what it returns. Requests that do not parse are not kept.
  */
-export function parseRequest(csr: CertificateSigningRequest): ParsedRequest {
+export async function parseRequest(csr: CertificateSigningRequest): Promise<ParsedRequest> {
   const request = csr.spec?.request ?? '';
   const cached = parsedByRequest.get(request);
   if (cached) {
@@ -201,7 +192,7 @@ export function parseRequest(csr: CertificateSigningRequest): ParsedRequest {
     parsedByRequest.set(request, cached);
     return cached;
   }
-  const parsed = parseRequestPem(requestPem(csr));
+  const parsed = await parseRequestPem(requestPem(csr));
   if (request.length <= MAX_CACHED_REQUEST_CHARS) {
     if (parsedByRequest.size >= PARSED_CACHE_SIZE) parsedByRequest.delete(parsedByRequest.keys().next().value!);
     parsedByRequest.set(request, parsed);
@@ -241,12 +232,14 @@ function readSubject(name: x509.Name): { subject: Subject; empty: boolean } {
   return { subject, empty };
 }
 
-function readSans(csr: x509.Pkcs10CertificateRequest): AltNames {
+function readSans(
+  csr: x509.Pkcs10CertificateRequest,
+  SanExtension: typeof x509.SubjectAlternativeNameExtension,
+): AltNames {
   const out = noAltNames();
   for (const ext of csr.extensions) {
     if (ext.type !== SAN_OID) continue;
-    const san =
-      ext instanceof x509.SubjectAlternativeNameExtension ? ext : new x509.SubjectAlternativeNameExtension(ext.rawData);
+    const san = ext instanceof SanExtension ? ext : new SanExtension(ext.rawData);
     for (const n of san.names.items) {
       if (n.type === 'dns') out.dnsNames.push(n.value);
       else if (n.type === 'email') out.emailAddresses.push(n.value);

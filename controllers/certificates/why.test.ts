@@ -137,8 +137,8 @@ describe('why csr', () => {
       {},
       /^the request cannot be parsed, so nothing will approve or sign it: /,
     ],
-  ])('%s', (_name, make, f, summary, detail) => {
-    const a = explainCsr(make(), facts(f), src);
+  ])('%s', async (_name, make, f, summary, detail) => {
+    const a = await explainCsr(make(), facts(f), src);
     if (typeof summary === 'string') expect(a.summary).toBe(summary);
     else expect(a.summary).toMatch(summary);
     if (detail) expect(a.details.join('\n')).toContain(detail);

@@ -132,11 +132,11 @@ function signingLines(
 }
 
 /** The answer for one CSR, from the cores, given what only the API can tell (pure: table-tested). */
-export function explainCsr(
+export async function explainCsr(
   csr: CertificateSigningRequest,
   facts: ApprovalFacts,
   src: Pick<WhySources, 'naming'>,
-): WhyAnswer {
+): Promise<WhyAnswer> {
   const subject = `certificatesigningrequest/${csr.metadata.name}`;
   const details = conditionLines(csr);
   const answer = (summary: string, more: string[] = []) => ({ subject, summary, details: [...more, ...details] });
@@ -146,7 +146,7 @@ export function explainCsr(
   if (hasTrueCondition(csr, 'Failed')) return answer('failed: the signer refused it (see the Failed condition)');
   let parsed: ParsedRequest;
   try {
-    parsed = parseRequest(csr);
+    parsed = await parseRequest(csr);
   } catch (err) {
     if (!(err instanceof RequestParseError)) throw err;
     return answer(`the request cannot be parsed, so nothing will approve or sign it: ${err.message}`);
@@ -167,7 +167,7 @@ async function gatherFacts(src: WhySources, csr: CertificateSigningRequest): Pro
   };
   let parsed: ParsedRequest;
   try {
-    parsed = parseRequest(csr);
+    parsed = await parseRequest(csr);
   } catch {
     return facts;
   }

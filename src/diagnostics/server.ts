@@ -13,7 +13,6 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { createSelfSignedCa, issueKeyAndCertificate } from '../pki/certs.ts';
 import {
   type AccessReviewer,
   anonymousUser,
@@ -326,6 +325,8 @@ function sanitize(text: string): string {
  * the reference's self-signed pair (`localhost-ca@<unix seconds>` and `localhost@<unix seconds>`, one year).
  */
 export async function selfSignedServingCertificate(now = new Date()): Promise<ServingCertificate> {
+  // Loaded here, not at start: its X.509 library is a tenth of a start, and most runs serve files or no TLS.
+  const { createSelfSignedCa, issueKeyAndCertificate } = await import('../pki/certs.ts');
   const stamp = Math.floor(now.getTime() / 1000);
   const ca = await createSelfSignedCa({
     commonName: `localhost-ca@${stamp}`,

@@ -4,7 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { goParsesCertificate, goParsesCertificates } from './certificate.ts';
+import { certificateParts, goCertificateNotAfter, goParsesCertificate, goParsesCertificates } from './certificate.ts';
 import { createSelfSignedCa } from './certs.ts';
 import { readElement } from './der.ts';
 import { generateKeyPair, type KeyAlgorithm, signingAlgorithmFor } from './keys.ts';
@@ -263,5 +263,52 @@ describe('goParsesCertificate: never takes what OpenSSL refuses', () => {
     );
     // Most changes are read here, not left to the caller: the property says something.
     expect(read).toBeGreaterThan(2000);
+  });
+});
+
+describe('goCertificateNotAfter', () => {
+  it.each([
+    ['a UTCTime', 1],
+    ['a GeneralizedTime, from 2050 on', 40_000],
+  ])('reads the end of validity written as %s, as OpenSSL does', (_name, days) => {
+    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', '-'];
+    const pem = execFileSync('openssl', [...args, '-subj', '/CN=a', '-days', String(days)], { encoding: 'utf8' });
+    const der = pemToDer(pem, 'CERTIFICATE');
+    expect(goCertificateNotAfter(der)).toEqual(new Date(new X509Certificate(der).validTo));
+  });
+
+  it('is null for a certificate Go refuses and undefined for a shape not read here', async () => {
+    const der = opensslCertificate(['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
+    expect(goCertificateNotAfter(der.subarray(0, 40))).toBeNull();
+    expect(goCertificateNotAfter(await withExtensions([raw('2.5.29.19', '3003010101', true)]))).toBeNull();
+    expect(goCertificateNotAfter(await withExtensions([raw('2.5.29.99', '0500')]))).toBeUndefined();
+  });
+});
+
+describe('certificateParts', () => {
+  it('reads the subject, the public key and the extensions as @peculiar/x509 does', async () => {
+    const made = await createSelfSignedCa({ commonName: 'parts CA' });
+    const parts = certificateParts(new Uint8Array(made.cert.rawData));
+    expect(Buffer.from(parts.subject)).toEqual(Buffer.from(made.cert.subjectName.toArrayBuffer()));
+    const spki = readElement(new Uint8Array(made.cert.publicKey.rawData), 0).content;
+    expect(Buffer.from(spki).includes(Buffer.from(parts.subjectPublicKey))).toBe(true);
+    const ski = made.cert.getExtension(x509.SubjectKeyIdentifierExtension);
+    const value = parts.extensions.get('2.5.29.14');
+    expect(Buffer.from(value?.value ?? []).toString('hex')).toBe(`0414${ski?.keyId}`);
+    expect(parts.extensions.get('2.5.29.19')?.critical).toBe(true);
+    expect(parts.extensions.get('2.5.29.14')?.critical).toBe(false);
+    expect([...parts.extensions.keys()].sort()).toEqual(made.cert.extensions.map((e) => e.type).sort());
+  });
+
+  it('finds the subject of a certificate without a version field (v1)', () => {
+    const der = opensslCertificate(['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
+    const v3 = certificateParts(der);
+    // The same TBSCertificate without its [0] version (a0 03 02 01 02).
+    const tbs = readElement(readElement(der, 0).content, 0);
+    expect(Buffer.from(tbs.content.subarray(0, 5)).toString('hex')).toBe('a003020102');
+    const withoutVersion = tbs.content.subarray(5);
+    const v1 = certificateParts(element(0x30, element(0x30, Buffer.from(withoutVersion))));
+    expect(Buffer.from(v1.subject)).toEqual(Buffer.from(v3.subject));
+    expect(Buffer.from(v1.subjectPublicKey)).toEqual(Buffer.from(v3.subjectPublicKey));
   });
 });

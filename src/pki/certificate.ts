@@ -6,8 +6,12 @@
  * Go reads. A shape it does not read (unique identifiers, another string, time or key type, bytes Go would leave
  * unread, a negative serial, an extension whose value Go reads and this does not, anything on which Go's versions
  * differ) comes back as not read: the caller decides another way.
+ *
+ * Also read here: the NotAfter Go reads, and the parts a CA signs with (subject, public key, extensions), which
+ * the daemon would otherwise need an ASN.1 library for at its start.
  */
-import { type DerElement, elementsOf, MalformedDerError, oidText, readElement, TAG } from './der.ts';
+import { X509Certificate as OpenSslCertificate } from 'node:crypto';
+import { children, type DerElement, elementsOf, MalformedDerError, oidText, readElement, TAG } from './der.ts';
 
 /** Go refuses it. */
 class Refused extends Error {}
@@ -85,20 +89,106 @@ export function goParsesCertificates(der: Uint8Array): false | Uint8Array[] {
 }
 
 function verdict(certificate: DerElement): boolean | undefined {
+  const read = goRead(certificate);
+  return read === null ? false : read && true;
+}
+
+/** What Go reads of a certificate: null when it refuses it, undefined for a shape not read here. */
+function goRead(certificate: DerElement): GoCertificate | null | undefined {
   try {
-    readCertificate(certificate);
-    return true;
+    return readCertificate(certificate);
   } catch (err) {
     if (err instanceof Unread) return undefined;
-    if (err instanceof Refused || err instanceof MalformedDerError) return false;
+    if (err instanceof Refused || err instanceof MalformedDerError) return null;
     throw err;
   }
+}
+
+/**
+ * The NotAfter of the first certificate in `der` as Go reads it: null when Go refuses that certificate, undefined
+ * for a shape not read here.
+ */
+export function goCertificateNotAfter(der: Uint8Array): Date | null | undefined {
+  let certificate: DerElement;
+  try {
+    certificate = readElement(view(der), 0);
+  } catch (err) {
+    if (err instanceof MalformedDerError) return null;
+    throw err;
+  }
+  const read = goRead(certificate);
+  return read && new Date(read.notAfter);
+}
+
+/**
+ * Whether DER holds certificates back to back (one or more) as Go's parser takes them, for checks that need
+ * nothing from them: read here for the usual shapes, by OpenSSL for the others. The reference's error text if not.
+ */
+export function certificateParseError(der: Uint8Array): string | undefined {
+  const notRead = der.byteLength === 0 ? false : goParsesCertificates(der);
+  if (notRead === false || !notRead.every(openSslParses)) return 'x509: malformed certificate';
+  return undefined;
+}
+
+/** Whether DER is one certificate Go parses: read here for the usual shapes, by OpenSSL for the others. */
+export function parsesAsCertificate(der: Uint8Array): boolean {
+  return goParsesCertificate(der) ?? openSslParses(der);
+}
+
+function openSslParses(der: Uint8Array): boolean {
+  try {
+    new OpenSslCertificate(der);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The parts of a certificate a CA signs with, read from its DER. */
+export interface CertificateParts {
+  /** The subject Name, DER-encoded. */
+  subject: Uint8Array;
+  /** The subjectPublicKey BIT STRING's bits (the key itself, without the unused-bits octet). */
+  subjectPublicKey: Uint8Array;
+  /** Each extension's value (the OCTET STRING's content) by its OID. */
+  extensions: Map<string, { critical: boolean; value: Uint8Array }>;
+}
+
+/**
+ * The subject, public key and extensions of a certificate, read by their place in the TBSCertificate without
+ * judging the rest (for a certificate OpenSSL has parsed). Throws {@link MalformedDerError} on DER it cannot walk.
+ */
+export function certificateParts(der: Uint8Array): CertificateParts {
+  const fields = elementsOf(readElement(readElement(view(der), 0).content, 0).content);
+  // [0] version is optional; serialNumber, signature, issuer and validity come before the subject.
+  const subjectAt = fields[0]?.tag === TBS.version ? 5 : 4;
+  const [subject, spki] = [fields[subjectAt], fields[subjectAt + 1]];
+  const bits = spki && elementsOf(spki.content)[1];
+  if (subject?.tag !== TAG.sequence || bits?.tag !== TAG.bitString || bits.content[0] !== 0) {
+    throw new MalformedDerError('malformed certificate: no subject and public key where a TBSCertificate has them');
+  }
+  const extensions: CertificateParts['extensions'] = new Map();
+  const wrapper = fields.find((f) => f.tag === TBS.extensions);
+  for (const extension of wrapper ? children(wrapper.content) : []) {
+    const [type, second, third] = elementsOf(extension.content);
+    const critical = second?.tag === TAG.boolean ? second.content[0] !== 0 : false;
+    const value = second?.tag === TAG.boolean ? third : second;
+    if (type?.tag !== TAG.oid || value?.tag !== TAG.octetString) throw new MalformedDerError('malformed extension');
+    extensions.set(oidText(type.content), { critical, value: value.content });
+  }
+  return { subject: subject.whole, subjectPublicKey: bits.content.subarray(1), extensions };
 }
 
 /** The TBSCertificate's context-specific fields. */
 const TBS = { version: 0xa0, issuerUniqueId: 0x81, subjectUniqueId: 0x82, extensions: 0xa3 } as const;
 
-function readCertificate(certificate: DerElement): void {
+/** What callers take from a certificate Go parses. */
+interface GoCertificate {
+  /** Milliseconds since the epoch. */
+  notAfter: number;
+}
+
+function readCertificate(certificate: DerElement): GoCertificate {
   if (certificate.tag !== TAG.sequence) refuse('malformed certificate');
   const parts = new Reader(certificate.content);
   const tbs = parts.next();
@@ -120,7 +210,7 @@ function readCertificate(certificate: DerElement): void {
   if (innerAlgorithm?.tag !== TAG.sequence) refuse('malformed signature algorithm identifier');
   readAlgorithm(innerAlgorithm);
   readName(fields.next());
-  readValidity(fields.next());
+  const notAfter = readValidity(fields.next());
   readName(fields.next());
   readPublicKeyInfo(fields.next());
   const next = fields.peekTag();
@@ -134,6 +224,7 @@ function readCertificate(certificate: DerElement): void {
   const signature = parts.next();
   if (signature?.tag !== TAG.bitString || !validBitString(signature.content)) refuse('malformed signature');
   parts.end('the signature');
+  return { notAfter };
 }
 
 /** An OBJECT IDENTIFIER's dotted form; arcs past what Go's cryptobyte reads (below 2³¹) are not read here. */
@@ -221,20 +312,25 @@ function readString(value: DerElement): void {
   }
 }
 
-function readValidity(validity: DerElement | undefined): void {
+/** The NotAfter of a Validity, in milliseconds since the epoch. */
+function readValidity(validity: DerElement | undefined): number {
   if (validity?.tag !== TAG.sequence) refuse('malformed validity');
   const times = new Reader(validity.content);
-  for (const time of [times.next(), times.next()]) {
-    if (!time) refuse('malformed validity');
-    readTime(time);
-  }
+  const [notBefore, notAfter] = [times.next(), times.next()];
+  if (!notBefore || !notAfter) refuse('malformed validity');
+  readTime(notBefore);
+  const end = readTime(notAfter);
   times.end('the validity');
+  return end;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** UTCTime as YYMMDDHHMMSSZ and GeneralizedTime as YYYYMMDDHHMMSSZ, each a real instant; other forms unread. */
-function readTime(time: DerElement): void {
+/**
+ * UTCTime as YYMMDDHHMMSSZ and GeneralizedTime as YYYYMMDDHHMMSSZ, each a real instant, in milliseconds since the
+ * epoch; other forms unread.
+ */
+function readTime(time: DerElement): number {
   const text = time.content;
   const yearDigits = time.tag === TAG.utcTime ? 2 : time.tag === TAG.generalizedTime ? 4 : 0;
   if (!yearDigits || text.length !== yearDigits + 11 || text[text.length - 1] !== 0x5a) unread('another time form');
@@ -244,6 +340,10 @@ function readTime(time: DerElement): void {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
   if (!days || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) refuse('malformed time');
+  // Date.UTC maps years 0–99 to 1900–1999: set the year apart.
+  const instant = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  instant.setUTCFullYear(year);
+  return instant.getTime();
 }
 
 /** The number the `count` ASCII digits at `at` write; refused if one is not a digit. */

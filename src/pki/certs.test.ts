@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { PublicKey } from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCaCertificate } from './ca-certificate.ts';
 import {
   type CertificateWithKey,
   createSelfSignedCa,
@@ -18,6 +19,7 @@ import {
   loadCa,
 } from './certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from './keys.ts';
+import { pemToDer } from './pem.ts';
 
 const ALGORITHMS: KeyAlgorithm[] = ['RSA-2048', 'ECDSA-P256', 'ECDSA-P384', 'Ed25519'];
 const HOUR_MS = 60 * 60 * 1000;
@@ -255,6 +257,9 @@ describe('loadCa', () => {
     openssl('req -x509 -key key.pem -subj /CN=same-key -days 1 -out same-key.pem'.split(' '));
     const opensslKeyId = extension(opensslText(openssl(['x509', '-in', 'same-key.pem'])), 'Subject Key Identifier');
     expect(extension(opensslText(leaf.certPem), 'Authority Key Identifier')).toBe(opensslKeyId);
+    // The daemon's signer reads the same identifier by hand.
+    const { keyId } = readCaCertificate(pemToDer(certPem, 'CERTIFICATE'), createPrivateKey(keyPem));
+    expect(Buffer.from(keyId).toString('hex').toUpperCase().match(/../g)?.join(':')).toBe(opensslKeyId);
     expect(openssl(['verify', '-CAfile', 'ca.pem', 'leaf.pem'], { 'leaf.pem': leaf.certPem })).toBe('leaf.pem: OK\n');
   });
 

@@ -1,13 +1,15 @@
 /** X.509 certificates on @peculiar/x509 and WebCrypto: self-signed CAs, and certificates they issue. */
 import 'reflect-metadata';
-import { createPublicKey, KeyObject, randomBytes, webcrypto } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
+import { readCaCertificate } from './ca-certificate.ts';
 import {
   exportPrivateKeyPem,
   generateKeyPair,
   importPrivateKeyPem,
   type KeyAlgorithm,
+  readPrivateKeyPem,
   signingAlgorithmFor,
 } from './keys.ts';
 import { derToPem, pemToDer } from './pem.ts';
@@ -162,20 +164,11 @@ export async function issueKeyAndCertificate(options: IssueKeyAndCertificateOpti
  * that may sign certificates and that the key is the certificate's.
  */
 export async function loadCa(certPem: string, keyPem: string): Promise<CertificateWithKey> {
-  const cert = new x509.X509Certificate(pemToDer(certPem, 'CERTIFICATE'));
-  if (!cert.getExtension(x509.BasicConstraintsExtension)?.ca) {
-    throw new Error(`certificate "${cert.subject}" is not a CA: basicConstraints does not set CA`);
-  }
-  const keyUsage = cert.getExtension(x509.KeyUsagesExtension);
-  if (keyUsage && !(keyUsage.usages & keyCertSign)) {
-    throw new Error(`CA certificate "${cert.subject}" may not sign certificates: keyUsage lacks keyCertSign`);
-  }
+  const der = pemToDer(certPem, 'CERTIFICATE');
+  readCaCertificate(der, readPrivateKeyPem(keyPem));
+  const cert = new x509.X509Certificate(der);
   const privateKey = await importPrivateKeyPem(keyPem);
   const spki = Buffer.from(cert.publicKey.rawData);
-  const certPublicKey = createPublicKey({ key: spki, format: 'der', type: 'spki' });
-  if (!createPublicKey(KeyObject.from(privateKey)).equals(certPublicKey)) {
-    throw new Error(`the private key does not belong to CA certificate "${cert.subject}"`);
-  }
   const publicKey = await webcrypto.subtle.importKey('spki', spki, privateKey.algorithm, true, ['verify']);
   return { cert, certPem, keys: { privateKey, publicKey }, keyPem };
 }

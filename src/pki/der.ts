@@ -1,7 +1,8 @@
 /**
- * Reading DER by hand, for the few structures read on hot paths (a request's fields, its signed part): a walk
- * over views of the input, no copies and no object per node. Strict: low tag numbers, definite lengths in
- * their shortest form; anything else throws, so that callers may hand such input to a full ASN.1 parser.
+ * Reading and writing DER by hand, for the few structures met on hot paths or at start (a request's fields, its
+ * signed part, a certificate's parts): a walk over views of the input, no copies and no object per node. Strict:
+ * low tag numbers, definite lengths in their shortest form; anything else throws, so that callers may hand such
+ * input to a full ASN.1 parser.
  */
 
 /** Input that is not DER: what a strict decoder (Go's cryptobyte) refuses too. */
@@ -89,4 +90,44 @@ export function oidText(content: Uint8Array): string {
   }
   if (!arcs.length || content[content.length - 1] & 0x80) throw new MalformedDerError('malformed OID');
   return arcs.join('.');
+}
+
+/** A DER element (tag, definite length up to 64 KiB) around already-encoded content, written in one buffer. */
+export function derElement(tag: number, content: readonly Uint8Array[]): Buffer {
+  let n = 0;
+  for (const c of content) n += c.length;
+  if (n > 0xffff) throw new Error(`DER element of ${n} bytes: too long`);
+  const header = n < 0x80 ? 2 : n < 0x100 ? 3 : 4;
+  const out = Buffer.allocUnsafe(header + n);
+  out[0] = tag;
+  if (header === 2) out[1] = n;
+  else if (header === 3) out.set([0x81, n], 1);
+  else out.set([0x82, n >> 8, n & 0xff], 1);
+  let at = header;
+  for (const c of content) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+/** An OBJECT IDENTIFIER element from its dotted form; throws on one that is not an OID. */
+export function derOid(dotted: string): Buffer {
+  const arcs = dotted.split('.').map((arc) => (/^(0|[1-9][0-9]*)$/.test(arc) ? Number(arc) : Number.NaN));
+  const [first, second, ...rest] = arcs;
+  const valid =
+    arcs.length >= 2 &&
+    arcs.every(Number.isSafeInteger) &&
+    first <= 2 &&
+    (first === 2 || second < 40) &&
+    40 * first + second <= Number.MAX_SAFE_INTEGER;
+  if (!valid) throw new Error(`not an object identifier: ${JSON.stringify(dotted)}`);
+  const octets: number[] = [];
+  for (const arc of [40 * first + second, ...rest]) {
+    // Base 128, most significant group first, every group but the last with its top bit set.
+    const groups = [arc % 128];
+    for (let high = Math.floor(arc / 128); high > 0; high = Math.floor(high / 128)) groups.unshift((high % 128) | 0x80);
+    octets.push(...groups);
+  }
+  return derElement(TAG.oid, [Uint8Array.from(octets)]);
 }

@@ -1,4 +1,7 @@
-/** Signing key pairs on WebCrypto: generation, and PEM export and import with the algorithm detected from the key. */
+/**
+ * Signing keys: generation and PEM export on WebCrypto, and PEM import as a node:crypto or a WebCrypto key, with the
+ * signature algorithm detected from the key.
+ */
 import { createPrivateKey, type KeyObject, webcrypto } from 'node:crypto';
 import { derToPem, splitPemBlocks } from './pem.ts';
 
@@ -50,10 +53,10 @@ const PEM_KEY_ENCODINGS: Record<string, 'pkcs8' | 'sec1' | 'pkcs1'> = {
 };
 
 /**
- * Imports an unencrypted private key from a PKCS#8 `PRIVATE KEY`, SEC1 `EC PRIVATE KEY` or PKCS#1 `RSA PRIVATE KEY`
- * PEM block, as an extractable signing key: RSASSA-PKCS1-v1_5 with SHA-256, ECDSA on P-256 or P-384, or Ed25519.
+ * Reads an unencrypted private key from a PKCS#8 `PRIVATE KEY`, SEC1 `EC PRIVATE KEY` or PKCS#1 `RSA PRIVATE KEY`
+ * PEM block: exactly one such block.
  */
-export async function importPrivateKeyPem(pem: string): Promise<CryptoKey> {
+export function readPrivateKeyPem(pem: string): KeyObject {
   const blocks = splitPemBlocks(pem).filter((block) => Object.hasOwn(PEM_KEY_ENCODINGS, block.type));
   if (blocks.length !== 1) {
     throw new Error(
@@ -62,19 +65,37 @@ export async function importPrivateKeyPem(pem: string): Promise<CryptoKey> {
   }
   const [{ type, headers, der }] = blocks;
   if (headers['Proc-Type']?.includes('ENCRYPTED')) throw new Error('encrypted private keys are not supported');
-  const keyObject = createPrivateKey({ key: Buffer.from(der), format: 'der', type: PEM_KEY_ENCODINGS[type] });
-  const pkcs8 = keyObject.export({ type: 'pkcs8', format: 'der' });
-  return subtle.importKey('pkcs8', pkcs8, importParamsFor(keyObject), true, ['sign']);
+  return createPrivateKey({ key: Buffer.from(der), format: 'der', type: PEM_KEY_ENCODINGS[type] });
 }
 
-function importParamsFor(key: KeyObject): webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams | Algorithm {
-  const curve = key.asymmetricKeyDetails?.namedCurve;
+/**
+ * Imports a private key PEM (see {@link readPrivateKeyPem}) as an extractable WebCrypto signing key:
+ * RSASSA-PKCS1-v1_5 with SHA-256, ECDSA on P-256 or P-384, or Ed25519.
+ */
+export async function importPrivateKeyPem(pem: string): Promise<CryptoKey> {
+  const keyObject = readPrivateKeyPem(pem);
+  const { name, namedCurve } = signingAlgorithmOf(keyObject);
+  const pkcs8 = keyObject.export({ type: 'pkcs8', format: 'der' });
+  const params = name === RSA.name ? { name, hash: RSA.hash } : namedCurve ? { name, namedCurve } : { name };
+  return subtle.importKey('pkcs8', pkcs8, params, true, ['sign']);
+}
+
+/**
+ * The signature algorithm a node:crypto key signs with here: RSASSA-PKCS1-v1_5 with SHA-256, ECDSA with SHA-256 on
+ * P-256 and SHA-384 on P-384 (`namedCurve` its WebCrypto name), or Ed25519. Throws for any other key.
+ */
+export function signingAlgorithmOf(key: KeyObject): SigningAlgorithm & { namedCurve?: string } {
   switch (key.asymmetricKeyType) {
     case 'rsa':
       return { name: RSA.name, hash: RSA.hash };
-    case 'ec':
-      if (curve && Object.hasOwn(OPENSSL_CURVES, curve)) return { name: 'ECDSA', namedCurve: OPENSSL_CURVES[curve] };
-      throw new Error(`unsupported EC curve "${curve}": expected P-256 or P-384`);
+    case 'ec': {
+      const curve = key.asymmetricKeyDetails?.namedCurve ?? '';
+      if (!Object.hasOwn(OPENSSL_CURVES, curve)) {
+        throw new Error(`unsupported EC curve "${curve}": expected P-256 or P-384`);
+      }
+      const namedCurve = OPENSSL_CURVES[curve];
+      return { name: 'ECDSA', hash: CURVE_HASHES[namedCurve], namedCurve };
+    }
     case 'ed25519':
       return { name: 'Ed25519' };
     default:

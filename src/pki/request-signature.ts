@@ -8,10 +8,9 @@
  * signature re-encoded to r‖s, a hop to the thread pool), which still checks what this does not know: RSA-PSS,
  * SHA-1, other curves, compressed points.
  */
-import 'reflect-metadata';
 import { createPublicKey, verify } from 'node:crypto';
-import { Pkcs10CertificateRequest } from '@peculiar/x509';
 import type { RequestFields } from './request.ts';
+import { x509Library } from './x509-library.ts';
 
 /** The signature algorithms checked here: their digest and the JWK key type they need. */
 const SIGNATURE_ALGORITHMS: Record<string, { digest: string | null; kty: string }> = {
@@ -34,6 +33,7 @@ export async function verifyRequestSelfSignature(der: Uint8Array, fields: Reques
       ? SIGNATURE_ALGORITHMS[fields.signatureAlgorithm]
       : undefined;
   if (!fields || !algorithm || algorithm.kty !== fields.publicKey.kty || fields.signature[0] !== 0) {
+    const { Pkcs10CertificateRequest } = await x509Library();
     return new Pkcs10CertificateRequest(der).verify();
   }
   const key = { key: createPublicKey({ key: fields.publicKey, format: 'jwk' }), dsaEncoding: 'der' as const };

@@ -82,7 +82,7 @@ class ApprovingReconciler implements Reconciler {
     }
     let parsed: ParsedRequest;
     try {
-      parsed = parseRequest(csr);
+      parsed = await parseRequest(csr);
     } catch (err) {
       if (!(err instanceof RequestParseError)) throw err;
       // The spec never changes, so neither will this: say so once, and do not retry.

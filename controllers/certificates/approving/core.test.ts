@@ -73,7 +73,7 @@ describe.each([
   const recognize = async (spec: RequestSpec, f: Partial<CsrFields>, nm = n) => {
     const pem = await make(spec);
     const csr = csrObject(pem, { signerName: nm.signers.apiServerClientNodeAgent, usages: CLIENT_USAGES, ...f });
-    return clientRecognizers(csr, parseRequestPem(pem), nm);
+    return clientRecognizers(csr, await parseRequestPem(pem), nm);
   };
 
   it('a node renewing (username = CN): selfnodeclient first, then nodeclient', async () => {
@@ -196,7 +196,7 @@ describe('serving approval rules (opt-in)', () => {
     return servingVerdict(
       {
         csr,
-        parsed: parseRequestPem(pem),
+        parsed: await parseRequestPem(pem),
         node: n2 ?? undefined,
         config,
         dnsPatterns: compileDnsPatterns(config.dnsPatterns),

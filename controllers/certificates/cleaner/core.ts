@@ -2,13 +2,10 @@
  * The CSR cleaner's rules (reference §4), checked in order, plus our decision for approved requests that are
  * never issued: deleted 24 h after creation (upstream kept them forever until 2025).
  */
-import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { X509Certificate } from 'node:crypto';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
+import { goCertificateNotAfter } from '../../../src/pki/certificate.ts';
 import { splitPemBlocks } from '../../../src/pki/pem.ts';
-
-x509.cryptoProvider.set(webcrypto);
 
 export const CLEANER_INTERVAL_MS = 3600_000;
 export const APPROVED_DEADLINE_MS = 3600_000;
@@ -27,13 +24,18 @@ function olderThan(stamp: string | undefined, ms: number, now: Date): boolean {
   return Number.isFinite(t) && t > 0 && now.getTime() - t > ms;
 }
 
-/** The NotAfter of the first PEM block of an issued certificate; undefined when it does not parse. */
+/**
+ * The NotAfter of the first PEM block of an issued certificate; undefined when it does not parse, as Go reads it
+ * (by hand for the usual shapes, by OpenSSL for the others).
+ */
 export function certificateNotAfter(certificate: string): Date | undefined {
   try {
     const pem = Buffer.from(certificate, 'base64').toString('latin1');
     const first = splitPemBlocks(pem)[0];
     if (first?.type !== 'CERTIFICATE') return undefined;
-    return new x509.X509Certificate(first.der).notAfter;
+    const notAfter = goCertificateNotAfter(first.der);
+    if (notAfter !== undefined) return notAfter ?? undefined;
+    return new Date(new X509Certificate(first.der).validTo);
   } catch {
     return undefined;
   }

@@ -1,6 +1,10 @@
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import * as x509 from '@peculiar/x509';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CertificateWithKey, createSelfSignedCa } from '../../../src/pki/certs.ts';
+import { exportPrivateKeyPem, generateKeyPair } from '../../../src/pki/keys.ts';
 import { realClock } from '../../../src/util/clock.ts';
 import { eventually, tempFiles } from '../testing.ts';
 import { CaFileWatcher, readCaFiles, toSigningCa } from './ca.ts';
@@ -54,10 +58,34 @@ describe('reading the CA files', () => {
     ).rejects.toThrow('error reading CA cert file "/etc/ca.crt": expected 1 certificate, found 2');
   });
 
-  it('uses the CA subject key identifier as the authority key identifier', async () => {
+  it("takes the issuer, the validity's end and the authority key identifier from the CA certificate", async () => {
     const ca = await toSigningCa({ certPem: first.certPem, keyPem: first.keyPem }, 'ca.crt');
-    expect(ca.signingAlgorithm).toEqual({ name: 'ECDSA', hash: 'SHA-256' });
-    expect(ca.authorityKeyId.keyId).toBeTruthy();
+    expect(ca.signingAlgorithm).toEqual({ name: 'ECDSA', hash: 'SHA-256', namedCurve: 'P-256' });
+    expect(Buffer.from(ca.subject)).toEqual(Buffer.from(first.cert.subjectName.toArrayBuffer()));
+    expect(ca.notAfter).toEqual(first.cert.notAfter);
+    const ski = first.cert.getExtension(x509.SubjectKeyIdentifierExtension);
+    expect(Buffer.from(ca.authorityKeyId).toString('hex')).toBe(ski?.keyId);
+  });
+
+  it('refuses a key it cannot sign with', async () => {
+    const keys = await generateKeyPair('ECDSA-P256');
+    const p521 = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-521' }, true, [
+      'sign',
+      'verify',
+    ])) as webcrypto.CryptoKeyPair;
+    const cert = await x509.X509CertificateGenerator.createSelfSigned({
+      name: 'CN=P-521 CA',
+      keys: p521,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-512' },
+      extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+    });
+    const keyPem = await exportPrivateKeyPem(p521.privateKey);
+    await expect(toSigningCa({ certPem: cert.toString('pem'), keyPem }, 'ca.crt')).rejects.toThrow(
+      'unsupported EC curve "secp521r1": expected P-256 or P-384',
+    );
+    await expect(
+      toSigningCa({ certPem: cert.toString('pem'), keyPem: await exportPrivateKeyPem(keys.privateKey) }, 'ca.crt'),
+    ).rejects.toThrow('the private key does not belong to CA certificate "CN=P-521 CA"');
   });
 });
 
@@ -90,12 +118,12 @@ describe('watching the CA files', () => {
     const w = new CaFileWatcher(f.pair, { clock: realClock, logger: quiet });
     const parsed = w.signingCa();
     expect(w.signingCa()).toBe(parsed);
-    expect((await parsed).cert.subject).toBe('CN=first CA');
+    expect(Buffer.from((await parsed).subject).toString('latin1')).toContain('first CA');
     writeFileSync(f.path('ca.crt'), second.certPem);
     writeFileSync(f.path('ca.key'), second.keyPem);
     expect(w.reload()).toBe(true);
     expect(w.signingCa()).not.toBe(parsed);
-    expect((await w.signingCa()).cert.subject).toBe('CN=second CA');
+    expect(Buffer.from((await w.signingCa()).subject).toString('latin1')).toContain('second CA');
   });
 
   it('retries a failed reload with backoff until the files are right', async () => {

@@ -4,14 +4,12 @@
  * the previous pair and is retried with backoff. The signer turns the current bytes into a {@link SigningCa}
  * when they change, and refuses to sign while they do not parse.
  */
-import 'reflect-metadata';
 import { createPrivateKey, X509Certificate as NodeX509 } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import * as x509 from '@peculiar/x509';
 import type { Logger } from 'pino';
-import { loadCa } from '../../../src/pki/certs.ts';
-import { signingAlgorithmFor } from '../../../src/pki/keys.ts';
+import { readCaCertificate } from '../../../src/pki/ca-certificate.ts';
+import { readPrivateKeyPem, signingAlgorithmOf } from '../../../src/pki/keys.ts';
 import { splitPemBlocks } from '../../../src/pki/pem.ts';
 import type { Clock, Timer } from '../../../src/util/clock.ts';
 import type { SigningCa } from './certificate.ts';
@@ -57,18 +55,18 @@ export function checkKeyPair(content: CaContent, files: CaFiles): void {
  * signing key (RSA, ECDSA P-256/P-384 or Ed25519; PKCS#1, SEC1 or PKCS#8).
  */
 export async function toSigningCa(content: CaContent, certFile: string): Promise<SigningCa> {
-  const count = splitPemBlocks(content.certPem).filter((b) => b.type === 'CERTIFICATE').length;
-  if (count !== 1) throw new Error(`error reading CA cert file "${certFile}": expected 1 certificate, found ${count}`);
-  const loaded = await loadCa(content.certPem, content.keyPem);
-  const ski = loaded.cert.getExtension(x509.SubjectKeyIdentifierExtension);
-  const authorityKeyId = ski
-    ? new x509.AuthorityKeyIdentifierExtension(ski.keyId)
-    : await x509.AuthorityKeyIdentifierExtension.create(loaded.cert.publicKey);
+  const blocks = splitPemBlocks(content.certPem).filter((b) => b.type === 'CERTIFICATE');
+  if (blocks.length !== 1) {
+    throw new Error(`error reading CA cert file "${certFile}": expected 1 certificate, found ${blocks.length}`);
+  }
+  const privateKey = readPrivateKeyPem(content.keyPem);
+  const ca = readCaCertificate(blocks[0].der, privateKey);
   return {
-    cert: loaded.cert,
-    privateKey: loaded.keys.privateKey,
-    signingAlgorithm: signingAlgorithmFor(loaded.keys.privateKey),
-    authorityKeyId,
+    subject: ca.subject,
+    notAfter: ca.notAfter,
+    privateKey,
+    signingAlgorithm: signingAlgorithmOf(privateKey),
+    authorityKeyId: ca.keyId,
   };
 }
 

@@ -8,10 +8,11 @@ import * as x509 from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSelfSignedCa } from '../../../src/pki/certs.ts';
 import { generateKeyPair, type KeyAlgorithm } from '../../../src/pki/keys.ts';
-import { parseRequestPem } from '../csr.ts';
+import { type ParsedRequest, parseRequestPem } from '../csr.ts';
 import { forgeRequest, opensslRequest, type RequestSpec, webcryptoRequest } from '../testing.ts';
 import { toSigningCa } from './ca.ts';
-import { issue, type SigningCa, subjectName } from './certificate.ts';
+import { ipOctets, issue, type SigningCa, subjectName } from './certificate.ts';
+import { EXT_KEY_USAGES, KEY_USAGE_BITS } from './policy.ts';
 
 let dir: string;
 beforeAll(() => {
@@ -61,7 +62,7 @@ describe.each(CA_ALGS)('certificates signed by a %s CA', (caAlg, sigAlg) => {
   });
 
   it.each(REQUESTS)('for a %s request: openssl and node:crypto accept the chain and the fields', async (_r, make) => {
-    const parsed = parseRequestPem(await make());
+    const parsed = await parseRequestPem(await make());
     const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000);
     const notAfter = new Date(notBefore.getTime() + 2 * HOUR);
     const { pem } = await issue(
@@ -98,7 +99,7 @@ describe.each(CA_ALGS)('certificates signed by a %s CA', (caAlg, sigAlg) => {
     expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
     expect(leaf.serialNumber.replace(/^00/, '').length).toBeLessThanOrEqual(32);
     // The certificate carries the request's key.
-    expect(leaf.publicKey.export({ type: 'spki', format: 'der' })).toEqual(Buffer.from(parsed.csr.publicKey.rawData));
+    expect(leaf.publicKey.export({ type: 'spki', format: 'der' })).toEqual(Buffer.from(parsed.spki));
   });
 
   it('copies DNS, IP, email and URI SANs, sorts extended usages, and drops other requested extensions', async () => {
@@ -120,7 +121,7 @@ describe.each(CA_ALGS)('certificates signed by a %s CA', (caAlg, sigAlg) => {
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
       ],
     });
-    const parsed = parseRequestPem(request.toString('pem'));
+    const parsed = await parseRequestPem(request.toString('pem'));
     const now = Date.now();
     const { pem } = await issue(
       {
@@ -153,7 +154,7 @@ describe.each(CA_ALGS)('certificates signed by a %s CA', (caAlg, sigAlg) => {
       signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
       extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'only-san.example.test' }])],
     });
-    const parsed = parseRequestPem(request.toString('pem'));
+    const parsed = await parseRequestPem(request.toString('pem'));
     expect(parsed.subjectEmpty).toBe(true);
     const { pem } = await issue(
       {
@@ -173,7 +174,7 @@ describe.each(CA_ALGS)('certificates signed by a %s CA', (caAlg, sigAlg) => {
 
 describe('subject re-encoding', () => {
   it('uses PrintableString where every character allows it, UTF8String otherwise', async () => {
-    const parsed = parseRequestPem(
+    const parsed = await parseRequestPem(
       (await webcryptoRequest('ECDSA-P256', { organizations: ['system:nodes'], commonName: 'Zoë_1' })).pem,
     );
     const der = new Uint8Array(subjectName(parsed));
@@ -187,11 +188,11 @@ describe('subject re-encoding', () => {
 
 describe('serials and validity', () => {
   let ca: SigningCa;
-  let parsed: ReturnType<typeof parseRequestPem>;
+  let parsed: ParsedRequest;
   beforeAll(async () => {
     const made = await createSelfSignedCa({ commonName: 'serials CA', keyAlg: 'Ed25519' });
     ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
-    parsed = parseRequestPem((await webcryptoRequest('ECDSA-P256', NODE)).pem);
+    parsed = await parseRequestPem((await webcryptoRequest('ECDSA-P256', NODE)).pem);
   });
 
   it('gives every certificate its own random serial, past many refills of the random pool', async () => {
@@ -216,4 +217,91 @@ describe('serials and validity', () => {
     expect(new Date(leaf.validFrom).getTime()).toBe(notBefore.getTime());
     expect(new Date(leaf.validTo).getTime()).toBe(notAfter.getTime());
   });
+});
+
+describe('extensions written by hand, byte for byte as @peculiar/x509 writes them', () => {
+  let ca: SigningCa;
+  let caCert: x509.X509Certificate;
+  beforeAll(async () => {
+    const made = await createSelfSignedCa({ commonName: 'encoding CA' });
+    caCert = made.cert;
+    ca = await toSigningCa({ certPem: made.certPem, keyPem: made.keyPem }, 'ca.crt');
+  });
+
+  const extensionsOf = async (parsed: ParsedRequest, usages: string[]) => {
+    const now = Date.now();
+    const { der } = await issue({ parsed, usages, notBefore: new Date(now), notAfter: new Date(now + HOUR) }, ca);
+    return new Map(new x509.X509Certificate(der).extensions.map((e) => [e.type, Buffer.from(e.rawData)]));
+  };
+  const raw = (e: x509.Extension) => Buffer.from(e.rawData);
+
+  it('keyUsage for each of the 511 sets of usage bits, and basicConstraints and authorityKeyIdentifier', async () => {
+    const parsed = await parseRequestPem((await webcryptoRequest('ECDSA-P256', NODE)).pem);
+    const names = Object.entries(KEY_USAGE_BITS).filter(([name]) => name !== 'signing');
+    for (let bits = 1; bits < 512; bits++) {
+      const usages = names.filter(([, bit]) => bits & bit).map(([name]) => name);
+      const got = await extensionsOf(parsed, usages);
+      expect(got.get('2.5.29.15'), usages.join(', ')).toEqual(raw(new x509.KeyUsagesExtension(bits, true)));
+      if (bits === 1) {
+        expect(got.get('2.5.29.19')).toEqual(raw(new x509.BasicConstraintsExtension(false, undefined, true)));
+        const ski = caCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ?? '';
+        expect(got.get('2.5.29.35')).toEqual(raw(new x509.AuthorityKeyIdentifierExtension(ski)));
+      }
+    }
+  });
+
+  it('extKeyUsage of every extended usage, in the reference order', async () => {
+    const parsed = await parseRequestPem((await webcryptoRequest('ECDSA-P256', NODE)).pem);
+    const got = await extensionsOf(parsed, EXT_KEY_USAGES.map((e) => e.usages[0]).reverse());
+    const expected = new x509.ExtendedKeyUsageExtension(EXT_KEY_USAGES.map((e) => e.oid));
+    expect(got.get('2.5.29.37')).toEqual(raw(expected));
+  });
+
+  it.each([
+    ['with a subject: not critical', 'CN=web', false],
+    ['without a subject: critical', '', true],
+  ])('subjectAltName of every kind of name %s', async (_name, subject, critical) => {
+    const names: x509.JsonGeneralName[] = [
+      { type: 'dns', value: 'web.example.test' },
+      { type: 'dns', value: '*.example.test' },
+      { type: 'email', value: 'ops@example.test' },
+      { type: 'ip', value: '10.1.2.3' },
+      { type: 'ip', value: '::' },
+      { type: 'ip', value: '2001:db8::7' },
+      { type: 'ip', value: 'fe80:0:0:1::' },
+      { type: 'ip', value: '1:2:3:4:5:6:7:8' },
+      { type: 'url', value: 'spiffe://cluster/web' },
+    ];
+    const keys = await generateKeyPair('ECDSA-P256');
+    const request = await x509.Pkcs10CertificateRequestGenerator.create({
+      ...(subject ? { name: subject } : {}),
+      keys,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [new x509.SubjectAlternativeNameExtension(names)],
+    });
+    const got = await extensionsOf(await parseRequestPem(request.toString('pem')), ['server auth']);
+    expect(got.get('2.5.29.17')).toEqual(raw(new x509.SubjectAlternativeNameExtension(names, critical)));
+  });
+});
+
+describe('ipOctets', () => {
+  it.each([
+    ['10.1.2.3', '0a010203'],
+    ['0.0.0.0', '00000000'],
+    ['::', '00000000000000000000000000000000'],
+    ['::1', '00000000000000000000000000000001'],
+    ['fe80::', 'fe800000000000000000000000000000'],
+    ['2001:DB8::7', '20010db8000000000000000000000007'],
+    ['1:2:3:4:5:6:7:8', '00010002000300040005000600070008'],
+    ['1:0:2:0:0:3:0:0', '00010000000200000000000300000000'],
+  ])('%s', (text, hex) => {
+    expect(ipOctets(text).toString('hex')).toBe(hex);
+  });
+
+  it.each(['', '1.2.3', '1.2.3.256', '01.2.3.4', '1:2:3:4:5:6:7', '1::2::3', '1:2:3:4:5:6:7:8::', '12345::', 'g::'])(
+    'refuses %j',
+    (text) => {
+      expect(() => ipOctets(text)).toThrow('not an IP address');
+    },
+  );
 });

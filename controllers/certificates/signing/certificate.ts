@@ -4,46 +4,34 @@
  * (critical) and extKeyUsage from the usages, basicConstraints CA=false (critical), authorityKeyIdentifier;
  * every other requested extension is dropped.
  *
- * Each part is encoded once: what depends only on the CA (issuer, signature algorithm, authority key identifier)
- * or on the CA and the usage list (the extensions but the SANs) once per CA, with `@peculiar/asn1-x509`
- * structures, and kept; the SANs per certificate with the same structures. The small per-certificate parts
- * (serial, validity, subject) and the SEQUENCEs around it all are written as DER directly: serialising a whole
- * TBSCertificate structure costs about two ECDSA P-256 signatures (`npm run bench -- certificates`). Nothing
- * is parsed back or serialised twice.
+ * Every part is written as DER directly, each once: what depends only on the CA (issuer, signature algorithm,
+ * authority key identifier) or on the CA and the usage list (the extensions but the SANs) once per CA, and kept;
+ * the rest per certificate. Serialising a TBSCertificate through an ASN.1 library cost about two ECDSA P-256
+ * signatures (`npm run bench -- certificates`), and loading one a tenth of the daemon's start. Nothing is parsed
+ * back or serialised twice.
  *
- * node:crypto signs, with the CA key's KeyObject made once per CA: it writes ECDSA signatures as DER directly
- * (WebCrypto's r‖s would need re-encoding), and an ECDSA or Ed25519 signature (tens of microseconds) costs less
- * made inline than the hop to the thread pool WebCrypto takes; RSA's (about a millisecond) is still made there.
+ * node:crypto signs, with the CA's KeyObject: it writes ECDSA signatures as DER directly (WebCrypto's r‖s would
+ * need re-encoding), and an ECDSA or Ed25519 signature (tens of microseconds) costs less made inline than the hop to
+ * the thread pool WebCrypto takes; RSA's (about a millisecond) is still made there.
  */
-import 'reflect-metadata';
-import { KeyObject, randomBytes, sign, type webcrypto } from 'node:crypto';
+import { type KeyObject, randomBytes, sign } from 'node:crypto';
 import { promisify } from 'node:util';
-import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
-import {
-  AlgorithmIdentifier,
-  BasicConstraints,
-  ExtendedKeyUsage,
-  Extension,
-  GeneralName,
-  GeneralNames,
-  id_ce_basicConstraints,
-  id_ce_extKeyUsage,
-  id_ce_keyUsage,
-  id_ce_subjectAltName,
-  KeyUsage,
-} from '@peculiar/asn1-x509';
-import type * as x509 from '@peculiar/x509';
+import { derElement, derOid, TAG } from '../../../src/pki/der.ts';
+import type { SigningAlgorithm } from '../../../src/pki/keys.ts';
 import { derToPem } from '../../../src/pki/pem.ts';
 import { type ParsedRequest, SUBJECT_ATTRIBUTES } from '../csr.ts';
 import { mapUsages } from './policy.ts';
 
-/** A CA ready to sign: its certificate, its private key and the signature algorithm that key implies. */
+/** A CA ready to sign: what its certificate gives every certificate it issues, and its private key. */
 export interface SigningCa {
-  cert: x509.X509Certificate;
-  privateKey: webcrypto.CryptoKey;
-  signingAlgorithm: { name: string; hash?: string };
-  /** The authorityKeyIdentifier every certificate it issues carries. */
-  authorityKeyId: x509.AuthorityKeyIdentifierExtension;
+  /** The CA certificate's subject, DER-encoded: the issuer of every certificate it signs. */
+  subject: Uint8Array;
+  notAfter: Date;
+  privateKey: KeyObject;
+  /** The signature algorithm that key implies. */
+  signingAlgorithm: SigningAlgorithm;
+  /** The key identifier of the authorityKeyIdentifier every certificate it issues carries. */
+  authorityKeyId: Uint8Array;
 }
 
 /** What every certificate a CA issues shares, DER-encoded once. */
@@ -54,9 +42,9 @@ interface PreparedCa {
   digest: string | null;
   /** RSA: signed on the thread pool. */
   onThreadPool: boolean;
-  issuer: Buffer;
   /** The signature AlgorithmIdentifier, inside the TBSCertificate and after it. */
   signature: Buffer;
+  /** The authorityKeyIdentifier extension. */
   authorityKeyId: Buffer;
   /** By usage list: the extensions that depend only on the usages and the CA (all but the SANs). */
   usageExtensions: Map<string, Buffer[]>;
@@ -84,31 +72,48 @@ const SIGNATURE_OIDS: Record<string, string> = {
   Ed25519: '1.3.101.112',
 };
 
-function signatureAlgorithm({ name, hash }: SigningCa['signingAlgorithm']): Buffer {
+const NULL = Buffer.from([TAG.null, 0]);
+
+function signatureAlgorithm({ name, hash }: SigningAlgorithm): Buffer {
   const key = hash ? `${name}/${hash}` : name;
   if (!Object.hasOwn(SIGNATURE_OIDS, key)) throw new Error(`unsupported signature algorithm ${key}`);
-  return der(
-    new AlgorithmIdentifier({
-      algorithm: SIGNATURE_OIDS[key],
-      ...(name === 'RSASSA-PKCS1-v1_5' ? { parameters: null } : {}),
-    }),
-  );
+  const oid = derOid(SIGNATURE_OIDS[key]);
+  return derElement(TAG.sequence, name === 'RSASSA-PKCS1-v1_5' ? [oid, NULL] : [oid]);
 }
 
-const der = (structure: object): Buffer => Buffer.from(AsnConvert.serialize(structure));
+const EXTENSION_OIDS = {
+  keyUsage: derOid('2.5.29.15'),
+  subjectAltName: derOid('2.5.29.17'),
+  basicConstraints: derOid('2.5.29.19'),
+  authorityKeyIdentifier: derOid('2.5.29.35'),
+  extKeyUsage: derOid('2.5.29.37'),
+};
+
+/** `critical BOOLEAN TRUE` of an Extension (FALSE, the default, is not written). */
+const CRITICAL = Buffer.from([TAG.boolean, 1, 0xff]);
+
+/** Extension ::= SEQUENCE { extnID, critical, extnValue OCTET STRING }. */
+function extension(oid: Buffer, critical: boolean, value: Uint8Array): Buffer {
+  const extnValue = derElement(TAG.octetString, [value]);
+  return derElement(TAG.sequence, critical ? [oid, CRITICAL, extnValue] : [oid, extnValue]);
+}
 
 /** The per-CA part of every certificate, computed on the first certificate a CA issues. */
 function prepareCa(ca: SigningCa): PreparedCa {
   let p = prepared.get(ca);
   if (!p) {
     const { name, hash } = ca.signingAlgorithm;
+    const keyIdentifier = derElement(0x80, [ca.authorityKeyId]); // [0] IMPLICIT KeyIdentifier
     p = {
-      signingKey: { key: KeyObject.from(ca.privateKey), dsaEncoding: 'der' },
+      signingKey: { key: ca.privateKey, dsaEncoding: 'der' },
       digest: hash ? hash.replace('-', '').toLowerCase() : null,
       onThreadPool: name.startsWith('RSA'),
-      issuer: Buffer.from(ca.cert.subjectName.toArrayBuffer()),
       signature: signatureAlgorithm(ca.signingAlgorithm),
-      authorityKeyId: Buffer.from(ca.authorityKeyId.rawData),
+      authorityKeyId: extension(
+        EXTENSION_OIDS.authorityKeyIdentifier,
+        false,
+        derElement(TAG.sequence, [keyIdentifier]),
+      ),
       usageExtensions: new Map(),
     };
     prepared.set(ca, p);
@@ -130,9 +135,7 @@ function positiveInteger(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?*]*$/;
 
 /** Each subject attribute's OID, DER-encoded once. */
-const ATTRIBUTE_OIDS = new Map(
-  SUBJECT_ATTRIBUTES.map(({ oid }) => [oid, Buffer.from(AsnObjectIdentifierConverter.toASN(oid).toBER())]),
-);
+const ATTRIBUTE_OIDS = new Map(SUBJECT_ATTRIBUTES.map(({ oid }) => [oid, derOid(oid)]));
 
 /**
  * The subject's DER, re-encoded as the reference does: standard attributes in a fixed order, one RDN (a SET
@@ -148,15 +151,15 @@ export function subjectName(p: ParsedRequest): Buffer {
     const encoded = values.map(directoryString).sort(Buffer.compare);
     const oidDer = ATTRIBUTE_OIDS.get(oid) as Buffer;
     const attributes: Buffer[] = [];
-    for (const value of encoded) attributes.push(derElement(0x30, [oidDer, value]));
-    rdns.push(derElement(0x31, attributes));
+    for (const value of encoded) attributes.push(derElement(TAG.sequence, [oidDer, value]));
+    rdns.push(derElement(TAG.set, attributes));
   }
-  return derElement(0x30, rdns);
+  return derElement(TAG.sequence, rdns);
 }
 
 /** A directory string value: PrintableString where every character allows it, else UTF8String. */
 function directoryString(v: string): Buffer {
-  return derElement(PRINTABLE.test(v) ? 0x13 : 0x0c, [Buffer.from(v, 'utf8')]);
+  return derElement(PRINTABLE.test(v) ? TAG.printableString : TAG.utf8String, [Buffer.from(v, 'utf8')]);
 }
 
 const twoDigits = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
@@ -171,27 +174,8 @@ function derTime(t: Date): Buffer {
     twoDigits(t.getUTCMinutes()) +
     `${twoDigits(t.getUTCSeconds())}Z`;
   return year > 2049
-    ? derElement(0x18, [Buffer.from(`${year}${rest}`, 'latin1')])
-    : derElement(0x17, [Buffer.from(`${twoDigits(year % 100)}${rest}`, 'latin1')]);
-}
-
-/** A DER element (tag, definite length up to 64 KiB) around already-encoded content, written in one buffer. */
-function derElement(tag: number, content: Uint8Array[]): Buffer {
-  let n = 0;
-  for (const c of content) n += c.length;
-  if (n > 0xffff) throw new Error(`DER element of ${n} bytes: too long`);
-  const header = n < 0x80 ? 2 : n < 0x100 ? 3 : 4;
-  const out = Buffer.allocUnsafe(header + n);
-  out[0] = tag;
-  if (header === 2) out[1] = n;
-  else if (header === 3) out.set([0x81, n], 1);
-  else out.set([0x82, n >> 8, n & 0xff], 1);
-  let at = header;
-  for (const c of content) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+    ? derElement(TAG.generalizedTime, [Buffer.from(`${year}${rest}`, 'latin1')])
+    : derElement(TAG.utcTime, [Buffer.from(`${twoDigits(year % 100)}${rest}`, 'latin1')]);
 }
 
 export interface CertificateRequestInput {
@@ -203,9 +187,19 @@ export interface CertificateRequestInput {
   serialHex?: string;
 }
 
-function extension(extnID: string, critical: boolean, value: object): Buffer {
-  return der(new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) }));
+/**
+ * keyUsage's named bits as a BIT STRING: bit i of `bits` (KEY_USAGE_BITS) is the string's bit i, the first the top
+ * bit of the first octet; DER drops the trailing zero bits.
+ */
+function keyUsageBits(bits: number): Buffer {
+  const length = 32 - Math.clz32(bits);
+  const octets = Buffer.alloc(Math.ceil(length / 8));
+  for (let i = 0; i < length; i++) if (bits & (1 << i)) octets[i >> 3] |= 0x80 >> (i & 7);
+  return derElement(TAG.bitString, [Buffer.from([octets.length * 8 - length]), octets]);
 }
+
+/** basicConstraints with cA FALSE, the default, and no path length: an empty SEQUENCE. */
+const NOT_A_CA = Buffer.from([TAG.sequence, 0]);
 
 /** keyUsage (critical), extKeyUsage, basicConstraints (critical) and authorityKeyIdentifier, for one usage list. */
 function usageExtensions(usages: readonly string[], ca: PreparedCa): Buffer[] {
@@ -215,10 +209,12 @@ function usageExtensions(usages: readonly string[], ca: PreparedCa): Buffer[] {
     const mapped = mapUsages(usages);
     if ('error' in mapped) throw new Error(mapped.error);
     extensions = [];
-    if (mapped.keyUsage) extensions.push(extension(id_ce_keyUsage, true, new KeyUsage(mapped.keyUsage)));
-    if (mapped.extKeyUsages.length)
-      extensions.push(extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage(mapped.extKeyUsages)));
-    extensions.push(extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })));
+    if (mapped.keyUsage) extensions.push(extension(EXTENSION_OIDS.keyUsage, true, keyUsageBits(mapped.keyUsage)));
+    if (mapped.extKeyUsages.length) {
+      const oids = derElement(TAG.sequence, mapped.extKeyUsages.map(derOid));
+      extensions.push(extension(EXTENSION_OIDS.extKeyUsage, false, oids));
+    }
+    extensions.push(extension(EXTENSION_OIDS.basicConstraints, true, NOT_A_CA));
     extensions.push(ca.authorityKeyId);
     if (ca.usageExtensions.size >= MAX_USAGE_LISTS) ca.usageExtensions.clear();
     ca.usageExtensions.set(key, extensions);
@@ -226,18 +222,49 @@ function usageExtensions(usages: readonly string[], ca: PreparedCa): Buffer[] {
   return extensions;
 }
 
+/** GeneralName's implicit tags (RFC 5280 §4.2.1.6): [1] rfc822Name, [2] dNSName, [6] URI, [7] iPAddress. */
+const NAME_TAGS = { email: 0x81, dns: 0x82, uri: 0x86, ip: 0x87 } as const;
+
+/** The subjectAltName of the request's names, in the reference's order: DNS names, emails, IP addresses, URIs. */
+function subjectAltName(p: ParsedRequest): Buffer | undefined {
+  const ia5 = (tag: number) => (name: string) => derElement(tag, [Buffer.from(name, 'latin1')]);
+  const names = [
+    ...p.dnsNames.map(ia5(NAME_TAGS.dns)),
+    ...p.emailAddresses.map(ia5(NAME_TAGS.email)),
+    ...p.ipAddresses.map((ip) => derElement(NAME_TAGS.ip, [ipOctets(ip)])),
+    ...p.uris.map(ia5(NAME_TAGS.uri)),
+  ];
+  if (!names.length) return undefined;
+  return extension(EXTENSION_OIDS.subjectAltName, p.subjectEmpty, derElement(TAG.sequence, names));
+}
+
+/** An IP address's octets: 4 for dotted IPv4, 16 for IPv6 (hex groups, `::` for a run of zero groups). */
+export function ipOctets(text: string): Buffer {
+  const bad = () => new Error(`not an IP address: ${JSON.stringify(text)}`);
+  if (!text.includes(':')) {
+    const parts = text.split('.');
+    if (parts.length !== 4 || !parts.every((b) => /^(0|[1-9][0-9]{0,2})$/.test(b) && Number(b) < 256)) throw bad();
+    return Buffer.from(parts.map(Number));
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) throw bad();
+  const groups = halves.map((half) => (half ? half.split(':') : []));
+  const count = groups[0].length + (groups[1]?.length ?? 0);
+  if (halves.length === 1 ? count !== 8 : count > 7) throw bad();
+  const all = [...groups[0], ...new Array(8 - count).fill('0'), ...(groups[1] ?? [])];
+  const out = Buffer.alloc(16);
+  all.forEach((group, i) => {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(group)) throw bad();
+    out.writeUInt16BE(Number.parseInt(group, 16), 2 * i);
+  });
+  return out;
+}
+
 /** The extensions of the issued certificate, in the reference's order of concern. */
 function certificateExtensions(input: CertificateRequestInput, ca: PreparedCa): Buffer[] {
-  const p = input.parsed;
-  const names = [
-    ...p.dnsNames.map((dNSName) => new GeneralName({ dNSName })),
-    ...p.emailAddresses.map((rfc822Name) => new GeneralName({ rfc822Name })),
-    ...p.ipAddresses.map((iPAddress) => new GeneralName({ iPAddress })),
-    ...p.uris.map((uniformResourceIdentifier) => new GeneralName({ uniformResourceIdentifier })),
-  ];
   const fixed = usageExtensions(input.usages, ca);
-  if (!names.length) return fixed;
-  return [...fixed, extension(id_ce_subjectAltName, p.subjectEmpty, new GeneralNames(names))];
+  const names = subjectAltName(input.parsed);
+  return names ? [...fixed, names] : fixed;
 }
 
 const signOnThreadPool = promisify(sign);
@@ -271,20 +298,20 @@ export async function issue(input: CertificateRequestInput, ca: SigningCa): Prom
   const serial = input.serialHex ? Buffer.from(input.serialHex, 'hex') : randomSerial();
   // TBSCertificate ::= SEQUENCE { [0] version, serialNumber, signature, issuer, validity, subject,
   // subjectPublicKeyInfo (the request's, as it is), [3] extensions }
-  const tbsDer = derElement(0x30, [
+  const tbsDer = derElement(TAG.sequence, [
     VERSION_3,
-    derElement(0x02, [positiveInteger(serial)]),
+    derElement(TAG.integer, [positiveInteger(serial)]),
     ready.signature,
-    ready.issuer,
-    derElement(0x30, [derTime(input.notBefore), derTime(input.notAfter)]),
+    ca.subject,
+    derElement(TAG.sequence, [derTime(input.notBefore), derTime(input.notAfter)]),
     subjectName(input.parsed),
     input.parsed.spki,
-    derElement(0xa3, [derElement(0x30, certificateExtensions(input, ready))]),
+    derElement(0xa3, [derElement(TAG.sequence, certificateExtensions(input, ready))]),
   ]);
   const signatureValue = await signTbs(tbsDer, ready);
   // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }, around the
   // signed bytes as they are: serialising the TBSCertificate structure again would cost as much as the first time.
-  const bitString = derElement(0x03, [NO_UNUSED_BITS, signatureValue]);
-  const certificate = derElement(0x30, [tbsDer, ready.signature, bitString]);
+  const bitString = derElement(TAG.bitString, [NO_UNUSED_BITS, signatureValue]);
+  const certificate = derElement(TAG.sequence, [tbsDer, ready.signature, bitString]);
   return { der: certificate, pem: derToPem(certificate, 'CERTIFICATE') };
 }

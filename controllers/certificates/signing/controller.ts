@@ -29,6 +29,7 @@ import {
   csrRateLimiter,
   isApproved,
   isIssued,
+  type ParsedRequest,
   parseRequest,
   RequestParseError,
   verifyRequestSignature,
@@ -115,9 +116,9 @@ export class SigningLoop {
       throw permanent ? new TerminalError(message) : new Error(message);
     };
 
-    let parsed: ReturnType<typeof parseRequest>;
+    let parsed: ParsedRequest;
     try {
-      parsed = parseRequest(csr);
+      parsed = await parseRequest(csr);
     } catch (err) {
       if (!(err instanceof RequestParseError)) throw err;
       return fail(SIGNING_EVENT.invalidRequest, `unable to parse csr "${name}": ${err.message}`, true);
@@ -137,7 +138,7 @@ export class SigningLoop {
       return fail(SIGNING_EVENT.caUnavailable, `error auto signing csr: ${(err as Error).message}`, false);
     }
     const ttlMs = certificateTtlMs(csr.spec.expirationSeconds, this.deps.durationMs);
-    const validity = validityWindow(new Date(), ttlMs, ca.cert.notAfter);
+    const validity = validityWindow(new Date(), ttlMs, ca.notAfter);
     if ('error' in validity) {
       this.caError = validity.error; // until the files change (see signingCa)
       return fail(SIGNING_EVENT.caExpired, `error auto signing csr: ${validity.error}`, false);

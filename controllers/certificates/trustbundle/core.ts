@@ -2,13 +2,10 @@
  * The API server serving trust-bundle publisher's pure core (reference §5.2): the bundle's name from its bytes,
  * and the writes that make the signer's bundles exactly one, holding the current CA bytes verbatim.
  */
-import 'reflect-metadata';
-import { createHash, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { createHash } from 'node:crypto';
 import type { ClusterTrustBundle } from '../../../src/api/types/certificates.ts';
+import { parsesAsCertificate } from '../../../src/pki/certificate.ts';
 import { splitPemBlocks } from '../../../src/pki/pem.ts';
-
-x509.cryptoProvider.set(webcrypto);
 
 /** `<signer with "/" as ":">:<hex of the first 12 bytes of SHA-256 of the bundle>`. */
 export function bundleName(signer: string, bundle: string): string {
@@ -25,14 +22,8 @@ export function bundleProblem(bundle: string): string | undefined {
     return (err as Error).message;
   }
   if (!blocks.length) return 'no certificate found';
-  for (const [i, b] of blocks.entries()) {
-    try {
-      new x509.X509Certificate(b.der);
-    } catch {
-      return `certificate ${i} does not parse`;
-    }
-  }
-  return undefined;
+  const malformed = blocks.findIndex((b) => !parsesAsCertificate(b.der));
+  return malformed < 0 ? undefined : `certificate ${malformed} does not parse`;
 }
 
 export interface PublishPlan {

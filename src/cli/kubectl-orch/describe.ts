@@ -2,17 +2,31 @@
  * `kubectl orch describe csr NAME`: kubectl's describe layout, plus what it leaves out: the request's key
  * type and usages, every condition, and the issued certificate's subject, issuer and validity.
  */
-import { X509Certificate } from 'node:crypto';
-import { parseRequest, RequestParseError, type Subject } from '../../../controllers/certificates/csr.ts';
+import { createPublicKey, X509Certificate } from 'node:crypto';
+import {
+  type ParsedRequest,
+  parseRequest,
+  RequestParseError,
+  type Subject,
+} from '../../../controllers/certificates/csr.ts';
 import type { CertificateSigningRequest } from '../../api/types/certificates.ts';
 
 const field = (label: string, value: string, indent = '') =>
   `${indent}${`${label}:`.padEnd(20 - indent.length)}${value}`;
 
-function keyDescription(algorithm: { name: string; modulusLength?: number; namedCurve?: string }): string {
-  if (algorithm.modulusLength) return `${algorithm.name} ${algorithm.modulusLength} bits`;
-  if (algorithm.namedCurve) return `${algorithm.name} ${algorithm.namedCurve}`;
-  return algorithm.name;
+/** WebCrypto's names of OpenSSL's curves. */
+const CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
+
+/** The request's key as WebCrypto names it: `RSASSA-PKCS1-v1_5 2048 bits`, `ECDSA P-256`, `Ed25519`. */
+function keyDescription(parsed: ParsedRequest): string {
+  let details: { modulusLength?: number; namedCurve?: string } = {};
+  try {
+    details =
+      createPublicKey({ key: Buffer.from(parsed.spki), format: 'der', type: 'spki' }).asymmetricKeyDetails ?? {};
+  } catch {} // a key OpenSSL does not read: its algorithm's name alone
+  if (details.modulusLength) return `${parsed.keyAlgorithm} ${details.modulusLength} bits`;
+  if (details.namedCurve) return `${parsed.keyAlgorithm} ${CURVES[details.namedCurve] ?? details.namedCurve}`;
+  return parsed.keyAlgorithm;
 }
 
 function subjectLines(subject: Subject): string[] {
@@ -36,7 +50,7 @@ function statusWord(csr: CertificateSigningRequest): string {
   return types.length ? types.join(',') : 'Pending';
 }
 
-export function describeCsr(csr: CertificateSigningRequest): string {
+export async function describeCsr(csr: CertificateSigningRequest): Promise<string> {
   const m = csr.metadata;
   const spec = csr.spec;
   const labels = Object.entries(m.labels ?? {}).map(([k, v]) => `${k}=${v}`);
@@ -53,12 +67,8 @@ export function describeCsr(csr: CertificateSigningRequest): string {
   if (spec.expirationSeconds) lines.push(field('Requested Duration', `${spec.expirationSeconds}s`));
   lines.push(field('Usages', (spec.usages ?? []).join(', ') || '<none>'), field('Status', statusWord(csr)));
   try {
-    const parsed = parseRequest(csr);
-    lines.push(
-      field('Key', keyDescription(parsed.csr.publicKey.algorithm as { name: string })),
-      'Subject:',
-      ...subjectLines(parsed.subject),
-    );
+    const parsed = await parseRequest(csr);
+    lines.push(field('Key', keyDescription(parsed)), 'Subject:', ...subjectLines(parsed.subject));
     const sans: [string, string[]][] = [
       ['DNS Names', parsed.dnsNames],
       ['IP Addresses', parsed.ipAddresses],

@@ -146,7 +146,7 @@ export async function run(argv: string[], out: (t: string) => void, err: (t: str
       }
       const s = await session();
       const rt = s.registry.byKind('CertificateSigningRequest')!;
-      out(describeCsr(await s.client.resource<CertificateSigningRequest>(rt).get(undefined, rest[0])));
+      out(await describeCsr(await s.client.resource<CertificateSigningRequest>(rt).get(undefined, rest[0])));
       return 0;
     }
     if (command === 'shards') {

@@ -23,11 +23,12 @@ import {
   notSupported,
   required,
 } from '../../api/field-errors.ts';
+import { certificateParseError } from '../../pki/certificate.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, validateSignerName } from './common.ts';
 import type { ValidationContext } from './context.ts';
 import { decodePem } from './pem.ts';
 import { absent, arr, bytes, checkShape, int, isObj, type Obj, obj, rootProblem, str, topLevel } from './raw.ts';
-import { certificateParseError, checkCertificateRequest } from './x509.ts';
+import { checkCertificateRequest } from './x509.ts';
 
 /** The key usages a request may name, in the reference's (sorted) order. */
 export const KEY_USAGES: readonly string[] = [

@@ -1,8 +1,6 @@
 /** X.509 parsing and CSR signature checks on DER bytes, with the reference's error texts. */
 import 'reflect-metadata';
-import { X509Certificate as OpenSslCertificate } from 'node:crypto';
 import { BasicConstraintsExtension, Pkcs10CertificateRequest, X509Certificate } from '@peculiar/x509';
-import { goParsesCertificates } from '../../pki/certificate.ts';
 import { readCertificationRequest } from '../../pki/request.ts';
 import { verifyRequestSelfSignature } from '../../pki/request-signature.ts';
 
@@ -20,23 +18,6 @@ export function parseCertificate(der: Uint8Array): { ok: true; cert: X509Certifi
   } catch {
     return { ok: false, error: 'x509: malformed certificate' };
   }
-}
-
-/**
- * Whether DER holds certificates back to back (one or more) as Go's parser takes them, for checks that need
- * nothing from them (a CSR's `status.certificate`): read by hand for the usual shapes, by OpenSSL for the others.
- */
-export function certificateParseError(der: Uint8Array): string | undefined {
-  const notRead = der.byteLength === 0 ? false : goParsesCertificates(der);
-  if (notRead === false) return 'x509: malformed certificate';
-  for (const certificate of notRead) {
-    try {
-      new OpenSslCertificate(certificate);
-    } catch {
-      return 'x509: malformed certificate';
-    }
-  }
-  return undefined;
 }
 
 /** The basic constraints of a certificate: absent, or present with the CA flag. */
