@@ -3,6 +3,7 @@
  * at start and then an hour after each pass ends, deleting those the rules in core.ts select. Delete errors are
  * only logged: the next pass tries again.
  */
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { CONTROLLER_ACCOUNTS } from '../../../src/api/controller-accounts.ts';
 import { group } from '../../../src/api/naming.ts';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
@@ -17,6 +18,9 @@ export const CLEANER_CONTROLLER = 'certificatesigningrequest-cleaner-controller'
 
 /** The one key of the cleaner's queue: a pass over every CSR. */
 const PASS = 'pass';
+
+/** CSRs judged between two turns of the event loop: a pass over thousands at once would hold up every controller. */
+const PASS_SLICE = 200;
 
 export const cleanerController: ControllerDefinition = {
   name: CLEANER_CONTROLLER,
@@ -35,7 +39,9 @@ export const cleanerController: ControllerDefinition = {
     return {
       async reconcile(_key, signal) {
         const now = new Date();
+        let judged = 0;
         for (const csr of lister.list()) {
+          if (++judged % PASS_SLICE === 0) await yieldToOthers(undefined, { signal });
           const decision = cleanDecision(csr, now);
           if (!decision.delete) continue;
           const name = csr.metadata.name!;

@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CertificateSigningRequestCondition } from '../../../src/api/types/certificates.ts';
-import { createSelfSignedCa, issueKeyAndCertificate } from '../../../src/pki/certs.ts';
+import { statedNotAfter } from '../../../src/pki/certificate.ts';
+import { createSelfSignedCa, derToPem, issueKeyAndCertificate, pemToDer } from '../../../src/pki/certs.ts';
 import { rfc3339 } from '../../../src/util/time.ts';
 import { csrObject } from '../testing.ts';
-import { certificateNotAfter, cleanDecision } from './core.ts';
+import { cleanDecision, expiredAt } from './core.ts';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const ago = (ms: number) => rfc3339(new Date(now.getTime() - ms));
@@ -109,7 +110,21 @@ describe('cleaner rules (reference §4, plus approved-never-issued)', () => {
 
   it('reads the NotAfter of the first block only', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    expect(certificateNotAfter(b64(expiredCert + validCert))!.toISOString()).toBe('2026-06-01T11:59:00.000Z');
-    expect(certificateNotAfter(b64('no pem'))).toBeUndefined();
+    expect(expiredAt(b64(expiredCert + validCert), now)?.toISOString()).toBe('2026-06-01T11:59:00.000Z');
+    expect(expiredAt(b64(validCert + expiredCert), now)).toBeUndefined();
+    expect(expiredAt(b64('no pem'), now)).toBeUndefined();
+  });
+
+  it('keeps an expired certificate Go refuses, and one that expires at the very instant', () => {
+    const b64 = (der: Uint8Array) => Buffer.from(derToPem(der, 'CERTIFICATE')).toString('base64');
+    const der = Buffer.from(pemToDer(expiredCert, 'CERTIFICATE'));
+    expect(expiredAt(b64(der), now)?.toISOString()).toBe('2026-06-01T11:59:00.000Z');
+    expect(expiredAt(b64(der), new Date('2026-06-01T11:59:00Z'))).toBeUndefined();
+    // The key's point moved off its curve: OpenSSL reads the certificate, Go refuses it.
+    const point = der.indexOf(Buffer.from('06082a8648ce3d03010703420004', 'hex')) + 14;
+    expect(point).toBeGreaterThan(14);
+    der[point + 5] ^= 0x01;
+    expect(statedNotAfter(der)?.toISOString()).toBe('2026-06-01T11:59:00.000Z');
+    expect(expiredAt(b64(der), now)).toBeUndefined();
   });
 });

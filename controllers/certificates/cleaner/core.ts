@@ -4,7 +4,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { CertificateSigningRequest } from '../../../src/api/types/certificates.ts';
-import { goCertificateNotAfter } from '../../../src/pki/certificate.ts';
+import { goCertificateNotAfter, statedNotAfter } from '../../../src/pki/certificate.ts';
 import { splitPemBlocks } from '../../../src/pki/pem.ts';
 
 export const CLEANER_INTERVAL_MS = 3600_000;
@@ -25,17 +25,22 @@ function olderThan(stamp: string | undefined, ms: number, now: Date): boolean {
 }
 
 /**
- * The NotAfter of the first PEM block of an issued certificate; undefined when it does not parse, as Go reads it
- * (by hand for the usual shapes, by OpenSSL for the others).
+ * When the first PEM block of an issued certificate expired, if it has by `now`; undefined when it has not or when
+ * it does not parse as Go reads it (by hand for the usual shapes, by OpenSSL for the others). The NotAfter is read
+ * first, alone: a certificate still valid is kept whatever the rest holds, so a pass over thousands of CSRs (one at
+ * every start) judges in full only the expired ones, each at a few times the cost.
  */
-export function certificateNotAfter(certificate: string): Date | undefined {
+export function expiredAt(certificate: string, now: Date): Date | undefined {
   try {
     const pem = Buffer.from(certificate, 'base64').toString('latin1');
     const first = splitPemBlocks(pem)[0];
     if (first?.type !== 'CERTIFICATE') return undefined;
-    const notAfter = goCertificateNotAfter(first.der);
-    if (notAfter !== undefined) return notAfter ?? undefined;
-    return new Date(new X509Certificate(first.der).validTo);
+    const stated = statedNotAfter(first.der);
+    if (stated && stated.getTime() >= now.getTime()) return undefined;
+    const read = goCertificateNotAfter(first.der);
+    if (read === null) return undefined; // Go refuses it
+    const notAfter = read ?? new Date(new X509Certificate(first.der).validTo);
+    return notAfter.getTime() < now.getTime() ? notAfter : undefined;
   } catch {
     return undefined;
   }
@@ -60,12 +65,8 @@ export function cleanDecision(csr: CertificateSigningRequest, now: Date): CleanD
   if (conditions.length === 0 && olderThan(csr.metadata.creationTimestamp, PENDING_DEADLINE_MS, now)) {
     return del('pending', 'pending for more than 24h0m0s');
   }
-  if (certificate && approved.length) {
-    const notAfter = certificateNotAfter(certificate);
-    if (notAfter && now.getTime() > notAfter.getTime()) {
-      return del('expired', `its certificate expired at ${notAfter.toISOString()}`);
-    }
-  }
+  const expired = certificate && approved.length ? expiredAt(certificate, now) : undefined;
+  if (expired) return del('expired', `its certificate expired at ${expired.toISOString()}`);
   if (
     !certificate &&
     approved.length &&
