@@ -12,7 +12,7 @@ import { isTombstone } from '../../src/cache/informer.ts';
 import { type ControllerDefinition, done, type Reconciler } from '../../src/controller/controller.ts';
 import { READ, rule } from '../../src/controller/permissions.ts';
 import type { Timer } from '../../src/util/clock.ts';
-import { checkedStatus, kindsToCheck, needsCheck, paramKindOf, typeCheck } from './core.ts';
+import { checkedStatus, kindsToCheck, needsCheck, paramKindOf } from './core.ts';
 import { type Discovery, discover } from './discovery.ts';
 import { schemaSource } from './schemas.ts';
 
@@ -88,6 +88,8 @@ export const statusControllerDefinition: ControllerDefinition = {
         const params = paramGVK !== undefined && schemas.schemaOf(paramGVK) !== undefined;
         const fingerprint = JSON.stringify([kinds, params]);
         if (!needsCheck(policy, checkedAgainst.get(name), fingerprint)) return done;
+        // Loaded on the first check, not at start (see type-check.ts).
+        const { typeCheck } = await import('./type-check.ts');
         const warnings = typeCheck(policy, kinds, schemas.schemaOf);
         await policies.replaceStatus({ ...policy, status: checkedStatus(policy, warnings) }, { signal });
         checkedAgainst.set(name, fingerprint);

@@ -4,7 +4,8 @@ import type { NamedRuleWithOperations, ValidatingAdmissionPolicy } from '../../s
 import { declType, openAPIFromNode } from '../../src/cel/schema-types.ts';
 import { selectControllers } from '../../src/controller/controller.ts';
 import { statusControllerDefinition } from './controller.ts';
-import { checkedStatus, type GVK, type GVR, gvkString, kindsToCheck, needsCheck, typeCheck } from './core.ts';
+import { checkedStatus, type GVK, type GVR, gvkString, kindsToCheck, needsCheck } from './core.ts';
+import { typeCheck } from './type-check.ts';
 
 /** A REST mapping: `<resource>` → its kind, in any group and version it is listed for. */
 const SERVED: Record<string, string> = {
