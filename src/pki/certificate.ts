@@ -90,7 +90,7 @@ export function goParsesCertificates(der: Uint8Array): false | Uint8Array[] {
 
 function verdict(certificate: DerElement): boolean | undefined {
   const read = goRead(certificate);
-  return read === null ? false : read && true;
+  return read === undefined ? undefined : read !== null;
 }
 
 /** What Go reads of a certificate: null when it refuses it, undefined for a shape not read here. */
