@@ -5,8 +5,9 @@
  * proxy). The connections then run TLS, and HTTP/2 when offered, over the tunnel as over a direct socket.
  */
 import { once } from 'node:events';
-import { connect as connectTcp, isIPv4, isIPv6, type Socket } from 'node:net';
+import { connect as connectTcp, isIPv6, type Socket } from 'node:net';
 import { connect as connectTls, TLSSocket } from 'node:tls';
+import { ipOctets } from '../util/ip.ts';
 
 /** Opens a byte stream to `host:port`. */
 export type Tunnel = (host: string, port: number, timeoutMs: number) => Promise<Socket>;
@@ -121,23 +122,10 @@ async function socks5Connect(socket: Socket, proxy: URL, host: string, port: num
 }
 
 function socksAddress(host: string): Buffer {
-  if (isIPv4(host)) return Buffer.from([1, ...host.split('.').map(Number)]);
-  if (isIPv6(host)) return Buffer.from([4, ...ipv6Bytes(host)]);
+  const ip = ipOctets(host);
+  // Address types: 1 IPv4, 4 IPv6, 3 a domain name.
+  if (ip) return Buffer.concat([Buffer.from([ip.length === 4 ? 1 : 4]), ip]);
   const name = Buffer.from(host);
   if (name.length > 255) throw new Error(`SOCKS5 proxy: host name ${host} is longer than 255 bytes`);
   return Buffer.concat([Buffer.from([3, name.length]), name]);
-}
-
-/** An IPv6 address's 16 bytes (`::` expanded; a trailing dotted IPv4 part is its last 4). */
-export function ipv6Bytes(address: string): number[] {
-  const dotted = /\d+\.\d+\.\d+\.\d+$/.exec(address)?.[0];
-  // The dotted part stands for the last two groups.
-  const [head, tail] = (dotted ? `${address.slice(0, -dotted.length)}0:0` : address).split('::');
-  const words = (part?: string) => (part ? part.split(':').map((g) => Number.parseInt(g, 16)) : []);
-  const h = words(head);
-  const t = words(tail);
-  const all = tail === undefined ? h : [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t];
-  const bytes = all.flatMap((g) => [g >> 8, g & 0xff]);
-  if (dotted) bytes.splice(12, 4, ...dotted.split('.').map(Number));
-  return bytes;
 }

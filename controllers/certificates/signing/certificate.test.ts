@@ -11,7 +11,7 @@ import { generateKeyPair, type KeyAlgorithm } from '../../../src/pki/keys.ts';
 import { type ParsedRequest, parseRequestPem } from '../csr.ts';
 import { forgeRequest, opensslRequest, type RequestSpec, webcryptoRequest } from '../testing.ts';
 import { toSigningCa } from './ca.ts';
-import { ipOctets, issue, type SigningCa, subjectName } from './certificate.ts';
+import { issue, type SigningCa, subjectName } from './certificate.ts';
 import { EXT_KEY_USAGES, KEY_USAGE_BITS } from './policy.ts';
 
 let dir: string;
@@ -282,26 +282,4 @@ describe('extensions written by hand, byte for byte as @peculiar/x509 writes the
     const got = await extensionsOf(await parseRequestPem(request.toString('pem')), ['server auth']);
     expect(got.get('2.5.29.17')).toEqual(raw(new x509.SubjectAlternativeNameExtension(names, critical)));
   });
-});
-
-describe('ipOctets', () => {
-  it.each([
-    ['10.1.2.3', '0a010203'],
-    ['0.0.0.0', '00000000'],
-    ['::', '00000000000000000000000000000000'],
-    ['::1', '00000000000000000000000000000001'],
-    ['fe80::', 'fe800000000000000000000000000000'],
-    ['2001:DB8::7', '20010db8000000000000000000000007'],
-    ['1:2:3:4:5:6:7:8', '00010002000300040005000600070008'],
-    ['1:0:2:0:0:3:0:0', '00010000000200000000000300000000'],
-  ])('%s', (text, hex) => {
-    expect(ipOctets(text).toString('hex')).toBe(hex);
-  });
-
-  it.each(['', '1.2.3', '1.2.3.256', '01.2.3.4', '1:2:3:4:5:6:7', '1::2::3', '1:2:3:4:5:6:7:8::', '12345::', 'g::'])(
-    'refuses %j',
-    (text) => {
-      expect(() => ipOctets(text)).toThrow('not an IP address');
-    },
-  );
 });

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { derElement, derOid, TAG } from '../../../src/pki/der.ts';
 import type { SigningAlgorithm } from '../../../src/pki/keys.ts';
 import { derToPem } from '../../../src/pki/pem.ts';
+import { ipOctets } from '../../../src/util/ip.ts';
 import { type ParsedRequest, SUBJECT_ATTRIBUTES } from '../csr.ts';
 import { mapUsages } from './policy.ts';
 
@@ -231,33 +232,17 @@ function subjectAltName(p: ParsedRequest): Buffer | undefined {
   const names = [
     ...p.dnsNames.map(ia5(NAME_TAGS.dns)),
     ...p.emailAddresses.map(ia5(NAME_TAGS.email)),
-    ...p.ipAddresses.map((ip) => derElement(NAME_TAGS.ip, [ipOctets(ip)])),
+    ...p.ipAddresses.map((ip) => derElement(NAME_TAGS.ip, [ipAddressOctets(ip)])),
     ...p.uris.map(ia5(NAME_TAGS.uri)),
   ];
   if (!names.length) return undefined;
   return extension(EXTENSION_OIDS.subjectAltName, p.subjectEmpty, derElement(TAG.sequence, names));
 }
 
-/** An IP address's octets: 4 for dotted IPv4, 16 for IPv6 (hex groups, `::` for a run of zero groups). */
-export function ipOctets(text: string): Buffer {
-  const bad = () => new Error(`not an IP address: ${JSON.stringify(text)}`);
-  if (!text.includes(':')) {
-    const parts = text.split('.');
-    if (parts.length !== 4 || !parts.every((b) => /^(0|[1-9][0-9]{0,2})$/.test(b) && Number(b) < 256)) throw bad();
-    return Buffer.from(parts.map(Number));
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) throw bad();
-  const groups = halves.map((half) => (half ? half.split(':') : []));
-  const count = groups[0].length + (groups[1]?.length ?? 0);
-  if (halves.length === 1 ? count !== 8 : count > 7) throw bad();
-  const all = [...groups[0], ...new Array(8 - count).fill('0'), ...(groups[1] ?? [])];
-  const out = Buffer.alloc(16);
-  all.forEach((group, i) => {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(group)) throw bad();
-    out.writeUInt16BE(Number.parseInt(group, 16), 2 * i);
-  });
-  return out;
+function ipAddressOctets(text: string): Buffer {
+  const octets = ipOctets(text);
+  if (!octets) throw new Error(`not an IP address: ${JSON.stringify(text)}`);
+  return octets;
 }
 
 /** The extensions of the issued certificate, in the reference's order of concern. */
