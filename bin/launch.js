@@ -154,29 +154,34 @@ function inputsUnchanged(manifest) {
   }
 }
 
+/** How the bundle finds and joins its modules: what decides which modules it holds and which import which. */
+export const BUNDLE_RESOLUTION = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: EXTERNAL,
+  // Only Node's own conditions, as Node resolves the packages when the sources run without a bundle. esbuild's
+  // default adds `module`, which picks tslib's ES module for every require() of it: a copy of its exports each.
+  conditions: [],
+};
+
 async function build(entry, name, manifestFile) {
   const { build: esbuild } = await import('esbuild');
   await mkdir(CACHE, { recursive: true });
   const compiled = new Map();
   const result = await esbuild({
+    ...BUNDLE_RESOLUTION,
     entryPoints: [join(ROOT, entry)],
-    absWorkingDir: ROOT,
-    bundle: true,
     write: false,
     metafile: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
     // No comments (some hold characters beyond Latin-1) nor indentation: V8 keeps the bundle's text as long as the
     // process lives, one byte a character only if every character fits in one. The daemon's: 10 MB of heap, now 3.8.
     minifyWhitespace: true,
     // Licence comments in a file beside the bundle: with the escapes esbuild writes in strings, templates and names,
     // and asciiPatterns, the bundle is ASCII, read the fast way (bundleText).
     legalComments: 'external',
-    external: EXTERNAL,
-    // Only Node's own conditions, as Node resolves the packages when the sources run without a bundle. esbuild's
-    // default adds `module`, which picks tslib's ES module for every require() of it: a copy of its exports each.
-    conditions: [],
     sourcemap: 'linked',
     sourcesContent: false,
     outfile: join(CACHE, `${name}.cjs`),

@@ -64,7 +64,10 @@ interface CodeCache {
   complete: boolean;
   data: Buffer;
 }
-const { encodeCodeCache, parseCodeCache } = (await import(pathToFileURL(join(ROOT, 'bin', 'launch.js')).href)) as {
+const { BUNDLE_RESOLUTION, encodeCodeCache, parseCodeCache } = (await import(
+  pathToFileURL(join(ROOT, 'bin', 'launch.js')).href
+)) as {
+  BUNDLE_RESOLUTION: import('esbuild').BuildOptions;
   encodeCodeCache(data: Buffer, complete: boolean): Buffer;
   parseCodeCache(file: Buffer): CodeCache | undefined;
 };
@@ -175,18 +178,8 @@ describe('launch', () => {
   it("evaluates no ASN.1 library at the daemon's start (its X.509 work there is done by hand), nor CEL's", async () => {
     const { build } = await import('esbuild');
     const entry = 'src/cli/controller-manager.ts';
-    const { metafile } = await build({
-      entryPoints: [entry],
-      absWorkingDir: ROOT,
-      bundle: true,
-      write: false,
-      metafile: true,
-      platform: 'node',
-      format: 'cjs',
-      external: ['classic-level', 'etcd3'],
-      conditions: [],
-      logLevel: 'silent',
-    });
+    // Resolved as the launcher bundles it.
+    const { metafile } = await build({ ...BUNDLE_RESOLUTION, entryPoints: [entry], write: false, metafile: true });
     // What a start evaluates: the modules its static imports reach (an import() runs its module on first use).
     const reached = new Set([entry]);
     for (const path of reached) {
