@@ -7,7 +7,7 @@ import { readCaCertificate } from './ca-certificate.ts';
 import {
   exportPrivateKeyPem,
   generateKeyPair,
-  importPrivateKeyPem,
+  importSigningKey,
   type KeyAlgorithm,
   readPrivateKeyPem,
   signingAlgorithmFor,
@@ -165,9 +165,10 @@ export async function issueKeyAndCertificate(options: IssueKeyAndCertificateOpti
  */
 export async function loadCa(certPem: string, keyPem: string): Promise<CertificateWithKey> {
   const der = pemToDer(certPem, 'CERTIFICATE');
-  readCaCertificate(der, readPrivateKeyPem(keyPem));
+  const key = readPrivateKeyPem(keyPem);
+  readCaCertificate(der, key);
   const cert = new x509.X509Certificate(der);
-  const privateKey = await importPrivateKeyPem(keyPem);
+  const privateKey = await importSigningKey(key);
   const spki = Buffer.from(cert.publicKey.rawData);
   const publicKey = await webcrypto.subtle.importKey('spki', spki, privateKey.algorithm, true, ['verify']);
   return { cert, certPem, keys: { privateKey, publicKey }, keyPem };

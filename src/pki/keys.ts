@@ -73,7 +73,11 @@ export function readPrivateKeyPem(pem: string): KeyObject {
  * RSASSA-PKCS1-v1_5 with SHA-256, ECDSA on P-256 or P-384, or Ed25519.
  */
 export async function importPrivateKeyPem(pem: string): Promise<CryptoKey> {
-  const keyObject = readPrivateKeyPem(pem);
+  return importSigningKey(readPrivateKeyPem(pem));
+}
+
+/** A node:crypto private key as an extractable WebCrypto signing key (see {@link importPrivateKeyPem}). */
+export async function importSigningKey(keyObject: KeyObject): Promise<CryptoKey> {
   const { name, namedCurve } = signingAlgorithmOf(keyObject);
   const pkcs8 = keyObject.export({ type: 'pkcs8', format: 'der' });
   const params = name === RSA.name ? { name, hash: RSA.hash } : namedCurve ? { name, namedCurve } : { name };
