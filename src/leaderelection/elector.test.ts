@@ -302,6 +302,35 @@ describe('LeaderElector acquire', () => {
   });
 });
 
+describe('LeaderElector acquire at expiry', () => {
+  it('tries again as the Lease seen held expires, not at its next jittered attempt', async () => {
+    // Jittered attempts 4,376 ms apart (2 s · (1 + 0.99 · 1.2)): at 0, 4376, 8752 and 13128, then 17504, 2.5 s
+    // after the Lease (15 s from the first read, its holder gone) expired. The reference takes it then.
+    const h = start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    await advance(h.clock, 14_990, 10);
+    expect(isLeading(h)).toBe(false);
+    expect(h.leases.calls.filter((c) => c === 'get')).toHaveLength(4);
+    await advance(h.clock, 30, 10);
+    expect(isLeading(h)).toBe(true);
+    expect(h.log.find((l) => l.startsWith('started@'))).toBe('started@15010');
+    h.stop.abort();
+    await h.done;
+  });
+
+  it('waits the jittered period after an attempt on an expired Lease fails', async () => {
+    const h = start({}, (l) => {
+      l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 });
+      l.failWrites = true;
+    });
+    await advance(h.clock, 25_000, 10);
+    // Takeovers from 15,001 ms on, each failing and followed by 2 s (2 s · (1 + 0 · 1.2)), not by a millisecond.
+    expect(isLeading(h)).toBe(false);
+    expect(h.leases.calls.filter((c) => c === 'replace')).toHaveLength(5);
+    h.stop.abort();
+    await h.done;
+  });
+});
+
 describe('LeaderElector renew', () => {
   it('renews on the fast path (no GET) and keeps acquireTime and transitions', async () => {
     const registry = new Registry();

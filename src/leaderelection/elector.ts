@@ -257,10 +257,25 @@ export class LeaderElector {
         this.config.metrics?.leaderOn();
         return true;
       }
-      const random = this.config.random ?? Math.random;
-      await pause(this.clock, this.retryPeriodMs * (1 + random() * JITTER_FACTOR), signal);
+      await pause(this.clock, this.acquireWaitMs(), signal);
     }
     return false;
+  }
+
+  /**
+   * The wait after a failed attempt: the reference's jittered retry period, or less when the Lease seen held by
+   * another expires sooner (its holder stopped renewing). The next attempt is then made as it expires, where the
+   * reference waits for its next jittered attempt, up to 2.2 retry periods later. Any other failure (a conflict, an
+   * error, an expired Lease not won) waits the whole period.
+   */
+  private acquireWaitMs(): number {
+    const random = this.config.random ?? Math.random;
+    const jittered = this.retryPeriodMs * (1 + random() * JITTER_FACTOR);
+    // A coordinated election's Lease is handed over by its coordinator, not taken at expiry.
+    if (this.config.coordinated || !this.observed?.holderIdentity) return jittered;
+    const expiresInMs = this.observedTime + (this.observed.leaseDurationSeconds ?? 0) * 1000 - this.clock.now();
+    // isLeaseValid holds until the instant of expiry itself: 1 ms past it.
+    return expiresInMs > 0 ? Math.min(jittered, expiresInMs + 1) : jittered;
   }
 
   /** One renew round per retry period; returns when a round gives up or `signal` aborts. */
