@@ -579,6 +579,36 @@ describe('Manager', () => {
   });
 });
 
+describe('Manager as a standby', () => {
+  it('watches the Lease: takes it one lease duration after the last renewal, not after a read that saw it', async () => {
+    const lease = `watched-${randomUUID().slice(0, 8)}`;
+    const namespace = cluster.cp.registry.naming.systemNamespace;
+    const leases = cluster.client.kind<Lease>('Lease');
+    const now = () => rfc3339Micro(new Date());
+    let held = await leases.create({
+      apiVersion: leases.apiVersion,
+      kind: 'Lease',
+      metadata: { namespace, name: lease },
+      spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 2, acquireTime: now(), renewTime: now() },
+    });
+    // Its reads are 1.2–2.64 s apart: counted from the read that saw the last renewal, the 2 s would end up to
+    // 2.64 s late.
+    const options = { ...electionOptions(lease), leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 1_200 };
+    const { manager } = newManager([sampleController().definition], { leaderElection: options });
+    start(manager);
+    for (let i = 0; i < 8; i++) {
+      await sleep(250);
+      held = await leases.replace({ ...held, spec: { ...held.spec, renewTime: now() } });
+    }
+    const lastRenewal = performance.now();
+    expect(manager.isLeader()).toBe(false);
+    await eventually(() => manager.isLeader(), 6_000);
+    const took = performance.now() - lastRenewal;
+    expect(took).toBeGreaterThanOrEqual(1_950);
+    expect(took).toBeLessThan(2_400);
+  });
+});
+
 function electionOptions(lease: string): ManagerOptions['leaderElection'] {
   return {
     enabled: true,

@@ -153,14 +153,33 @@ export class Manager {
     const elector = new LeaderElector(config);
     this.opts.health?.attach(elector);
     this.candidate = le.candidate && this.publishCandidate(le, client);
+    const leaseWatch = le.coordinated ? undefined : this.watchLease(client, le, elector);
     try {
       await elector.run(AbortSignal.any([signal, election.signal]));
     } finally {
-      await this.candidate?.stop();
+      await Promise.all([this.candidate?.stop(), leaseWatch?.stop()]);
     }
     await leadership;
     if (failure) throw failure.err;
     return signal.aborted ? 'stopped' : 'lostLeadership';
+  }
+
+  /**
+   * Watches the leader Lease alone and hands each version to the elector: a standby then counts the lease duration
+   * from the last renewal itself, not from the read that next saw it, and sees a release at once. Should the watch
+   * fail, the elector still has its reads, as the reference's has only them.
+   */
+  private watchLease(client: KubeClient, le: LeaderElectionOptions, elector: LeaderElector): SharedInformerFactory {
+    const informers = new SharedInformerFactory(client, this.ctx.clock, {
+      onError: (informer, err) => this.ctx.logger.warn({ informer, err: String(err) }, 'leader Lease watch recovering'),
+    });
+    const lease = informers.informerFor<Lease>(client.registry.byKind('Lease')!, {
+      namespace: le.namespace,
+      fieldSelector: `metadata.name=${le.name}`,
+    });
+    lease.addEventHandler({ add: (l) => elector.observe(l), update: (_, l) => elector.observe(l) });
+    informers.start();
+    return informers;
   }
 
   /** The client of the election itself: never fenced by the guard it feeds. */

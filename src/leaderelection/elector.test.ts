@@ -317,6 +317,50 @@ describe('LeaderElector acquire at expiry', () => {
     await h.done;
   });
 
+  it('watching the Lease, tries a lease duration after the last renewal, not after the read that saw it', async () => {
+    const h = start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    // The holder renews every 2 s until 10 s, each renewal delivered by the watch as it is written.
+    for (let t = 2_000; t <= 10_000; t += 2_000) {
+      await advance(h.clock, 2_000, 10);
+      h.leases.put({ ...h.leases.spec, renewTime: `2026-01-02T03:04:${String(5 + t / 1000).padStart(2, '0')}.000000Z` });
+      h.elector.observe(h.leases.lease!);
+    }
+    // Read at 13,128 ms, the last renewal would count from then: 28,128 ms. Seen at 10,000 ms, it expires at 25,000.
+    await advance(h.clock, 14_990, 10);
+    expect(isLeading(h)).toBe(false);
+    await advance(h.clock, 30, 10);
+    expect(isLeading(h)).toBe(true);
+    expect(h.log.find((l) => l.startsWith('started@'))).toBe('started@25010');
+    h.stop.abort();
+    await h.done;
+  });
+
+  it('watching the Lease, takes a release at once', async () => {
+    const h = start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    await advance(h.clock, 3_000, 10);
+    h.leases.put({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 1 });
+    h.elector.observe(h.leases.lease!);
+    await advance(h.clock, 10, 10);
+    // The next jittered attempt would have been at 4,376 ms.
+    expect(h.log.find((l) => l.startsWith('started@'))).toBe('started@3000');
+    h.stop.abort();
+    await h.done;
+  });
+
+  it('leading, ignores what the watch delivers: a late event must not unseat it', async () => {
+    const h = start({}, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    const before = h.leases.lease!;
+    await advance(h.clock, 15_100, 10);
+    expect(isLeading(h)).toBe(true);
+    h.elector.observe(before);
+    expect(h.elector.getLeader()).toBe(ME);
+    h.leases.calls = [];
+    await advance(h.clock, 2_100, 10);
+    expect(h.leases.calls).toEqual(['replace']); // the fast path: no read
+    h.stop.abort();
+    await h.done;
+  });
+
   it('waits the jittered period after an attempt on an expired Lease fails', async () => {
     const h = start({}, (l) => {
       l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 });

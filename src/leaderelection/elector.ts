@@ -141,6 +141,8 @@ export class LeaderElector {
   private started = false;
   /** The caller's observation of the Lease, until the first attempt has used it in place of a read. */
   private seeded = false;
+  /** Ends a standby's wait for its next attempt early: a new observation may move that attempt. */
+  private wakeAcquire?: () => void;
 
   constructor(private readonly config: LeaderElectionConfig) {
     const lease = config.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
@@ -257,25 +259,55 @@ export class LeaderElector {
         this.config.metrics?.leaderOn();
         return true;
       }
-      await pause(this.clock, this.acquireWaitMs(), signal);
+      const random = this.config.random ?? Math.random;
+      await this.untilNextAttempt(this.clock.now() + this.retryPeriodMs * (1 + random() * JITTER_FACTOR), signal);
     }
     return false;
   }
 
   /**
-   * The wait after a failed attempt: the reference's jittered retry period, or less when the Lease seen held by
-   * another expires sooner (its holder stopped renewing). The next attempt is then made as it expires, where the
-   * reference waits for its next jittered attempt, up to 2.2 retry periods later. Any other failure (a conflict, an
-   * error, an expired Lease not won) waits the whole period.
+   * A Lease as a watch of it delivers it, observed as a read would be. A standby then learns of each renewal, and of
+   * a release, as it happens rather than at its next attempt. The leader ignores it: it learns of others through
+   * its renewals, as the reference's does, and a watch event older than its own write must not unseat it.
    */
-  private acquireWaitMs(): number {
-    const random = this.config.random ?? Math.random;
-    const jittered = this.retryPeriodMs * (1 + random() * JITTER_FACTOR);
+  observe(lease: Lease): void {
+    if (this.isLeader()) return;
+    const record = recordFromLease(lease);
+    if (serialize(record) === this.observedRaw) return;
+    this.setObserved(record);
+    this.maybeReportTransition();
+    this.wakeAcquire?.();
+  }
+
+  /**
+   * Waits for the next attempt after a failed one: the reference's jittered retry (`retryAt`), or sooner when the
+   * Lease that attempt found held by another expires (its holder stopped renewing), or when a release is observed
+   * meanwhile. The reference waits for its next jittered attempt then, up to 2.2 retry periods later. Every other
+   * failure (a conflict, an error, an expired Lease not won) waits the whole period.
+   */
+  private async untilNextAttempt(retryAt: number, signal: AbortSignal): Promise<void> {
+    const since = this.clock.now();
+    while (!signal.aborted) {
+      const at = Math.min(retryAt, this.earlierAttemptAt(since));
+      if (this.clock.now() >= at) return;
+      const woken = new AbortController();
+      const wake = () => woken.abort();
+      signal.addEventListener('abort', wake, { once: true });
+      this.wakeAcquire = wake;
+      await pause(this.clock, at - this.clock.now(), woken.signal);
+      signal.removeEventListener('abort', wake);
+      this.wakeAcquire = undefined;
+    }
+  }
+
+  /** When the Lease as observed lets a standby waiting `since` try before its jittered retry; else Infinity. */
+  private earlierAttemptAt(since: number): number {
     // A coordinated election's Lease is handed over by its coordinator, not taken at expiry.
-    if (this.config.coordinated || !this.observed?.holderIdentity) return jittered;
-    const expiresInMs = this.observedTime + (this.observed.leaseDurationSeconds ?? 0) * 1000 - this.clock.now();
+    if (this.config.coordinated || !this.observed) return Number.POSITIVE_INFINITY;
+    if (!this.observed.holderIdentity) return this.observedTime >= since ? this.observedTime : Number.POSITIVE_INFINITY;
     // isLeaseValid holds until the instant of expiry itself: 1 ms past it.
-    return expiresInMs > 0 ? Math.min(jittered, expiresInMs + 1) : jittered;
+    const expiry = this.observedTime + (this.observed.leaseDurationSeconds ?? 0) * 1000 + 1;
+    return expiry > since ? expiry : Number.POSITIVE_INFINITY;
   }
 
   /** One renew round per retry period; returns when a round gives up or `signal` aborts. */
