@@ -528,21 +528,14 @@ describe('Manager', () => {
     const ns = await newNamespace();
     const lease = `gate-${randomUUID().slice(0, 8)}`;
     const namespace = cluster.cp.registry.naming.systemNamespace;
-    const leases = cluster.client.kind<Lease>('Lease');
     // Someone else holds the lease and keeps renewing it.
-    const now = () => rfc3339Micro(new Date());
-    let held = await leases.create({
-      apiVersion: leases.apiVersion,
-      kind: 'Lease',
-      metadata: { namespace, name: lease },
-      spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 1, acquireTime: now(), renewTime: now() },
-    });
+    const renew = await heldBySomeoneElse(lease, 1);
     let renewing = true;
     const renewer = (async () => {
       while (renewing) {
         await sleep(200);
         if (!renewing) break;
-        held = await leases.replace({ ...held, spec: { ...held.spec, renewTime: now() } });
+        await renew();
       }
     })();
 
@@ -582,15 +575,7 @@ describe('Manager', () => {
 describe('Manager as a standby', () => {
   it('watches the Lease: takes it one lease duration after the last renewal, not after a read that saw it', async () => {
     const lease = `watched-${randomUUID().slice(0, 8)}`;
-    const namespace = cluster.cp.registry.naming.systemNamespace;
-    const leases = cluster.client.kind<Lease>('Lease');
-    const now = () => rfc3339Micro(new Date());
-    let held = await leases.create({
-      apiVersion: leases.apiVersion,
-      kind: 'Lease',
-      metadata: { namespace, name: lease },
-      spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 2, acquireTime: now(), renewTime: now() },
-    });
+    const renew = await heldBySomeoneElse(lease, 2);
     // Its reads are 1.2–2.64 s apart: counted from the read that saw the last renewal, the 2 s would end up to
     // 2.64 s late.
     const options = { ...electionOptions(lease), leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 1_200 };
@@ -598,7 +583,7 @@ describe('Manager as a standby', () => {
     start(manager);
     for (let i = 0; i < 8; i++) {
       await sleep(250);
-      held = await leases.replace({ ...held, spec: { ...held.spec, renewTime: now() } });
+      await renew();
     }
     const lastRenewal = performance.now();
     expect(manager.isLeader()).toBe(false);
@@ -608,6 +593,21 @@ describe('Manager as a standby', () => {
     expect(took).toBeLessThan(2_400);
   });
 });
+
+/** Creates the Lease `name` held by someone else for `seconds`; the function returned renews it. */
+async function heldBySomeoneElse(name: string, seconds: number): Promise<() => Promise<void>> {
+  const leases = cluster.client.kind<Lease>('Lease');
+  const now = () => rfc3339Micro(new Date());
+  let held = await leases.create({
+    apiVersion: leases.apiVersion,
+    kind: 'Lease',
+    metadata: { namespace: cluster.cp.registry.naming.systemNamespace, name },
+    spec: { holderIdentity: 'someone-else', leaseDurationSeconds: seconds, acquireTime: now(), renewTime: now() },
+  });
+  return async () => {
+    held = await leases.replace({ ...held, spec: { ...held.spec, renewTime: now() } });
+  };
+}
 
 function electionOptions(lease: string): ManagerOptions['leaderElection'] {
   return {

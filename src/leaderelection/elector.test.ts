@@ -303,46 +303,52 @@ describe('LeaderElector acquire', () => {
 });
 
 describe('LeaderElector acquire at expiry', () => {
+  /** A standby before a 15 s Lease held by another, its jittered attempts 4,376 ms apart (2 s · (1 + 0.99 · 1.2)). */
+  const standby = () =>
+    start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+  const startedAt = (h: Harness) => h.log.find((l) => l.startsWith('started@'));
+
   it('tries again as the Lease seen held expires, not at its next jittered attempt', async () => {
-    // Jittered attempts 4,376 ms apart (2 s · (1 + 0.99 · 1.2)): at 0, 4376, 8752 and 13128, then 17504, 2.5 s
-    // after the Lease (15 s from the first read, its holder gone) expired. The reference takes it then.
-    const h = start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    // Attempts at 0, 4376, 8752 and 13128, then 17504: 2.5 s after the Lease (15 s from the first read, its holder
+    // gone) expired. The reference takes it then.
+    const h = standby();
     await advance(h.clock, 14_990, 10);
     expect(isLeading(h)).toBe(false);
     expect(h.leases.calls.filter((c) => c === 'get')).toHaveLength(4);
     await advance(h.clock, 30, 10);
-    expect(isLeading(h)).toBe(true);
-    expect(h.log.find((l) => l.startsWith('started@'))).toBe('started@15010');
+    expect(startedAt(h)).toBe('started@15010');
     h.stop.abort();
     await h.done;
   });
 
   it('watching the Lease, tries a lease duration after the last renewal, not after the read that saw it', async () => {
-    const h = start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    const h = standby();
     // The holder renews every 2 s until 10 s, each renewal delivered by the watch as it is written.
     for (let t = 2_000; t <= 10_000; t += 2_000) {
       await advance(h.clock, 2_000, 10);
-      h.leases.put({ ...h.leases.spec, renewTime: `2026-01-02T03:04:${String(5 + t / 1000).padStart(2, '0')}.000000Z` });
+      h.leases.put({
+        ...h.leases.spec,
+        renewTime: `2026-01-02T03:04:${String(5 + t / 1000).padStart(2, '0')}.000000Z`,
+      });
       h.elector.observe(h.leases.lease!);
     }
     // Read at 13,128 ms, the last renewal would count from then: 28,128 ms. Seen at 10,000 ms, it expires at 25,000.
     await advance(h.clock, 14_990, 10);
     expect(isLeading(h)).toBe(false);
     await advance(h.clock, 30, 10);
-    expect(isLeading(h)).toBe(true);
-    expect(h.log.find((l) => l.startsWith('started@'))).toBe('started@25010');
+    expect(startedAt(h)).toBe('started@25010');
     h.stop.abort();
     await h.done;
   });
 
   it('watching the Lease, takes a release at once', async () => {
-    const h = start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
+    const h = standby();
     await advance(h.clock, 3_000, 10);
     h.leases.put({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 1 });
     h.elector.observe(h.leases.lease!);
     await advance(h.clock, 10, 10);
     // The next jittered attempt would have been at 4,376 ms.
-    expect(h.log.find((l) => l.startsWith('started@'))).toBe('started@3000');
+    expect(startedAt(h)).toBe('started@3000');
     h.stop.abort();
     await h.done;
   });
