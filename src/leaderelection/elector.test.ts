@@ -307,18 +307,23 @@ describe('LeaderElector acquire at expiry', () => {
   const standby = () =>
     start({ random: () => 0.99 }, (l) => l.put({ holderIdentity: OTHER, leaseDurationSeconds: 15 }));
   const startedAt = (h: Harness) => h.log.find((l) => l.startsWith('started@'));
+  /** Not leading 20 ms before `atMs` (the clock's 10 ms steps), leading from then on; then stopped. */
+  async function expectTakenAt(h: Harness, atMs: number): Promise<void> {
+    await advance(h.clock, atMs - 20 - h.clock.now(), 10);
+    expect(isLeading(h)).toBe(false);
+    await advance(h.clock, 30, 10);
+    expect(startedAt(h)).toBe(`started@${atMs}`);
+    h.stop.abort();
+    await h.done;
+  }
 
   it('tries again as the Lease seen held expires, not at its next jittered attempt', async () => {
     // Attempts at 0, 4376, 8752 and 13128, then 17504: 2.5 s after the Lease (15 s from the first read, its holder
     // gone) expired. The reference takes it then.
     const h = standby();
-    await advance(h.clock, 14_990, 10);
-    expect(isLeading(h)).toBe(false);
-    expect(h.leases.calls.filter((c) => c === 'get')).toHaveLength(4);
-    await advance(h.clock, 30, 10);
-    expect(startedAt(h)).toBe('started@15010');
-    h.stop.abort();
-    await h.done;
+    await expectTakenAt(h, 15_010);
+    // The four attempts before the expiry and the one at it, each reading the Lease first.
+    expect(h.leases.calls.filter((c) => c === 'get')).toHaveLength(5);
   });
 
   it('watching the Lease, tries a lease duration after the last renewal, not after the read that saw it', async () => {
@@ -333,12 +338,7 @@ describe('LeaderElector acquire at expiry', () => {
       h.elector.observe(h.leases.lease!);
     }
     // Read at 13,128 ms, the last renewal would count from then: 28,128 ms. Seen at 10,000 ms, it expires at 25,000.
-    await advance(h.clock, 14_990, 10);
-    expect(isLeading(h)).toBe(false);
-    await advance(h.clock, 30, 10);
-    expect(startedAt(h)).toBe('started@25010');
-    h.stop.abort();
-    await h.done;
+    await expectTakenAt(h, 25_010);
   });
 
   it('watching the Lease, takes a release at once', async () => {
