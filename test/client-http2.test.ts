@@ -1,6 +1,6 @@
 /**
  * The REST client over HTTP/2, against a server that offers it (as kube-apiserver does): one connection for every
- * request and watch, every warning of an answer, a request's deadline, a refused watch, a server that ends its
+ * request and watch, another once one holds as many streams as the server allows, every warning of an answer, a request's deadline, a refused watch, a server that ends its
  * session, a refused stream sent again, a request given up on during the handshake, a connection made ahead, the
  * one connection through the tunnel of a proxy; and HTTP/1.1 to the same server when HTTP/2 is turned off
  * (client-go's DISABLE_HTTP2).
@@ -30,6 +30,7 @@ const pod = (name: string) => ({ kind: 'Pod', apiVersion: 'v1', metadata: { name
 describe('KubeClient over HTTP/2', () => {
   let server: Http2SecureServer;
   let ca = '';
+  let caKey = '';
   let handshakes = 0;
   const sessions: ServerHttp2Session[] = [];
   /** Each request the server saw: its HTTP version and URL. */
@@ -40,6 +41,7 @@ describe('KubeClient over HTTP/2', () => {
   beforeAll(async () => {
     const { cert, key } = servingCertificate();
     ca = cert;
+    caKey = key;
     server = createSecureServer({ cert, key, allowHTTP1: true }, (req, res) => {
       seen.push(`${req.httpVersion} ${req.url}`);
       const url = new URL(req.url, 'https://x');
@@ -126,6 +128,57 @@ describe('KubeClient over HTTP/2', () => {
     expect((await c.request('POST', '/api/v1/namespaces', { body: { kind: 'Namespace' } })).status).toBe(200);
     expect(handshakes).toBe(before + 1);
     expect(new Set(seen.map((line) => line.split(' ')[0]))).toEqual(new Set(['2.0']));
+  });
+
+  /**
+   * A server that allows `maxStreams` streams per connection and holds every `/held` request until `together` are
+   * open at once (those after answered at once); `body` gets a client of it.
+   */
+  async function heldServer(
+    maxStreams: number,
+    together: number,
+    body: (c: KubeClient, seen: { most: number; connections: number }) => Promise<void>,
+  ): Promise<void> {
+    const held: (() => void)[] = [];
+    let open = 0;
+    const seen = { most: 0, connections: 0 };
+    const limited = createSecureServer({ cert: ca, key: caKey, settings: { maxConcurrentStreams: maxStreams } });
+    limited.on('request', (req: Http2ServerRequest, res: Http2ServerResponse) => {
+      if (!req.url.startsWith('/held') || seen.most >= together) return res.end('{}');
+      seen.most = Math.max(seen.most, ++open);
+      res.once('close', () => open--);
+      held.push(() => res.end('{}'));
+      if (held.length === together) for (const answer of held.splice(0)) answer();
+    });
+    limited.on('secureConnection', () => seen.connections++);
+    const limitedSessions: ServerHttp2Session[] = [];
+    limited.on('session', (s) => limitedSessions.push(s));
+    await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
+    try {
+      const c = client({}, (limited.address() as AddressInfo).port);
+      await c.request('GET', '/first'); // the server's SETTINGS are known from then on
+      await body(c, seen);
+    } finally {
+      for (const s of limitedSessions) s.destroy();
+      await new Promise<void>((resolve) => limited.close(() => resolve()));
+    }
+  }
+
+  const heldRequests = (c: KubeClient, n: number) =>
+    Promise.all(Array.from({ length: n }, (_, i) => c.request('GET', `/held/${i}`).then((a) => a.status)));
+
+  it("opens another connection when one holds as many streams as the server allows, as Go's transport does", async () => {
+    await heldServer(4, 10, async (c, seen) => {
+      expect(await heldRequests(c, 10)).toEqual(Array(10).fill(200));
+      expect(seen).toEqual({ most: 10, connections: 3 });
+    });
+  });
+
+  it('opens 10 connections at most: past them, a request waits for a stream to free', async () => {
+    await heldServer(1, 10, async (c, seen) => {
+      expect(await heldRequests(c, 14)).toEqual(Array(14).fill(200));
+      expect(seen).toEqual({ most: 10, connections: 10 });
+    });
   });
 
   it('speaks HTTP/2 through the tunnel of the proxy the configuration names, one tunnel for everything', async () => {

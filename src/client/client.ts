@@ -1,6 +1,6 @@
 /**
- * The REST client: configuration, authentication and TLS from a kubeconfig (kubeconfig.ts),
- * raw JSON in and out over one HTTP/2 connection or undici's HTTP/1.1 pool (connections.ts), client-side rate
+ * The REST client: configuration, authentication and TLS from a kubeconfig (kubeconfig.ts), raw JSON in and out
+ * over HTTP/2 (one connection until it is full) or undici's HTTP/1.1 pool (connections.ts), client-side rate
  * limiting (QPS and burst), Retry-After handling, request timeouts, a user agent naming the component, and
  * streaming watches.
  */

@@ -1,10 +1,13 @@
 /**
- * The connections to one server: a single HTTP/2 connection when the server offers it (kube-apiserver does), as
- * client-go's transport keeps, else undici's pool of HTTP/1.1 connections, one per request in flight.
+ * The connections to one server: HTTP/2 when the server offers it (kube-apiserver does), else undici's pool of
+ * HTTP/1.1 connections, one per request in flight.
  *
- * Why: a TLS connection costs this process 3.5–4 ms of CPU to open. Over HTTP/1.1 a start opens one per informer
- * (16 at once, ahead of its first reconcile) and a burst of creates one per request in flight; over HTTP/2 every
- * request and watch shares the first.
+ * Over HTTP/2, every request and watch shares one connection until it holds as many streams as the server allows
+ * (kube-apiserver: 100); then another is opened, as Go's transport does for client-go. Why: a TLS connection costs
+ * this process 3.5–4 ms of CPU to open. Over HTTP/1.1 a start opens one per informer (16 at once, ahead of its
+ * first reconcile) and a burst of creates one per request in flight; over HTTP/2 a start needs one. And why not
+ * only one: a watch holds its stream for good, and a StatefulSet's batch of 500 creates would wait its turn
+ * behind the server's limit.
  */
 import { once } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -40,6 +43,13 @@ const STREAM_WINDOW_BYTES = 1 << 20;
  * stream's window.
  */
 const SESSION_WINDOW_BYTES = 32 << 20;
+/**
+ * Streams the first connection is given until the server's SETTINGS name its limit: Go's assumption, and
+ * kube-apiserver's limit. A later one is given the limit its predecessor learnt.
+ */
+const INITIAL_MAX_STREAMS = 100;
+/** HTTP/2 connections at most: past that, a request waits on the least busy one for a stream to free. */
+const MAX_HTTP2_CONNECTIONS = 10;
 
 /** An answer's status, headers and body, the body not read yet (a watch's stream). */
 export interface Opened {
@@ -60,10 +70,10 @@ export interface Outgoing {
 export class ServerConnections {
   /** Our pool of HTTP/1.1 connections. */
   private readonly http1: Agent;
-  /** The open HTTP/2 session, until it closes or the server sends GOAWAY. */
-  private live?: ClientHttp2Session;
+  /** The open HTTP/2 connections, oldest first, each until it closes or the server sends GOAWAY. */
+  private readonly live: Http2Connection[] = [];
   /** The connection being made, for the requests that wait for it. */
-  private connecting?: Promise<ClientHttp2Session | undefined>;
+  private connecting?: Promise<Http2Connection | undefined>;
   /** The server answered the offer of HTTP/2 with HTTP/1.1 (or the client may not use it). */
   private http1Only: boolean;
   /** The connection that found out, handed to the pool's first connect rather than thrown away. */
@@ -106,24 +116,25 @@ export class ServerConnections {
       return;
     }
     const again = retried ? undefined : () => this.dispatch(options, handler, true);
-    const session = this.session();
-    if (!(session instanceof Promise)) {
-      exchangeOverHttp2(session, options, handler, again);
-      return;
-    }
-    session.then(
-      (open) => {
-        if (open) exchangeOverHttp2(open, options, handler, again);
-        else this.http1.dispatch(options, handler);
-      },
-      (err) => handler.onResponseError?.(abortOnly, err),
-    );
+    const send = (connection: Http2Connection | undefined) => {
+      if (connection) exchangeOverHttp2(connection, options, handler, again);
+      else this.http1.dispatch(options, handler);
+    };
+    const pick = this.connection();
+    if (pick instanceof Promise)
+      this.whenConnected(pick, send).catch((err) => handler.onResponseError?.(abortOnly, err));
+    else send(pick);
   }
 
   /** Opens a streamed answer (a watch): resolves with its status and headers, the body to be read. */
   async open(out: Outgoing, signal: AbortSignal): Promise<Opened> {
-    const session = this.http1Only ? undefined : await this.session();
-    if (!session) {
+    const stream = this.http1Only
+      ? undefined
+      : await this.whenConnected(this.connection(), (connection) => {
+          signal.throwIfAborted();
+          return connection?.open(out, true);
+        });
+    if (!stream) {
       const res = await request.call(this.http1, {
         origin: this.origin,
         path: out.path,
@@ -134,8 +145,6 @@ export class ServerConnections {
       });
       return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     }
-    signal.throwIfAborted();
-    const stream = openStream(session, out, true);
     const cancel = () => stream.close(constants.NGHTTP2_CANCEL);
     signal.addEventListener('abort', cancel, { once: true });
     stream.once('close', () => signal.removeEventListener('abort', cancel));
@@ -146,15 +155,15 @@ export class ServerConnections {
   /** Connects now (when the protocol is not known yet, or is HTTP/2) rather than at the first request. */
   preconnect(): void {
     if (this.http1Only) return;
-    const session = this.session();
-    if (session instanceof Promise) session.catch(() => {}); // the first request connects again and sees it fail
+    const free = this.connection();
+    if (free instanceof Promise) free.catch(() => {}); // the first request connects again and sees it fail
   }
 
   /** Ends the connections once their requests are answered. */
   close(): void {
     this.spare?.destroy();
-    this.live?.close();
-    void this.connecting?.then((s) => s?.close());
+    for (const connection of this.live) connection.session.close();
+    void this.connecting?.then((c) => c?.session.close());
     void this.http1.close();
   }
 
@@ -165,16 +174,42 @@ export class ServerConnections {
     return !!pool && 'free' in pool && pool.free === 0 && pool.connected > pool.running;
   }
 
-  /** The open HTTP/2 session, or the connection that makes one (undefined when HTTP/1.1 it is). */
-  private session(): ClientHttp2Session | Promise<ClientHttp2Session | undefined> {
-    if (this.live && !this.live.closed && !this.live.destroyed) return this.live;
+  /**
+   * An open HTTP/2 connection with a stream to spare, else the one being made (undefined when HTTP/1.1 it is).
+   * At the most connections, the least busy one.
+   */
+  private connection(): Http2Connection | Promise<Http2Connection | undefined> {
+    let leastBusy: Http2Connection | undefined;
+    for (const c of this.live) {
+      if (c.session.closed || c.session.destroyed) continue;
+      if (c.streams < c.maxStreams) return c;
+      if (!leastBusy || c.streams < leastBusy.streams) leastBusy = c;
+    }
+    if (leastBusy && this.live.length >= MAX_HTTP2_CONNECTIONS) return leastBusy;
     this.connecting ??= this.connect().finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;
   }
 
-  private async connect(): Promise<ClientHttp2Session | undefined> {
+  /**
+   * Hands `use` a connection with a stream to spare once there is one, in the turn it is picked: the stream it opens
+   * counts before the next pick. The requests that waited for one new connection may be more than it takes, so they
+   * pick again; a few rounds at most, as each adds a connection or the connections are all the server gets.
+   */
+  private async whenConnected<T>(
+    pick: Http2Connection | Promise<Http2Connection | undefined>,
+    use: (connection: Http2Connection | undefined) => T,
+  ): Promise<T> {
+    for (let round = 1; pick instanceof Promise; round++) {
+      const made = await pick;
+      if (!made || round >= MAX_HTTP2_CONNECTIONS) return use(made);
+      pick = this.connection();
+    }
+    return use(pick);
+  }
+
+  private async connect(): Promise<Http2Connection | undefined> {
     const url = new URL(this.origin);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(url.port || 443);
@@ -202,48 +237,62 @@ export class ServerConnections {
     });
     session.setLocalWindowSize(SESSION_WINDOW_BYTES);
     session.on('error', () => {}); // its streams fail with it
+    const connection = new Http2Connection(session, this.live.at(-1)?.maxStreams ?? INITIAL_MAX_STREAMS);
     const forget = () => {
-      if (this.live === session) this.live = undefined; // the next request connects again
+      const at = this.live.indexOf(connection);
+      if (at >= 0) this.live.splice(at, 1); // the next request takes another, or connects again
     };
     session.once('close', forget);
     session.once('goaway', forget);
-    keepChecked(session);
-    this.live = session;
-    return session;
+    // A connection silent for READ_IDLE_MS is pinged and closed when the ping goes unanswered: a dead peer shows.
+    // One with nothing in flight is closed instead, but for the oldest, as client-go closes idle connections.
+    session.setTimeout(READ_IDLE_MS, () => {
+      if (connection.streams === 0 && this.live[0] !== connection) session.close();
+      else ping(session);
+    });
+    this.live.push(connection);
+    return connection;
   }
 }
 
-/** Pings a session silent for READ_IDLE_MS and closes it when the ping goes unanswered: a dead peer shows. */
-function keepChecked(session: ClientHttp2Session): void {
-  session.setTimeout(READ_IDLE_MS, () => {
-    const timer = setTimeout(
-      () => session.destroy(new Error(`no answer to a ping within ${PING_TIMEOUT_MS} ms`)),
-      PING_TIMEOUT_MS,
-    );
-    timer.unref();
-    session.ping((err) => {
-      clearTimeout(timer);
-      if (err && !session.destroyed) session.destroy(err);
+/** One HTTP/2 connection and the streams it has open. */
+class Http2Connection {
+  /** Streams open now. */
+  streams = 0;
+  constructor(
+    readonly session: ClientHttp2Session,
+    /** How many streams the server allows at once, as its SETTINGS say once they come. */
+    public maxStreams: number,
+  ) {
+    session.on('remoteSettings', (settings) => {
+      this.maxStreams = settings.maxConcurrentStreams ?? this.maxStreams;
     });
-  });
-  // Like undici's sockets, a session keeps the process alive only while a request is in flight (openStream).
-  session.unref();
+    // Like undici's sockets, a session keeps the process alive only while a request is in flight.
+    session.unref();
+  }
+
+  /** One request's stream, counted while it is open. */
+  open(out: Outgoing, endStream: boolean): ClientHttp2Stream {
+    const stream = this.session.request(http2Headers(out), { endStream });
+    if (this.streams++ === 0) this.session.ref();
+    stream.once('close', () => {
+      if (--this.streams === 0 && !this.session.destroyed) this.session.unref();
+    });
+    return stream;
+  }
 }
 
-const streamsInFlight = new WeakMap<ClientHttp2Session, number>();
-
-/** One request's stream on `session`, counted while it is open. */
-function openStream(session: ClientHttp2Session, out: Outgoing, endStream: boolean): ClientHttp2Stream {
-  const stream = session.request(http2Headers(out), { endStream });
-  const before = streamsInFlight.get(session) ?? 0;
-  streamsInFlight.set(session, before + 1);
-  if (before === 0) session.ref();
-  stream.once('close', () => {
-    const left = (streamsInFlight.get(session) ?? 1) - 1;
-    streamsInFlight.set(session, left);
-    if (left === 0 && !session.destroyed) session.unref();
+/** Closes a session whose ping goes unanswered within PING_TIMEOUT_MS. */
+function ping(session: ClientHttp2Session): void {
+  const timer = setTimeout(
+    () => session.destroy(new Error(`no answer to a ping within ${PING_TIMEOUT_MS} ms`)),
+    PING_TIMEOUT_MS,
+  );
+  timer.unref();
+  session.ping((err) => {
+    clearTimeout(timer);
+    if (err && !session.destroyed) session.destroy(err);
   });
-  return stream;
 }
 
 /** A DispatchController whose only use here is to cancel. */
@@ -254,7 +303,7 @@ const abortOnly = { abort() {} } as unknown as Dispatcher.DispatchController;
  * from undici: one it has given up on meanwhile (a deadline passed while connecting) does not leave at all.
  */
 function exchangeOverHttp2(
-  session: ClientHttp2Session,
+  connection: Http2Connection,
   options: Dispatcher.DispatchOptions,
   handler: Dispatcher.DispatchHandler,
   again?: () => void,
@@ -274,7 +323,7 @@ function exchangeOverHttp2(
   const body = options.body as string | undefined;
   try {
     const headers = options.headers as Outgoing['headers'];
-    stream = openStream(session, { method: options.method, path: options.path, headers }, body === undefined);
+    stream = connection.open({ method: options.method, path: options.path, headers }, body === undefined);
   } catch (err) {
     controller.abort(err as Error);
     return;
