@@ -1,9 +1,9 @@
 /**
  * The REST client over HTTP/2, against a server that offers it (as kube-apiserver does): one connection for every
- * request and watch, another once one holds as many streams as the server allows, every warning of an answer, a request's deadline, a refused watch, a server that ends its
- * session, a refused stream sent again, a request given up on during the handshake, a connection made ahead, the
- * one connection through the tunnel of a proxy; and HTTP/1.1 to the same server when HTTP/2 is turned off
- * (client-go's DISABLE_HTTP2).
+ * request and watch, another once one holds as many streams as the server allows (10 at most), every warning of an
+ * answer, a request's deadline, a refused watch, a server that ends its session, a refused stream sent again, a
+ * request given up on during the handshake, a connection made ahead, the one connection through the tunnel of a
+ * proxy; and HTTP/1.1 to the same server when HTTP/2 is turned off (client-go's DISABLE_HTTP2).
  */
 
 import { createServer as createHttpServer } from 'node:http';
@@ -30,7 +30,7 @@ const pod = (name: string) => ({ kind: 'Pod', apiVersion: 'v1', metadata: { name
 describe('KubeClient over HTTP/2', () => {
   let server: Http2SecureServer;
   let ca = '';
-  let caKey = '';
+  let servingKey = '';
   let handshakes = 0;
   const sessions: ServerHttp2Session[] = [];
   /** Each request the server saw: its HTTP version and URL. */
@@ -41,7 +41,7 @@ describe('KubeClient over HTTP/2', () => {
   beforeAll(async () => {
     const { cert, key } = servingCertificate();
     ca = cert;
-    caKey = key;
+    servingKey = key;
     server = createSecureServer({ cert, key, allowHTTP1: true }, (req, res) => {
       seen.push(`${req.httpVersion} ${req.url}`);
       const url = new URL(req.url, 'https://x');
@@ -142,7 +142,7 @@ describe('KubeClient over HTTP/2', () => {
     const held: (() => void)[] = [];
     let open = 0;
     const seen = { most: 0, connections: 0 };
-    const limited = createSecureServer({ cert: ca, key: caKey, settings: { maxConcurrentStreams: maxStreams } });
+    const limited = createSecureServer({ cert: ca, key: servingKey, settings: { maxConcurrentStreams: maxStreams } });
     limited.on('request', (req: Http2ServerRequest, res: Http2ServerResponse) => {
       if (!req.url.startsWith('/held') || seen.most >= together) return res.end('{}');
       seen.most = Math.max(seen.most, ++open);

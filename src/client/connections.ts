@@ -195,7 +195,7 @@ export class ServerConnections {
   /**
    * Hands `use` a connection with a stream to spare once there is one, in the turn it is picked: the stream it opens
    * counts before the next pick. The requests that waited for one new connection may be more than it takes, so they
-   * pick again; a few rounds at most, as each adds a connection or the connections are all the server gets.
+   * pick again: MAX_HTTP2_CONNECTIONS rounds at most, as each round waits for one more connection.
    */
   private async whenConnected<T>(
     pick: Http2Connection | Promise<Http2Connection | undefined>,
