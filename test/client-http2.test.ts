@@ -1,9 +1,10 @@
 /**
  * The REST client over HTTP/2, against a server that offers it (as kube-apiserver does): one connection for every
- * request and watch, another once one holds as many streams as the server allows (10 at most), every warning of an
- * answer, a request's deadline, a refused watch, a server that ends its session, a refused stream sent again, a
- * request given up on during the handshake, a connection made ahead, the one connection through the tunnel of a
- * proxy; and HTTP/1.1 to the same server when HTTP/2 is turned off (client-go's DISABLE_HTTP2).
+ * request and watch, another once one holds as many streams as the server allows (10 at most) and closed again once
+ * idle, the health settings from the environment, every warning of an answer, a request's deadline, a refused
+ * watch, a server that ends its session, a refused stream sent again, a request given up on during the handshake, a
+ * connection made ahead, the one connection through the tunnel of a proxy; and HTTP/1.1 to the same server when
+ * HTTP/2 is turned off (client-go's DISABLE_HTTP2).
  */
 
 import { createServer as createHttpServer } from 'node:http';
@@ -20,7 +21,8 @@ import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { KubeObject, WatchEvent } from '../src/api/meta.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
-import { KubeClient } from '../src/client/client.ts';
+import { type ClientOptions, KubeClient } from '../src/client/client.ts';
+import { http2HealthFrom } from '../src/client/connections.ts';
 import { StatusError } from '../src/client/errors.ts';
 import { KubeConfig } from '../src/client/kubeconfig.ts';
 import { servingCertificate } from './support/serving-certificate.ts';
@@ -82,11 +84,7 @@ describe('KubeClient over HTTP/2', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  function client(
-    options: { http2?: boolean; timeoutMs?: number } = {},
-    port = serverPort(),
-    proxyUrl?: string,
-  ): KubeClient {
+  function client(options: Partial<ClientOptions> = {}, port = serverPort(), proxyUrl?: string): KubeClient {
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [
@@ -137,7 +135,8 @@ describe('KubeClient over HTTP/2', () => {
   async function heldServer(
     maxStreams: number,
     together: number,
-    body: (c: KubeClient, seen: { most: number; connections: number }) => Promise<void>,
+    body: (c: KubeClient, seen: { most: number; connections: number }, sessions: ServerHttp2Session[]) => Promise<void>,
+    options: Partial<ClientOptions> = {},
   ): Promise<void> {
     const held: (() => void)[] = [];
     let open = 0;
@@ -155,9 +154,9 @@ describe('KubeClient over HTTP/2', () => {
     limited.on('session', (s) => limitedSessions.push(s));
     await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
     try {
-      const c = client({}, (limited.address() as AddressInfo).port);
+      const c = client(options, (limited.address() as AddressInfo).port);
       await c.request('GET', '/first'); // the server's SETTINGS are known from then on
-      await body(c, seen);
+      await body(c, seen, limitedSessions);
     } finally {
       for (const s of limitedSessions) s.destroy();
       await new Promise<void>((resolve) => limited.close(() => resolve()));
@@ -179,6 +178,31 @@ describe('KubeClient over HTTP/2', () => {
       expect(await heldRequests(c, 14)).toEqual(Array(14).fill(200));
       expect(seen).toEqual({ most: 10, connections: 10 });
     });
+  });
+
+  it('closes an extra connection silent for the read-idle time with nothing in flight, and keeps the oldest', async () => {
+    const health = { readIdleMs: 300, pingTimeoutMs: 15_000 };
+    await heldServer(
+      4,
+      10,
+      async (c, seen, sessions) => {
+        await heldRequests(c, 10);
+        expect(seen.connections).toBe(3);
+        await vi.waitFor(() => expect(sessions.filter((s) => s.destroyed)).toHaveLength(2), { timeout: 5_000 });
+        expect((await c.request('GET', '/after')).status).toBe(200);
+        expect(seen.connections).toBe(3);
+        expect(sessions.filter((s) => !s.destroyed)).toHaveLength(1);
+      },
+      { http2Health: health },
+    );
+  });
+
+  it("reads HTTP/2's health settings from the environment as client-go does", () => {
+    expect(http2HealthFrom({})).toEqual({ readIdleMs: 30_000, pingTimeoutMs: 15_000 });
+    const env = { HTTP2_READ_IDLE_TIMEOUT_SECONDS: '0', HTTP2_PING_TIMEOUT_SECONDS: '5' };
+    expect(http2HealthFrom(env)).toEqual({ readIdleMs: 0, pingTimeoutMs: 5_000 });
+    const invalid = { HTTP2_READ_IDLE_TIMEOUT_SECONDS: '1.5', HTTP2_PING_TIMEOUT_SECONDS: '0' };
+    expect(http2HealthFrom(invalid)).toEqual({ readIdleMs: 30_000, pingTimeoutMs: 15_000 });
   });
 
   it('speaks HTTP/2 through the tunnel of the proxy the configuration names, one tunnel for everything', async () => {

@@ -13,7 +13,7 @@ import type { Dispatcher } from 'undici';
 import type { KubeObject, WatchEvent } from '../api/meta.ts';
 import type { ResourceRegistry, ResourceType } from '../api/registry.ts';
 import { type Clock, realClock } from '../util/clock.ts';
-import { ServerConnections } from './connections.ts';
+import { type Http2Health, http2HealthFrom, ServerConnections } from './connections.ts';
 import { StatusError } from './errors.ts';
 import type { KubeConfig, TlsSettings } from './kubeconfig.ts';
 import { proxyFromEnvironment, readProxyEnvironment } from './proxy-environment.ts';
@@ -78,6 +78,8 @@ export interface ClientOptions {
    * when the environment sets DISABLE_HTTP2.
    */
   http2: boolean;
+  /** HTTP/2's pings, from the environment as client-go reads it. */
+  http2Health: Http2Health;
   /** Called once per completed HTTP exchange (metrics). */
   observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
 }
@@ -90,6 +92,7 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
   maxRetries: 10,
   clock: realClock,
   http2: !process.env.DISABLE_HTTP2,
+  http2Health: http2HealthFrom(process.env),
 };
 
 /** Token bucket that hands out reservations, so waiting callers are served in order. */
@@ -414,6 +417,7 @@ export class KubeClient implements Transport {
       this.target().origin,
       { ...tls, secureContext: createSecureContext(tls) },
       this.options.http2,
+      this.options.http2Health,
       proxyUrl
         ? tunnelThrough(proxyUrl)
         : fromEnvironment && tunnelThrough(fromEnvironment.url, fromEnvironment.variable),

@@ -28,10 +28,35 @@ import type { Tunnel } from './tunnel.ts';
 
 /** client-go's dial timeout. */
 const CONNECT_TIMEOUT_MS = 30_000;
-/** client-go's HTTP/2 health check: a connection silent this long is pinged... */
-const READ_IDLE_MS = 30_000;
-/** ...and closed when the ping is not answered within this. */
-const PING_TIMEOUT_MS = 15_000;
+
+/**
+ * client-go's HTTP/2 health check: a connection silent for `readIdleMs` is pinged, and dropped when the ping is not
+ * answered within `pingTimeoutMs`. An extra connection silent that long with nothing in flight is closed instead.
+ */
+export interface Http2Health {
+  /** 0: no pings (an extra connection is still closed after the default's 30 s). */
+  readIdleMs: number;
+  pingTimeoutMs: number;
+}
+
+const DEFAULT_READ_IDLE_SECONDS = 30;
+const DEFAULT_PING_TIMEOUT_SECONDS = 15;
+
+/**
+ * client-go's HTTP2_READ_IDLE_TIMEOUT_SECONDS (30; 0 turns the pings off) and HTTP2_PING_TIMEOUT_SECONDS (15; 0 is
+ * the default, as in Go's transport). A value that is not a whole number leaves the default, as there.
+ */
+export function http2HealthFrom(env: NodeJS.ProcessEnv): Http2Health {
+  const seconds = (name: string, otherwise: number) => {
+    const raw = env[name];
+    return raw && /^[+-]?\d+$/.test(raw) ? Math.max(0, Number(raw)) : otherwise;
+  };
+  return {
+    readIdleMs: seconds('HTTP2_READ_IDLE_TIMEOUT_SECONDS', DEFAULT_READ_IDLE_SECONDS) * 1000,
+    pingTimeoutMs: (seconds('HTTP2_PING_TIMEOUT_SECONDS', 0) || DEFAULT_PING_TIMEOUT_SECONDS) * 1000,
+  };
+}
+
 /**
  * Bytes a server may send on one stream before this client reads them (HTTP/2's default is 64 KiB, a round trip
  * per 64 KiB of a list); a paused watch holds up to this much.
@@ -84,6 +109,7 @@ export class ServerConnections {
     private readonly origin: string,
     private readonly tls: ConnectionOptions,
     http2: boolean,
+    private readonly health: Http2Health,
     private readonly tunnel?: Tunnel,
   ) {
     this.http1Only = !http2 || !origin.startsWith('https:');
@@ -244,11 +270,12 @@ export class ServerConnections {
     };
     session.once('close', forget);
     session.once('goaway', forget);
-    // A connection silent for READ_IDLE_MS is pinged and closed when the ping goes unanswered: a dead peer shows.
-    // One with nothing in flight is closed instead, but for the oldest, as client-go closes idle connections.
-    session.setTimeout(READ_IDLE_MS, () => {
+    // A silent connection is pinged, so that a dead peer shows; one with nothing in flight is closed instead, but for
+    // the oldest, as client-go closes idle connections.
+    const { readIdleMs, pingTimeoutMs } = this.health;
+    session.setTimeout(readIdleMs || DEFAULT_READ_IDLE_SECONDS * 1000, () => {
       if (connection.streams === 0 && this.live[0] !== connection) session.close();
-      else ping(session);
+      else if (readIdleMs > 0) ping(session, pingTimeoutMs);
     });
     this.live.push(connection);
     return connection;
@@ -282,12 +309,9 @@ class Http2Connection {
   }
 }
 
-/** Closes a session whose ping goes unanswered within PING_TIMEOUT_MS. */
-function ping(session: ClientHttp2Session): void {
-  const timer = setTimeout(
-    () => session.destroy(new Error(`no answer to a ping within ${PING_TIMEOUT_MS} ms`)),
-    PING_TIMEOUT_MS,
-  );
+/** Closes a session whose ping goes unanswered within `timeoutMs`. */
+function ping(session: ClientHttp2Session, timeoutMs: number): void {
+  const timer = setTimeout(() => session.destroy(new Error(`no answer to a ping within ${timeoutMs} ms`)), timeoutMs);
   timer.unref();
   session.ping((err) => {
     clearTimeout(timer);
