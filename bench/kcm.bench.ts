@@ -30,8 +30,9 @@
  * the time to the Lease's new holder, and to a CSR created at the kill being issued.
  *
  * Knobs (environment): KCM_BENCH_ROUNDS (3), KCM_BENCH_QPS (`default,lifted`), KCM_BENCH_CSRS (500),
- * KCM_BENCH_BIG (1000), KCM_BENCH_SETS (100), KCM_BENCH_SET_SIZE (10), KCM_BENCH_PDBS (200),
- * KCM_BENCH_PODS_PER_PDB (10), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
+ * KCM_BENCH_BIG (1000), KCM_BENCH_SETS (100), KCM_BENCH_SET_SIZE (10), KCM_BENCH_PDBS (2000), KCM_BENCH_PODS_PER_PDB
+ * (10: the issue's 2k budgets over 20k pods), KCM_BENCH_PDB_NAMESPACES (1; more spreads the budgets and their pods
+ * over that many), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
  * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
  * KCM_BENCH_ONLY=start (each session only the starts, one per CA, each process stopped once its CSR is issued:
  * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued), KCM_BENCH_ONLY=csr (each session only starts and
@@ -46,6 +47,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runningStatus } from '../controllers/disruption/harness.ts';
+import type { KubeObject } from '../src/api/meta.ts';
 import { ResourceRegistry } from '../src/api/registry.ts';
 import type { StatefulSet } from '../src/api/types/apps.ts';
 import type { CertificateSigningRequest } from '../src/api/types/certificates.ts';
@@ -70,8 +72,9 @@ const CSRS = knob('CSRS', 500);
 const BIG = knob('BIG', 1000);
 const SETS = knob('SETS', 100);
 const SET_SIZE = knob('SET_SIZE', 10);
-const PDBS = knob('PDBS', 200);
+const PDBS = knob('PDBS', 2000);
 const PODS_PER_PDB = knob('PODS_PER_PDB', 10);
+const PDB_NAMESPACES = knob('PDB_NAMESPACES', 1);
 const FLIPS = knob('FLIPS', 20);
 const FAILOVER_ROUNDS = knob('FAILOVER', 3);
 const PROFILE_DIR = process.env.KCM_BENCH_PROFILE;
@@ -105,6 +108,11 @@ const { NODE_EXTRA_CA_CERTS: machineCas, ...SIDE_ENV } = process.env;
 
 const STS_NS = 'bench-sts';
 const PDB_NS = 'bench-pdb';
+/** Budget g's namespace (with its pods): `bench-pdb`, or with several, `bench-pdb-<g mod PDB_NAMESPACES>`. */
+const pdbNamespace = (g: number) => (PDB_NAMESPACES === 1 ? PDB_NS : `${PDB_NS}-${g % PDB_NAMESPACES}`);
+/** Where the budgets are listed and watched: their one namespace, or every namespace (then filtered). */
+const PDB_SCOPE = PDB_NAMESPACES === 1 ? PDB_NS : undefined;
+const ofBudgets = (o: KubeObject) => o.metadata.namespace?.startsWith(PDB_NS) ?? false;
 const SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 
 type Side = 'ours' | 'kcm';
@@ -392,7 +400,7 @@ class Bench {
     return {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { namespace: PDB_NS, name: `pod-${g}-${i}${suffix}`, labels: { app: `g-${g}` } },
+      metadata: { namespace: pdbNamespace(g), name: `pod-${g}-${i}${suffix}`, labels: { app: `g-${g}` } },
       // kwok runs a `:broken` image but never makes it Ready: readiness is the bench's to write.
       spec: {
         nodeName: `kwok-node-${(g % NODES) + 1}`,
@@ -400,6 +408,10 @@ class Bench {
         containers: [{ name: 'app', image: 'registry.example/app:broken' }],
       },
     } as Pod;
+  }
+
+  async budgetPods(): Promise<Pod[]> {
+    return (await this.pods.listAll(PDB_SCOPE)).items.filter(ofBudgets);
   }
 
   /** The budgets and their pods, every pod Running and Ready (set once, kept through every session). */
@@ -414,7 +426,7 @@ class Bench {
       this.pdbs.create({
         apiVersion: 'policy/v1',
         kind: 'PodDisruptionBudget',
-        metadata: { namespace: PDB_NS, name: `pdb-${g}` },
+        metadata: { namespace: pdbNamespace(g), name: `pdb-${g}` },
         spec: { ...modes[g % modes.length], selector: { matchLabels: { app: `g-${g}` } } },
       } as PodDisruptionBudget),
     );
@@ -422,11 +434,14 @@ class Bench {
     // kwok marks them Running (not Ready) first; then each is made Ready.
     await watchUntil(
       this.pods,
-      PDB_NS,
-      (o) => o.size === PDBS * PODS_PER_PDB && [...o.values()].every((p) => p.status?.phase === 'Running'),
+      PDB_SCOPE,
+      (o) => {
+        const pods = [...o.values()].filter(ofBudgets);
+        return pods.length === PDBS * PODS_PER_PDB && pods.every((p) => p.status?.phase === 'Running');
+      },
       TIMEOUT_MS,
     );
-    const pods = (await this.pods.listAll(PDB_NS)).items;
+    const pods = await this.budgetPods();
     await inParallel(pods.length, (i) =>
       this.pods.replaceStatus({ ...pods[i]!, status: { ...pods[i]!.status, ...runningStatus(true) } } as Pod),
     );
@@ -439,16 +454,16 @@ class Bench {
    */
   async flips(perWriter: number): Promise<number[]> {
     const pods = new Map<string, Pod>();
-    for (const pod of (await this.pods.listAll(PDB_NS)).items) pods.set(pod.metadata.name!, pod);
+    for (const pod of await this.budgetPods()) pods.set(pod.metadata.name!, pod);
     const waiters = new Map<string, { healthy: number; resolve: (at: number) => void }>();
     const stop = new AbortController();
     // Watched from before the first write; a watch that ends early resumes where it was (listed again on an error).
-    let { resourceVersion } = (await this.pdbs.list(PDB_NS, { limit: 1 })).metadata;
+    let { resourceVersion } = (await this.pdbs.list(PDB_SCOPE, { limit: 1 })).metadata;
     const watching = (async () => {
       while (!stop.signal.aborted) {
         await this.pdbs
           .watch(
-            PDB_NS,
+            PDB_SCOPE,
             { resourceVersion },
             (e) => {
               resourceVersion = e.object.metadata.resourceVersion;
@@ -461,7 +476,7 @@ class Bench {
             stop.signal,
           )
           .catch(async () => {
-            if (!stop.signal.aborted) ({ resourceVersion } = (await this.pdbs.list(PDB_NS, { limit: 1 })).metadata);
+            if (!stop.signal.aborted) ({ resourceVersion } = (await this.pdbs.list(PDB_SCOPE, { limit: 1 })).metadata);
           });
       }
     })();
@@ -472,7 +487,7 @@ class Bench {
         const i = Math.floor(n / CHURN_PDBS) % PODS_PER_PDB;
         const t = performance.now();
         // kwok deletes a terminating pod by name as well, and may have deleted this one (or its replacement).
-        await this.pods.delete(PDB_NS, `pod-${g}-${i}`, { gracePeriodSeconds: 0 }).catch((err) => {
+        await this.pods.delete(pdbNamespace(g), `pod-${g}-${i}`, { gracePeriodSeconds: 0 }).catch((err) => {
           if (!isNotFound(err)) throw err;
         });
         await this.pods.create(this.budgetPod(g, i));
@@ -650,7 +665,7 @@ export async function run(): Promise<void> {
     const kc = new KubeConfig();
     kc.loadFromFile(cluster.kubeconfig);
     const bench = new Bench(new KubeClient(kc, new ResourceRegistry('kubernetes'), { qps: 0 }));
-    for (const ns of [STS_NS, PDB_NS]) {
+    for (const ns of [STS_NS, ...Array.from({ length: PDB_NAMESPACES }, (_, g) => pdbNamespace(g))]) {
       await bench.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       // Pods are admitted once the cluster's KCM has made the namespace's default ServiceAccount.
       await watchUntil(bench.client.kind('ServiceAccount'), ns, (o) => o.has(`${ns}/default`), TIMEOUT_MS);
@@ -660,7 +675,8 @@ export async function run(): Promise<void> {
     if (!ONLY || ONLY === 'start') await bench.seedBudgets();
     console.log(
       `sizes: ${CSRS} CSRs per CA; StatefulSets 1 × ${BIG} and ${SETS} × ${SET_SIZE} on ${NODES} kwok nodes; ` +
-        `${PDBS} budgets × ${PODS_PER_PDB} pods (${CHURN_PDBS} of them churned, ${CHURN_PER_SECOND} pods/s), ` +
+        `${PDBS} budgets × ${PODS_PER_PDB} pods in ${PDB_NAMESPACES} namespace(s) ` +
+        `(${CHURN_PDBS} of them churned, ${CHURN_PER_SECOND} pods/s), ` +
         `${WRITERS} writers × ${FLIPS} flips; seeded in ${seconds(seeded).toFixed(1)} s; ${machine()}`,
     );
 
