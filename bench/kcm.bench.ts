@@ -33,7 +33,8 @@
  * KCM_BENCH_BIG (1000), KCM_BENCH_SETS (100), KCM_BENCH_SET_SIZE (10), KCM_BENCH_PDBS (2000), KCM_BENCH_PODS_PER_PDB
  * (10: the issue's 2k budgets over 20k pods), KCM_BENCH_PDB_NAMESPACES (1; more spreads the budgets and their pods
  * over that many), KCM_BENCH_FLIPS (per writer, 20), KCM_BENCH_FAILOVER (rounds, 3; 0 skips),
- * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit),
+ * KCM_BENCH_PROFILE=<dir> (ours under `node --cpu-prof`, one profile per process, written at its exit; the sampler's
+ * own ~5% of a core keeps a process from ever counting as idle, so a full session's resync times out),
  * KCM_BENCH_ONLY=start (each session only the starts, one per CA, each process stopped once its CSR is issued:
  * with KCM_BENCH_PROFILE, a profile of spawn → first CSR issued), KCM_BENCH_ONLY=csr (each session only starts and
  * rates CSRs: no budgets seeded, no flips, sets or resync), KCM_BENCH_ONLY=sets (each session only the start with
