@@ -113,6 +113,7 @@ const PDB_NS = 'bench-pdb';
 const pdbNamespace = (g: number) => (PDB_NAMESPACES === 1 ? PDB_NS : `${PDB_NS}-${g % PDB_NAMESPACES}`);
 /** Where the budgets are listed and watched: their one namespace, or every namespace (then filtered). */
 const PDB_SCOPE = PDB_NAMESPACES === 1 ? PDB_NS : undefined;
+/** Whether an object is in one of the budgets' namespaces: a budget or one of their pods. */
 const ofBudgets = (o: KubeObject) => o.metadata.namespace?.startsWith(PDB_NS) ?? false;
 const SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 
@@ -411,6 +412,7 @@ class Bench {
     } as Pod;
   }
 
+  /** The budgets' pods as they are now. */
   async budgetPods(): Promise<Pod[]> {
     return (await this.pods.listAll(PDB_SCOPE)).items.filter(ofBudgets);
   }
