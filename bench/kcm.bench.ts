@@ -14,6 +14,8 @@
  * A session, per side, timed as the bench client sees it (a watch), the client unthrottled (`qps: 0`):
  * - start: spawn → a CSR created beforehand issued (the first reconcile), with the budgets' pods in the cache, and
  *   the process's CPU seconds by then (less moved by other load than the time);
+ * - with the start, the CSRs and the full resync, kube-apiserver's CPU over the same span (from /proc): what the
+ *   side's lists, watches and requests cost the server, which shares the machine's cores with the side;
  * - CSRs (node client, signer kube-apiserver-client-kubelet) created 16 in flight, approved and issued, per
  *   second, and the process's CPU per CSR from its start: with an RSA-2048 CA, then (the process restarted with
  *   the other CA) an ECDSA P-256 one;
@@ -307,7 +309,11 @@ class Bench {
   readonly sets;
   readonly pdbs;
 
-  constructor(readonly client: KubeClient) {
+  constructor(
+    readonly client: KubeClient,
+    /** kube-apiserver's CPU seconds so far: what a side's requests and watches cost the server too. */
+    readonly apiServerCpu: () => number,
+  ) {
     this.csrs = client.kind<CertificateSigningRequest>('CertificateSigningRequest');
     this.pods = client.kind<Pod>('Pod');
     this.sets = client.kind<StatefulSet>('StatefulSet');
@@ -576,17 +582,21 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
   const rated = ONLY === 'sets' ? 0 : CSRS * cas.length;
   const [probePem, ...pems] = await nodeClientRequestPems(rated + cas.length, `${side}-${Date.now()}`);
   let controller: Controller | undefined;
+  let serverCpuAtSpawn = 0;
   const peaks: number[] = [];
   const restart = async (ca: Ca) => {
     if (controller) peaks.push((await controller.stop())?.peakRssMiB ?? Number.NaN);
     const issuedProbe = await bench.probe(probePem!, () => controller!.spawnedAt);
+    serverCpuAtSpawn = bench.apiServerCpu();
     controller = sides.start(side, ca, qps);
     return issuedProbe();
   };
+  const serverCpuSinceSpawn = () => bench.apiServerCpu() - serverCpuAtSpawn;
   try {
     if (ONLY === 'sets') {
       out['start RSA-2048'] = await restart(cas[0]!);
       out['start cpu RSA-2048'] = controller!.sample().cpuSeconds;
+      out['start server cpu RSA-2048'] = serverCpuSinceSpawn();
       Object.assign(out, await bench.statefulSets());
       out.setsCpu = controller!.sample().cpuSeconds - out['start cpu RSA-2048'];
       return out;
@@ -594,9 +604,12 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
     for (const [k, ca] of cas.entries()) {
       out[`start ${ca.alg}`] = await restart(ca);
       out[`start cpu ${ca.alg}`] = controller!.sample().cpuSeconds;
+      out[`start server cpu ${ca.alg}`] = serverCpuSinceSpawn();
       if (ONLY === 'start') continue;
+      const serverCpu = bench.apiServerCpu();
       out[`csr ${ca.alg}`] = await bench.csrRate(pems.slice(k * CSRS, (k + 1) * CSRS));
       out[`csr cpu ${ca.alg}`] = ((controller!.sample().cpuSeconds - out[`start cpu ${ca.alg}`]!) * 1000) / CSRS;
+      out[`csr server cpu ${ca.alg}`] = ((bench.apiServerCpu() - serverCpu) * 1000) / CSRS;
       await bench.clearCsrs();
     }
     if (ONLY) return out;
@@ -611,6 +624,7 @@ async function session(bench: Bench, sides: Sides, side: Side, cas: Ca[], qps: Q
     out.resyncFirstCpu = controller!.sample().cpuSeconds;
     const idle = await controller!.idle();
     out.resyncCpu = idle.cpuSeconds;
+    out.resyncServerCpu = serverCpuSinceSpawn();
     out.resyncRss = controller!.sample().peakRssMiB;
     return out;
   } finally {
@@ -688,7 +702,8 @@ export async function run(): Promise<void> {
   try {
     const kc = new KubeConfig();
     kc.loadFromFile(cluster.kubeconfig);
-    const bench = new Bench(new KubeClient(kc, new ResourceRegistry('kubernetes'), { qps: 0 }));
+    const apiServerCpu = () => procSample(cluster.pidOf('kube-apiserver') ?? 0)?.cpuSeconds ?? Number.NaN;
+    const bench = new Bench(new KubeClient(kc, new ResourceRegistry('kubernetes'), { qps: 0 }), apiServerCpu);
     for (const ns of [STS_NS, ...Array.from({ length: PDB_NAMESPACES }, (_, g) => pdbNamespace(g))]) {
       await bench.client.kind('Namespace').create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       // Pods are admitted once the cluster's KCM has made the namespace's default ServiceAccount.
@@ -725,12 +740,14 @@ export async function run(): Promise<void> {
         rounds: pairs(rounds, key),
       });
       const rates = cas.map((ca) => figure(`CSRs approved+issued, ${ca.alg} CA`, 'CSR/s', `csr ${ca.alg}`));
-      const csrCpu = cas.map((ca) =>
+      const csrCpu = cas.flatMap((ca) => [
         figure(`CPU of the process per CSR approved+issued, ${ca.alg} CA`, 'ms', `csr cpu ${ca.alg}`),
-      );
+        figure('  kube-apiserver CPU per CSR meanwhile', 'ms', `csr server cpu ${ca.alg}`),
+      ]);
       const starts = cas.flatMap((ca) => [
         figure(`start → first CSR issued (${ca.alg} CA)`, 's', `start ${ca.alg}`),
         figure('  CPU seconds of the process by then', 's', `start cpu ${ca.alg}`),
+        figure('  kube-apiserver CPU seconds from the spawn', 's', `start server cpu ${ca.alg}`),
       ]);
       const sets = [
         figure(`1 × ${BIG} Parallel, create → all Ready`, 's', 'big'),
@@ -743,7 +760,7 @@ export async function run(): Promise<void> {
           ONLY === 'csr'
             ? [...rates, ...csrCpu, ...starts]
             : ONLY === 'sets'
-              ? [...sets, cpu, ...starts.slice(0, 2)]
+              ? [...sets, cpu, ...starts.slice(0, 3)]
               : starts;
         printPaired(`ours ÷ KCM, ${qps.name}; ${ROUNDS} paired rounds, ${ONLY} only (${machine()})`, part);
         continue;
@@ -757,6 +774,7 @@ export async function run(): Promise<void> {
         ...starts,
         figure('full resync: spawn → idle, CPU', 's', 'resyncCpu'),
         figure('  of which spawn → first CSR issued', 's', 'resyncFirstCpu'),
+        figure('  kube-apiserver CPU from the spawn to idle', 's', 'resyncServerCpu'),
         figure('peak RSS after the full resync', 'MiB', 'resyncRss'),
         figure('peak RSS over the workloads', 'MiB', 'workRss'),
       ]);

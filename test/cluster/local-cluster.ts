@@ -83,6 +83,8 @@ export interface LocalCluster extends LocalClusterInfo {
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
   /** Stops kube-controller-manager and starts it again with the same flags (its start-time passes run again). */
   restartControllerManager(): Promise<void>;
+  /** The pid of one of the cluster's processes (`kube-apiserver`, `etcd`, …) while it runs. */
+  pidOf(name: string): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -222,6 +224,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const stop = async () => {
     for (const child of children.reverse()) await end(child);
   };
+  const pidOf = (name: string) => children.find((child) => child.name === name)?.process.pid;
   const adminTls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
   const p = (name: string) => files.get(name) as string;
   const request = (method: string, path: string, body?: unknown) => call(server, adminTls, method, path, body);
@@ -282,7 +285,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await waitFor(`${server}/readyz`, adminTls, 'kube-apiserver', children);
     for (const binding of KUBEADM_BINDINGS) await createBinding(server, adminTls, binding);
     if (options.apiServerOnly)
-      return { server, kubeconfig, dir, caFiles, auditLogPath, request, restartControllerManager, stop };
+      return { server, kubeconfig, dir, caFiles, auditLogPath, request, restartControllerManager, pidOf, stop };
 
     const controllers = options.kcmControllers ?? ['*', ...OUR_KCM_CONTROLLERS.map((name) => `-${name}`)];
     log(`starting kube-controller-manager (--controllers=${controllers.join(',')}) and kube-scheduler`);
@@ -326,7 +329,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await stop();
     throw error;
   }
-  return { server, kubeconfig, dir, caFiles, auditLogPath, request, restartControllerManager, stop };
+  return { server, kubeconfig, dir, caFiles, auditLogPath, request, restartControllerManager, pidOf, stop };
 }
 
 /**
