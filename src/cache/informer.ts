@@ -105,7 +105,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
         },
         emptyCopy: () => this.store.emptyCopy(),
       },
-      opts,
+      { ...opts, withoutManagedFields: opts.trimManagedFields },
     );
   }
 

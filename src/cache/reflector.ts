@@ -50,6 +50,8 @@ export interface ReflectorOptions {
   pageSize?: number;
   /** Stream the initial state (sendInitialEvents) instead of a LIST. */
   watchList?: boolean;
+  /** The objects' managedFields are not wanted (the informer drops them): watches may leave them out. */
+  withoutManagedFields?: boolean;
   /** Annotation marking the bookmark that ends a watch-list's initial events; required with watchList. */
   initialEventsEndAnnotation?: string;
   clock?: Clock;
@@ -298,6 +300,7 @@ export class Reflector<T extends KubeObject> {
       allowWatchBookmarks: true,
       timeoutSeconds,
       resourceVersion: this.lastRv,
+      withoutManagedFields: this.opts.withoutManagedFields,
     };
     let collected: Store<T> | undefined;
     if (!progress.initialDone) {

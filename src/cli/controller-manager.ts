@@ -216,6 +216,7 @@ async function main(): Promise<number> {
     userAgent: `${n.controllerManager}/${VERSION} (${identity})`,
     observe: observeClientRequest,
     headers: cfg.generic.clientConnection.extraHeaders,
+    protobuf: cfg.generic.clientConnection.contentType === 'application/vnd.kubernetes.protobuf',
     writeGuard: guard,
   });
   // events.<group>/v1, not the core group's Event that `client.kind('Event')` would pick.

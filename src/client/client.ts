@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
-import { text } from 'node:stream/consumers';
+import { buffer } from 'node:stream/consumers';
 import { finished } from 'node:stream/promises';
 import { createSecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
@@ -16,6 +16,7 @@ import { type Clock, realClock } from '../util/clock.ts';
 import { type Http2Health, http2HealthFrom, ServerConnections } from './connections.ts';
 import { StatusError } from './errors.ts';
 import type { KubeConfig, TlsSettings } from './kubeconfig.ts';
+import { decodeObject, PROTOBUF_TYPE, ProtobufWatchDecoder } from './protobuf/decode.ts';
 import { proxyFromEnvironment, readProxyEnvironment } from './proxy-environment.ts';
 import { ResourceClient } from './resource.ts';
 import type { RequestOptions, Response, Transport } from './transport.ts';
@@ -80,6 +81,8 @@ export interface ClientOptions {
   http2: boolean;
   /** HTTP/2's pings, from the environment as client-go reads it. */
   http2Health: Http2Health;
+  /** Whether a watch that may be read from protobuf asks for it (`--kube-api-content-type`); else JSON only. */
+  protobuf: boolean;
   /** Called once per completed HTTP exchange (metrics). */
   observe?: (o: { method: string; code: number; host: string; seconds: number; path: string }) => void;
 }
@@ -93,6 +96,7 @@ export const DEFAULT_CLIENT_OPTIONS: ClientOptions = {
   clock: realClock,
   http2: !process.env.DISABLE_HTTP2,
   http2Health: http2HealthFrom(process.env),
+  protobuf: true,
 };
 
 /** Token bucket that hands out reservations, so waiting callers are served in order. */
@@ -292,6 +296,7 @@ export class KubeClient implements Transport {
     onEvent: (e: WatchEvent<T>) => void,
     signal: AbortSignal,
     caller?: string,
+    protobuf = false,
   ): Promise<void> {
     await this.throttle.acquire(signal);
     const target = this.pathAndQuery(path, { ...query, watch: true });
@@ -300,15 +305,21 @@ export class KubeClient implements Transport {
     await this.connectionBack(connections);
     const started = performance.now();
     const sentAt = this.options.clock.now();
-    const headers = { ...security.headers, accept: 'application/json', 'user-agent': this.userAgent(caller) };
+    const accept = protobuf && this.options.protobuf ? `${PROTOBUF_TYPE}, application/json` : 'application/json';
+    const headers = { ...security.headers, accept, 'user-agent': this.userAgent(caller) };
     const res = await connections.open({ method: 'GET', path: `${this.target().prefix}${target}`, headers }, signal);
     this.observe('WATCH', res.statusCode, path, started);
     if (res.statusCode === 401) this.refused(security, sentAt);
+    const answeredProtobuf = first(res.headers['content-type'])?.startsWith(PROTOBUF_TYPE) === true;
     if (res.statusCode !== 200) {
-      throw StatusError.fromResponse(res.statusCode, await text(res.body), first(res.headers['retry-after']));
+      const body = await buffer(res.body);
+      const status = answeredProtobuf ? protobufStatusText(body) : body.toString();
+      throw StatusError.fromResponse(res.statusCode, status, first(res.headers['retry-after']));
     }
     // Decoded as each chunk arrives ('data', not an async iterator: no promise per chunk).
-    const decoder = new WatchDecoder<WatchEvent<T>>(onEvent);
+    const decoder = answeredProtobuf
+      ? new ProtobufWatchDecoder<WatchEvent<T>>(onEvent, true)
+      : new WatchDecoder<WatchEvent<T>>(onEvent);
     const body = res.body;
     // A big initial state (thousands of pods) arrives as fast as it can be read: decoded in one go, it would hold
     // every other response on this thread (a CSR's access review) until the end. So the stream pauses after each
@@ -545,6 +556,15 @@ class Exchange implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     this.caller?.removeEventListener('abort', this);
     this.settle(err, answer);
+  }
+}
+
+/** An error answer in protobuf (a Status) as JSON text; empty when it is not one. */
+function protobufStatusText(body: Buffer): string {
+  try {
+    return JSON.stringify(decodeObject(body));
+  } catch {
+    return '';
   }
 }
 

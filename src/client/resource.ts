@@ -1,6 +1,7 @@
 /** A typed client for one resource: paths from the registry, raw JSON objects in and out. */
 import type { KubeList, KubeObject, Status, WatchEvent } from '../api/meta.ts';
 import { apiVersionOf, groupVersionPath, type ResourceType } from '../api/registry.ts';
+import { readsProtobuf, UnknownProtobufField } from './protobuf/decode.ts';
 import type { RequestOptions, Transport } from './transport.ts';
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -26,6 +27,11 @@ export interface WatchOptions extends Omit<ListOptions, 'limit' | 'continue'> {
   allowWatchBookmarks?: boolean;
   sendInitialEvents?: boolean;
   timeoutSeconds?: number;
+  /**
+   * The caller has no use for managedFields (an informer that drops them): a kind the client can read from
+   * protobuf is asked for as protobuf, as kube-controller-manager asks for it, and read without them.
+   */
+  withoutManagedFields?: boolean;
 }
 
 export interface WriteOptions {
@@ -72,12 +78,15 @@ function pageOf<T extends KubeObject>(text: string): ListPage<T> {
 
 export class ResourceClient<T extends KubeObject = KubeObject> {
   readonly apiVersion: string;
+  /** Whether watches may ask for protobuf: until the server sends a field the client's tables lack. */
+  private protobuf: boolean;
 
   constructor(
     readonly client: Transport,
     readonly rt: ResourceType,
   ) {
     this.apiVersion = apiVersionOf(rt);
+    this.protobuf = readsProtobuf(this.apiVersion, rt.kind);
   }
 
   /** Collection path, for one namespace or (namespace undefined) across all of them. */
@@ -144,14 +153,22 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     return { items, resourceVersion };
   }
 
-  watch(
+  async watch(
     namespace: string | undefined,
     opts: WatchOptions,
     onEvent: (e: WatchEvent<T>) => void,
     signal: AbortSignal,
     caller?: string,
   ): Promise<void> {
-    return this.client.watch<T>(this.path(namespace), { ...opts }, onEvent, signal, caller);
+    const { withoutManagedFields, ...query } = opts;
+    const protobuf = this.protobuf && withoutManagedFields === true;
+    try {
+      await this.client.watch<T>(this.path(namespace), query, onEvent, signal, caller, protobuf);
+    } catch (err) {
+      // A newer server: its objects are read as JSON from now on, so none loses a field unseen.
+      if (err instanceof UnknownProtobufField) this.protobuf = false;
+      throw err;
+    }
   }
 
   async create(obj: T, opts: WriteOptions = {}): Promise<T> {

@@ -20,11 +20,16 @@ export interface Response<T> {
 
 export interface Transport {
   request<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<Response<T>>;
+  /**
+   * With `protobuf`, asks for Kubernetes protobuf (the server may answer JSON): objects read from it come without
+   * their managedFields. A field the client's tables lack fails the watch with UnknownProtobufField.
+   */
   watch<T extends KubeObject = KubeObject>(
     path: string,
     query: RequestOptions['query'],
     onEvent: (e: WatchEvent<T>) => void,
     signal: AbortSignal,
     caller?: string,
+    protobuf?: boolean,
   ): Promise<void>;
 }

@@ -23,6 +23,8 @@ export interface ClientConnectionConfiguration {
   qps: number;
   /** Requests allowed above `qps` in a burst. */
   burst: number;
+  /** What watches of the kinds read from protobuf ask for: Kubernetes protobuf (the default) or JSON. */
+  contentType: KubeApiContentType;
   /**
    * HTTP headers added to every API request, by lower-cased name; a name with several values is sent as several
    * header lines. For authenticating front proxies and gateways that want a header of their own, and for
@@ -30,6 +32,8 @@ export interface ClientConnectionConfiguration {
    */
   extraHeaders: Record<string, string[]>;
 }
+
+export type KubeApiContentType = 'application/vnd.kubernetes.protobuf' | 'application/json';
 
 export interface LeaderElectionConfiguration {
   leaderElect: boolean;
@@ -396,6 +400,20 @@ export function controllerManagerSchema(options: SchemaOptions): ConfigSchema {
             usage: 'Burst to use while talking with the API server.',
           },
         }),
+        contentType: oneOf<KubeApiContentType>(
+          ['application/vnd.kubernetes.protobuf', 'application/json'],
+          'application/vnd.kubernetes.protobuf',
+          'What watches of the kinds read from protobuf (pods) ask for; requests are JSON either way.',
+          {
+            flag: {
+              name: 'kube-api-content-type',
+              section: SECTIONS.generic,
+              usage:
+                'Content type asked for in watches of pods, as the reference asks for its requests (requests here are ' +
+                'JSON either way).',
+            },
+          },
+        ),
         extraHeaders: {
           kind: 'mapList',
           item: 'string',
