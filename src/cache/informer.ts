@@ -55,7 +55,8 @@ export interface SharedInformerOptions<T extends KubeObject> extends ReflectorOp
   /**
    * Drop `metadata.managedFields` from what is cached, as the reference's controller manager does: controllers
    * never read them, and they are a large share of each object. An update sent from a cached copy leaves the
-   * server's own untouched (omitted, not emptied).
+   * server's own untouched (omitted, not emptied). Watches then ask for the kinds the client reads from protobuf
+   * (pods) as protobuf, read without them.
    */
   trimManagedFields?: boolean;
 }
