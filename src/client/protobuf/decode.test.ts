@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { decodeObject, decodeWatchEvent, ProtobufError, ProtobufWatchDecoder, UnknownProtobufField } from './decode.ts';
 
 const TOOLS = join(import.meta.dirname, '..', '..', '..', 'tools', 'k8s');
@@ -138,6 +138,21 @@ describe('ProtobufWatchDecoder', () => {
       for (let at = 0; at < stream.length; at += size) decoder.write(stream.subarray(at, at + size));
       decoder.end();
       expect(events, `chunks of ${size}`).toEqual(expected);
+    }
+  });
+
+  it('joins the chunks of an event once it is whole, not at every chunk', () => {
+    const concat = vi.spyOn(Buffer, 'concat');
+    try {
+      const events: unknown[] = [];
+      const decoder = new ProtobufWatchDecoder((e) => events.push(e), false);
+      for (let at = 0; at < stream.length; at += 100) decoder.write(stream.subarray(at, at + 100));
+      expect(events).toHaveLength(4);
+      // At most twice a frame: once its length is whole, once the frame is.
+      expect(concat.mock.calls.length).toBeLessThanOrEqual(8);
+      expect(stream.length / 100).toBeGreaterThan(100);
+    } finally {
+      concat.mockRestore();
     }
   });
 

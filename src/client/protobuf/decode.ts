@@ -434,6 +434,8 @@ export function decodeWatchEvent(frame: Buffer, withoutManagedFields: boolean): 
 export class ProtobufWatchDecoder<V> {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** What the first pending frame needs to be whole: its length's 4 bytes, then those it says. */
+  private needed = 4;
 
   constructor(
     private readonly onEvent: (event: V) => void,
@@ -443,20 +445,25 @@ export class ProtobufWatchDecoder<V> {
   write(chunk: Buffer): void {
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
-    if (this.pendingBytes < 4) return;
-    let data = this.pending.length === 1 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
+    // Joined only once a frame is whole: a large event arriving in many chunks is copied once.
+    if (this.pendingBytes < this.needed) return;
+    const data = this.pending.length === 1 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
     let start = 0;
+    this.needed = 4;
     while (data.length - start >= 4) {
       const length = data.readUInt32BE(start);
       if (length > MAX_FRAME_BYTES) throw new ProtobufError(`watch event of ${length} bytes`);
-      if (data.length - start - 4 < length) break;
+      if (data.length - start - 4 < length) {
+        this.needed = 4 + length;
+        break;
+      }
       const frame = data.subarray(start + 4, start + 4 + length);
       start += 4 + length;
       this.onEvent(decodeWatchEvent(frame, this.withoutManagedFields) as V);
     }
-    data = data.subarray(start);
-    this.pending = data.length ? [data] : [];
-    this.pendingBytes = data.length;
+    const rest = data.subarray(start);
+    this.pending = rest.length ? [rest] : [];
+    this.pendingBytes = rest.length;
   }
 
   /** The stream ended: a frame cut short is an error. */
