@@ -464,7 +464,7 @@ describe('file formats', () => {
   const yaml = [
     HEAD,
     'generic:',
-    '  clientConnection: {qps: 5.5, burst: 11, extraHeaders: {X-Tenant: [blue, green]}}',
+    '  clientConnection: {qps: 5.5, burst: 11, contentType: application/json, extraHeaders: {X-Tenant: [blue, green]}}',
     '  leaderElection: {leaderElect: false, leaseDuration: 1m30s}',
     '  controllers: ["*"]',
     'featureGates: {NativeHistograms: false}',
@@ -476,7 +476,12 @@ describe('file formats', () => {
     apiVersion: configApiVersion(n),
     kind: configKind(n),
     generic: {
-      clientConnection: { qps: 5.5, burst: 11, extraHeaders: { 'X-Tenant': ['blue', 'green'] } },
+      clientConnection: {
+        qps: 5.5,
+        burst: 11,
+        contentType: 'application/json',
+        extraHeaders: { 'X-Tenant': ['blue', 'green'] },
+      },
       leaderElection: { leaderElect: false, leaseDuration: '1m30s' },
       controllers: ['*'],
     },
@@ -492,6 +497,7 @@ describe('file formats', () => {
     expect(fromYaml.config.generic.clientConnection).toEqual({
       qps: 5.5,
       burst: 11,
+      contentType: 'application/json',
       extraHeaders: { 'x-tenant': ['blue', 'green'] },
     });
     expect(fromYaml.config.generic.leaderElection.leaseDuration).toBe(90_000);

@@ -85,6 +85,9 @@ describe('strict decoding', () => {
     expect(problems({ generic: { leaderElection: { resourceLock: 'endpoints' } } })).toEqual([
       'generic.leaderElection.resourceLock: must be one of "leases", got "endpoints"',
     ]);
+    expect(problems({ generic: { clientConnection: { contentType: 'application/yaml' } } })).toEqual([
+      'generic.clientConnection.contentType: must be one of "application/vnd.kubernetes.protobuf", "application/json", got "application/yaml"',
+    ]);
   });
 
   it('checks map keys and values', () => {

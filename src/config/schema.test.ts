@@ -74,6 +74,7 @@ describe('flags', () => {
     };
     expectFlag('controllers', 'stringArray', '*');
     expectFlag('kube-api-burst', 'int', '30');
+    expectFlag('kube-api-content-type', 'string', 'application/vnd.kubernetes.protobuf');
     expectFlag('v', 'int', '2');
     expectFlag('logging-format', 'string', 'text');
     expectFlag('feature-gates', 'mapStringBool', undefined);
@@ -123,7 +124,7 @@ describe('defaults', () => {
   it('mirror the flags', () => {
     const c = defaultConfiguration(schemaFor());
     expect(c.generic).toEqual({
-      clientConnection: { qps: 20, burst: 30, extraHeaders: {} },
+      clientConnection: { qps: 20, burst: 30, contentType: 'application/vnd.kubernetes.protobuf', extraHeaders: {} },
       leaderElection: {
         leaderElect: true,
         leaseDuration: 15_000,
