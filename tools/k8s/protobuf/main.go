@@ -3,7 +3,7 @@
 //
 //	go run ./protobuf messages   the message tables of the kinds in roots (src/client/protobuf/messages.json)
 //	go run ./protobuf vectors    watch frames of randomly filled objects, each with the JSON event kube-apiserver
-//	                             would send instead (src/client/protobuf/vectors.json, for the decoder's test)
+//	                             would send instead (the decoder's test runs it)
 package main
 
 import (
@@ -111,6 +111,9 @@ func (tables *Tables) walk(t reflect.Type) string {
 			panic(fmt.Sprintf("%s.%s: protobuf tag %q", name, sf.Name, sf.Tag.Get("protobuf")))
 		}
 		jsonTag := strings.Split(sf.Tag.Get("json"), ",")
+		if jsonTag[0] == "-" || (jsonTag[0] == "" && !sf.Anonymous) {
+			panic(fmt.Sprintf("%s.%s: no JSON name, and not embedded", name, sf.Name))
+		}
 		f := Field{Number: number, JSON: jsonTag[0]}
 		for _, option := range jsonTag[1:] {
 			f.OmitEmpty = f.OmitEmpty || option == "omitempty"
