@@ -9,28 +9,20 @@
  * number, JSON name, type, and whether Go's JSON leaves it out when empty. A field the tables lack (a newer server's)
  * is an UnknownProtobufField: the caller reads that kind as JSON instead, so nothing is dropped unseen.
  */
+// Malformed input is a ProtobufError: truncated, a length past its message, a wire type its field does not have.
+// (Nesting is the tables': no message of theirs holds itself, which the command that writes them checks.)
+import { MAGIC, ProtobufError } from '../../api/protobuf.ts';
 import messages from './messages.json' with { type: 'json' };
 
-/**
- * Malformed protobuf: truncated, a length past its message, a wire type its field does not have. (Nesting is the
- * tables': no message of theirs holds itself, which the command that writes them checks.)
- */
-export class ProtobufError extends Error {
-  override name = 'ProtobufError';
-}
+export { ProtobufError };
 
 /** A field or kind the tables do not know: the server is newer than them. */
 export class UnknownProtobufField extends ProtobufError {
   override name = 'UnknownProtobufField';
 }
 
-/** Kubernetes protobuf's media type: a watch stream's Content-Type adds `;stream=watch`. */
-export const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
-
 /** The largest event accepted: kube-apiserver stores objects of up to ~1.5 MiB. */
 const MAX_FRAME_BYTES = 64 << 20;
-/** `k8s\0`: the envelope's first bytes. */
-const MAGIC = 0x6b387300;
 
 /** The value types of the tables: the scalars first (`type < Type.Message`). */
 enum Type {
@@ -354,8 +346,10 @@ const recentTimes = new Map<number, string>();
 
 /** The object in an envelope (`k8s\0`, then runtime.Unknown: its type, its message), `kind` and `apiVersion` first. */
 function decodeEnvelope(end: number): Record<string, unknown> {
-  if (end - pos < 4 || bytes.readUInt32BE(pos) !== MAGIC) throw new ProtobufError('not a Kubernetes protobuf object');
-  pos += 4;
+  if (end - pos < MAGIC.length || !MAGIC.every((b, i) => bytes[pos + i] === b)) {
+    throw new ProtobufError('not a Kubernetes protobuf object');
+  }
+  pos += MAGIC.length;
   let apiVersion = '';
   let kind = '';
   let object: [number, number] | undefined;

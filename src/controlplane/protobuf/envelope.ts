@@ -5,17 +5,15 @@
  * JSON form with `apiVersion` and `kind` from the envelope.
  */
 
+import { isProtobufMediaType, MAGIC, PROTOBUF_MEDIA_TYPE, ProtobufError } from '../../api/protobuf.ts';
 import { jsonDepthError } from '../depth.ts';
 import { encodeMessage, writeMessage } from './encode.ts';
 import { decodeMessage, type MessageTable } from './schema.ts';
 import { listTableForKind, tableForKind } from './tables.ts';
-import { ProtobufError, ProtoReader, WireType } from './wire.ts';
+import { ProtoReader, WireType } from './wire.ts';
 import { ProtoWriter } from './writer.ts';
 
-export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
-
-/** `k8s\0`. */
-export const MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+export { isProtobufMediaType, MAGIC, PROTOBUF_MEDIA_TYPE };
 
 export interface Unknown {
   apiVersion: string;
@@ -23,11 +21,6 @@ export interface Unknown {
   raw: Uint8Array;
   contentEncoding: string;
   contentType: string;
-}
-
-/** Whether a media type (parameters allowed) is the Kubernetes protobuf one. */
-export function isProtobufMediaType(contentType: string): boolean {
-  return contentType.split(';', 1)[0].trim().toLowerCase() === PROTOBUF_MEDIA_TYPE;
 }
 
 /** Reads the envelope: checks the magic and decodes the `runtime.Unknown` after it. */

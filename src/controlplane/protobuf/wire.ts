@@ -7,10 +7,9 @@
  * that rounded (Kubernetes objects carry no such values in practice).
  */
 
-/** Malformed protobuf input: truncated data, an over-long varint, a bad wire type. */
-export class ProtobufError extends Error {
-  override name = 'ProtobufError';
-}
+import { ProtobufError } from '../../api/protobuf.ts';
+
+export { ProtobufError };
 
 export const WireType = {
   VARINT: 0,
